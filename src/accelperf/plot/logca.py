@@ -1,0 +1,71 @@
+"""LogCA figures: speedup curves with g1 / g_{A/2} marked and the bounds drawn
+(ISCA'17 Figs. 3, 4 and 7)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..logca import LogCA, summary
+from ..units import log_grid
+from .axes import granularity_axis
+
+
+def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = 16.0,
+                   hi: float = float(2**25), *, points: int = 400, asymptotes: bool = True,
+                   title: str | None = None, figsize=(7.5, 4.8)) -> Figure:
+    """Speedup against granularity for one or several models on one axis.
+
+    Each curve carries its g1 (circle) and g_{A/2} (square) where they fall inside the
+    range, and its bounds as thin lines of the same colour: the acceleration A, the
+    intensity bound C/L·g^(β−1) for granularity-dependent latency (eq. 9) and, for a
+    single model, the overhead (Amdahl) bound C·g^β/(o + L1) that the curve hugs at small g.
+    """
+    models = [models] if isinstance(models, LogCA) else list(models)
+    g = log_grid(lo, hi, points)
+    fig = Figure(figsize=figsize)
+    ax = fig.add_subplot()
+    lowest = np.inf
+    for i, model in enumerate(models):
+        colour = f"C{i % 10}"
+        s = model.speedup(g)
+        lowest = min(lowest, float(np.min(s)))
+        ax.plot(g, s, color=colour, lw=2, label=model.label)
+        info = summary(model)
+        if asymptotes:
+            ax.axhline(model.A, color=colour, lw=0.8, ls="--", alpha=0.7)
+            if model.dependent and model.L > 0:
+                ax.plot(g, model.intensity_bound(g), color=colour, lw=0.8, ls="-.", alpha=0.7)
+            if len(models) == 1:
+                ax.plot(g, model.amdahl_bound(g), color=colour, lw=0.8, ls=":", alpha=0.8,
+                        label="overhead bound C·g^β/(o+L₁)")
+        for key, marker, text in (("g1", "o", "g₁"), ("g_half", "s", "g_A/2")):
+            for x in info[key]["crossings"]:
+                if lo <= x <= hi:
+                    ax.plot([x], [float(model.speedup(x))], marker=marker, color=colour,
+                            ms=7, mec="black", zorder=5)
+                    if len(models) <= 3:
+                        ax.annotate(text, (x, float(model.speedup(x))), textcoords="offset points",
+                                    xytext=(4, -12), fontsize=8, color=colour)
+        peak = info["peak"]
+        if peak and lo <= peak["granularity"] <= hi:
+            ax.plot([peak["granularity"]], [peak["speedup"]], marker="^", color=colour, ms=7,
+                    mec="black", zorder=5)
+    ax.axhline(1.0, color="0.4", lw=0.8)
+    ax.set_yscale("log")
+    top = max(m.A for m in models) * 2.5
+    ax.set_ylim(max(lowest / 2, top * 1e-7), top)
+    granularity_axis(ax, lo, hi)
+    ax.set_ylabel("speedup T0 / T1")
+    if len(models) == 1:
+        b = models[0].bound()
+        ax.text(0.02, 0.96, f"{b.kind}-bound: speedup → {b.limit:.3g} ({b.expression})",
+                transform=ax.transAxes, va="top", fontsize=9,
+                bbox=dict(boxstyle="round", fc="white", ec="0.7"))
+    ax.set_title(title or ("LogCA speedup" if len(models) > 1 else models[0].label))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig

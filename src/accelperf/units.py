@@ -1,0 +1,101 @@
+"""Sizes, frequencies and time units.
+
+Size convention
+---------------
+``KB``, ``MB`` and ``GB`` are decimal (10^3, 10^6, 10^9 bytes) and ``KiB``, ``MiB`` and
+``GiB`` are binary (2^10, 2^20, 2^30 bytes), as in IEC 80000-13. The LogCA paper's axes
+(16B ... 32MB) step in powers of two, so its "KB" and "MB" are KiB and MiB: its
+largest granularity, "32MB", is 2^25 = 33,554,432 bytes. To reproduce its sweeps write
+``--from 16B --to 32MiB``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .errors import ModelError, invalid
+
+_SIZE_FACTORS = {
+    "": 1, "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+    "K": 2**10, "M": 2**20, "G": 2**30,  # bare prefixes as most tools read them
+}
+_FREQ_FACTORS = {"": 1.0, "HZ": 1.0, "KHZ": 1e3, "MHZ": 1e6, "GHZ": 1e9}
+_NUMBER_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def _split(text: str, name: str, what: str) -> tuple[float, str]:
+    match = _NUMBER_UNIT.match(str(text))
+    if not match:
+        raise invalid(name, text, f"expected {what}")
+    return float(match.group(1)), match.group(2).upper()
+
+
+def parse_size(text: str | int | float, name: str = "size") -> float:
+    """Bytes in a size such as ``"16B"``, ``"32KiB"``, ``"1.5MB"`` or ``4096``.
+
+    >>> parse_size("32MiB")
+    33554432.0
+    >>> parse_size("2KB")
+    2000.0
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        value, unit = _split(text, name, "a size like 16B, 4KiB, 1.5MB or 32MiB "
+                                   "(units B, KB/KiB, MB/MiB, GB/GiB)")
+    if unit not in _SIZE_FACTORS:
+        raise invalid(name, text, "unknown unit; use B, KB/KiB, MB/MiB or GB/GiB")
+    size = value * _SIZE_FACTORS[unit]
+    if not math.isfinite(size) or size <= 0:
+        raise invalid(name, text, "a size must be a finite number of bytes > 0")
+    return size
+
+
+def parse_frequency(text: str | int | float, name: str = "frequency") -> float:
+    """Hertz in a frequency such as ``"3.4GHz"``, ``"2270MHz"`` or ``3.4e9``."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        value, unit = _split(text, name, "a frequency like 3.4GHz, 2270MHz or 3.4e9")
+    if unit not in _FREQ_FACTORS:
+        raise invalid(name, text, "unknown unit; use Hz, kHz, MHz or GHz")
+    hz = value * _FREQ_FACTORS[unit]
+    if not math.isfinite(hz) or hz <= 0:
+        raise invalid(name, text, "a frequency must be finite and > 0")
+    return hz
+
+
+def format_size(nbytes: float, binary: bool = True) -> str:
+    """Human-readable size: ``format_size(2048) == '2 KiB'``."""
+    if nbytes is None or not math.isfinite(nbytes):
+        return str(nbytes)
+    base, units = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]) if binary \
+        else (1000.0, ["B", "KB", "MB", "GB", "TB", "PB", "EB"])
+    value, i = float(nbytes), 0
+    while abs(value) >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    if abs(value) >= 1e4:  # beyond EiB: fall back to scientific notation in bytes
+        return f"{nbytes:.3g} B"
+    text = f"{value:.3g}"
+    return f"{text} {units[i]}"
+
+
+def powers_of_two(lo: float, hi: float) -> np.ndarray:
+    """The powers of two from ``lo`` to ``hi`` bytes inclusive (the paper's sweep points)."""
+    if not (0 < lo <= hi):
+        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    first, last = math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12)
+    return np.exp2(np.arange(first, last + 1, dtype=float))
+
+
+def log_grid(lo: float, hi: float, points: int = 400) -> np.ndarray:
+    """``points`` granularities evenly spaced on a log axis from ``lo`` to ``hi``."""
+    if not (0 < lo <= hi):
+        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    return np.geomspace(lo, hi, points)

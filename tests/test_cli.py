@@ -1,0 +1,119 @@
+"""The command-line contract: JSON keys, output files, one-line errors with exit status 2."""
+
+import csv
+import json
+
+import pytest
+
+from accelperf.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_json_contract(capsys):
+    code, out, err = run(capsys, "logca", "show", "--preset", "ultrasparc-t2", "--kernel", "aes",
+                         "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert set(info) >= {"parameters", "g1", "g_half", "g_A", "bound", "peak"}
+    for key in ("g1", "g_half", "g_A"):
+        assert set(info[key]) >= {"value", "exists", "reason", "closed_form"}
+    assert info["bound"] == "compute" and info["peak"] is None
+    assert info["g1"]["value"] == pytest.approx(337.486, rel=1e-5)
+    assert info["parameters"]["L"] == 1500
+
+
+def test_show_explicit_parameters_with_peak(capsys):
+    code, out, _ = run(capsys, "logca", "show", "--L", "1", "--o", "100", "--C", "50", "--A", "30",
+                       "--beta", "0.5", "--latency", "dependent", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["bound"] == "latency"
+    assert info["peak"]["granularity"] == pytest.approx(100)
+    assert len(info["g1"]["crossings"]) == 2
+    assert info["g_half"]["exists"] is False and info["g_half"]["value"] is None
+    assert "never reaches" in info["g_half"]["reason"]
+
+
+def test_show_human_output_mentions_metrics(capsys):
+    code, out, _ = run(capsys, "logca", "show", "--preset", "apu", "--kernel", "radix-sort")
+    assert code == 0
+    assert "g1" in out and "does not exist" in out and "latency-bound" in out and "peak" in out
+
+
+def test_preset_override_and_seconds(capsys):
+    code, out, _ = run(capsys, "logca", "show", "--preset", "sandy-bridge", "--kernel", "aes",
+                       "--o", "100", "--unit", "seconds", "--json")
+    info = json.loads(out)
+    assert code == 0 and info["parameters"]["unit"] == "seconds"
+    assert info["parameters"]["o"] == pytest.approx(100 / 3.4e9)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["logca", "show", "--L", "-3", "--o", "1", "--C", "1", "--A", "2"], "L = -3.0 is invalid"),
+    (["logca", "show", "--L", "1", "--o", "1", "--C", "1", "--A", "0.5"], "A = 0.5 is invalid"),
+    (["logca", "show", "--L", "1", "--o", "1", "--C", "1"], "missing --A"),
+    (["logca", "show", "--L", "one", "--o", "1", "--C", "1", "--A", "2"], "'--L'"),
+    (["logca", "show", "--preset", "tpu", "--kernel", "aes"], "valid devices are"),
+    (["logca", "show", "--preset", "apu"], "--kernel is missing"),
+    (["logca", "show", "--preset", "apu", "--kernel", "md5"], "valid kernels are"),
+    (["logca", "curve", "--preset", "apu", "--kernel", "aes", "--from", "9XB"], "--from"),
+    (["logca", "curve", "--preset", "apu", "--kernel", "aes", "--from", "1MiB", "--to", "1KiB"],
+     "need from < to"),
+    (["logca", "curve", "--preset", "apu", "--kernel", "aes", "--out", "x.pdf"], "--out"),
+    (["logca", "show", "--L", "1", "--o", "1", "--C", "1", "--A", "2", "--frequency", "fast"],
+     "--frequency"),
+    (["logca", "nothing"], "No such command"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert words in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_curve_csv_overlay(capsys, tmp_path):
+    path = tmp_path / "curve.csv"
+    code, _, _ = run(capsys, "logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
+                     "--preset", "ultrasparc-t2", "--from", "16B", "--to", "32MiB",
+                     "--points", "50", "--out", str(path))
+    rows = list(csv.reader(path.open()))
+    assert code == 0 and rows[0] == ["granularity_bytes", "sandy-bridge/aes", "ultrasparc-t2/aes"]
+    assert len(rows) == 51
+    assert float(rows[1][0]) == pytest.approx(16) and float(rows[-1][0]) == pytest.approx(2**25)
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
+def test_curve_figures(capsys, tmp_path, suffix, magic):
+    path = tmp_path / f"curve{suffix}"
+    code, _, _ = run(capsys, "logca", "curve", "--preset", "ultrasparc-t2", "--kernel", "aes",
+                     "--preset", "sparc-t4-instr", "--out", str(path))
+    assert code == 0 and path.read_bytes()[:5].startswith(magic[:4])
+
+
+def test_curve_json_at_powers_of_two(capsys):
+    code, out, _ = run(capsys, "logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
+                       "--from", "16B", "--to", "32MiB", "--json")
+    data = json.loads(out)
+    assert code == 0 and len(data["granularity_bytes"]) == 22
+
+
+def test_presets_listing(capsys):
+    code, out, _ = run(capsys, "logca", "presets", "--json")
+    data = json.loads(out)
+    assert code == 0 and "ultrasparc-t2" in data["devices"] and data["kernels"]["gemm"] == 1.7
+    assert "pcie-crypto" in data["omitted"]
+
+
+def test_demo_writes_report(capsys, tmp_path):
+    out_dir = tmp_path / "report"
+    code, out, _ = run(capsys, "demo", "--out", str(out_dir))
+    assert code == 0
+    index = (out_dir / "index.html").read_text()
+    assert "LogCA" in index and "figures/logca-aes.svg" in index
+    data = json.loads((out_dir / "data" / "logca-presets.json").read_text())
+    assert data["ultrasparc-t2/aes"]["g1"]["value"] == pytest.approx(337.486, rel=1e-5)
+    assert (out_dir / "figures" / "logca-aes.png").stat().st_size > 1000

@@ -1,0 +1,41 @@
+import pytest
+
+from accelperf import ModelError
+from accelperf.units import format_size, parse_frequency, parse_size, powers_of_two
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("16B", 16), ("16", 16), ("2KB", 2000), ("2KiB", 2048), ("1.5MB", 1.5e6),
+    ("32MiB", 2**25), ("1GiB", 2**30), ("3GB", 3e9), (4096, 4096), ("4 KiB", 4096),
+])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "12XB", "-4KB", "0B", "1e400B"])
+def test_parse_size_rejects_with_named_parameter(bad):
+    with pytest.raises(ModelError, match="--from"):
+        parse_size(bad, name="--from")
+
+
+@pytest.mark.parametrize("text, hz", [("3.4GHz", 3.4e9), ("2270MHz", 2.27e9), ("3.4e9", 3.4e9),
+                                      (1e9, 1e9), ("100kHz", 1e5)])
+def test_parse_frequency(text, hz):
+    assert parse_frequency(text) == pytest.approx(hz)
+
+
+@pytest.mark.parametrize("bad", ["fast", "3.4THz", "0GHz"])
+def test_parse_frequency_rejects(bad):
+    with pytest.raises(ModelError, match="frequency"):
+        parse_frequency(bad)
+
+
+def test_paper_sweep_is_22_powers_of_two():
+    g = powers_of_two(16, parse_size("32MiB"))
+    assert len(g) == 22 and g[0] == 16 and g[-1] == 2**25
+
+
+def test_format_size():
+    assert format_size(2048) == "2 KiB"
+    assert format_size(2**25) == "32 MiB"
+    assert format_size(3e9, binary=False) == "3 GB"
