@@ -6,20 +6,12 @@ Run: .venv/bin/python benchmarks/logca_eval.py
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from _timing import best_of
 
 from accelperf.logca import LogCA, metric_batch, speedup_array
 
 
-def best_of(repeats, func):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def random_parameters(n, rng):

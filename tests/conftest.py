@@ -1,6 +1,7 @@
 import os
 
 import matplotlib
+import pytest
 from hypothesis import settings
 
 matplotlib.use("Agg")
@@ -9,3 +10,15 @@ matplotlib.use("Agg")
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `accelperf ARGS...` in-process: returns (exit status, stdout, stderr)."""
+    from accelperf.cli import main
+
+    def run(*argv):
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run

@@ -5,17 +5,12 @@ import json
 
 import pytest
 
-from accelperf.cli import main
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def test_show_json_contract(capsys):
-    code, out, err = run(capsys, "logca", "show", "--preset", "ultrasparc-t2", "--kernel", "aes",
+def test_show_json_contract(cli):
+    code, out, err = cli("logca", "show", "--preset", "ultrasparc-t2", "--kernel", "aes",
                          "--json")
     assert code == 0
     info = json.loads(out)
@@ -27,8 +22,8 @@ def test_show_json_contract(capsys):
     assert info["parameters"]["L"] == 1500
 
 
-def test_show_explicit_parameters_with_peak(capsys):
-    code, out, _ = run(capsys, "logca", "show", "--L", "1", "--o", "100", "--C", "50", "--A", "30",
+def test_show_explicit_parameters_with_peak(cli):
+    code, out, _ = cli("logca", "show", "--L", "1", "--o", "100", "--C", "50", "--A", "30",
                        "--beta", "0.5", "--latency", "dependent", "--json")
     info = json.loads(out)
     assert code == 0 and info["bound"] == "latency"
@@ -38,14 +33,14 @@ def test_show_explicit_parameters_with_peak(capsys):
     assert "never reaches" in info["g_half"]["reason"]
 
 
-def test_show_human_output_mentions_metrics(capsys):
-    code, out, _ = run(capsys, "logca", "show", "--preset", "apu", "--kernel", "radix-sort")
+def test_show_human_output_mentions_metrics(cli):
+    code, out, _ = cli("logca", "show", "--preset", "apu", "--kernel", "radix-sort")
     assert code == 0
     assert "g1" in out and "does not exist" in out and "latency-bound" in out and "peak" in out
 
 
-def test_preset_override_and_seconds(capsys):
-    code, out, _ = run(capsys, "logca", "show", "--preset", "sandy-bridge", "--kernel", "aes",
+def test_preset_override_and_seconds(cli):
+    code, out, _ = cli("logca", "show", "--preset", "sandy-bridge", "--kernel", "aes",
                        "--o", "100", "--unit", "seconds", "--json")
     info = json.loads(out)
     assert code == 0 and info["parameters"]["unit"] == "seconds"
@@ -68,16 +63,16 @@ def test_preset_override_and_seconds(capsys):
      "--frequency"),
     (["logca", "nothing"], "No such command"),
 ])
-def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
-    code, out, err = run(capsys, *argv)
+def test_bad_input_is_one_line_and_exit_2(cli, argv, words):
+    code, out, err = cli(*argv)
     assert code == 2
     assert words in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_curve_csv_overlay(capsys, tmp_path):
+def test_curve_csv_overlay(cli, tmp_path):
     path = tmp_path / "curve.csv"
-    code, _, _ = run(capsys, "logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
+    code, _, _ = cli("logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
                      "--preset", "ultrasparc-t2", "--from", "16B", "--to", "32MiB",
                      "--points", "50", "--out", str(path))
     rows = list(csv.reader(path.open()))
@@ -87,33 +82,35 @@ def test_curve_csv_overlay(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
-def test_curve_figures(capsys, tmp_path, suffix, magic):
+def test_curve_figures(cli, tmp_path, suffix, magic):
     path = tmp_path / f"curve{suffix}"
-    code, _, _ = run(capsys, "logca", "curve", "--preset", "ultrasparc-t2", "--kernel", "aes",
+    code, _, _ = cli("logca", "curve", "--preset", "ultrasparc-t2", "--kernel", "aes",
                      "--preset", "sparc-t4-instr", "--out", str(path))
     assert code == 0 and path.read_bytes()[:5].startswith(magic[:4])
 
 
-def test_curve_json_at_powers_of_two(capsys):
-    code, out, _ = run(capsys, "logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
+def test_curve_json_at_powers_of_two(cli):
+    code, out, _ = cli("logca", "curve", "--preset", "sandy-bridge", "--kernel", "aes",
                        "--from", "16B", "--to", "32MiB", "--json")
     data = json.loads(out)
     assert code == 0 and len(data["granularity_bytes"]) == 22
 
 
-def test_presets_listing(capsys):
-    code, out, _ = run(capsys, "logca", "presets", "--json")
+def test_presets_listing(cli):
+    code, out, _ = cli("logca", "presets", "--json")
     data = json.loads(out)
     assert code == 0 and "ultrasparc-t2" in data["devices"] and data["kernels"]["gemm"] == 1.7
     assert "pcie-crypto" in data["omitted"]
 
 
-def test_demo_writes_report(capsys, tmp_path):
+def test_demo_writes_report(cli, tmp_path):
     out_dir = tmp_path / "report"
-    code, out, _ = run(capsys, "demo", "--out", str(out_dir))
+    code, out, _ = cli("demo", "--out", str(out_dir))
     assert code == 0
     index = (out_dir / "index.html").read_text()
     assert "LogCA" in index and "figures/logca-aes.svg" in index
+    assert "logca-case-study-crypto.svg" in index and "logca-case-study-gpu.svg" in index
+    assert "logca-regions-ultrasparc-t2.svg" in index
     data = json.loads((out_dir / "data" / "logca-presets.json").read_text())
     assert data["ultrasparc-t2/aes"]["g1"]["value"] == pytest.approx(337.486, rel=1e-5)
     assert (out_dir / "figures" / "logca-aes.png").stat().st_size > 1000

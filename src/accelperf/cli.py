@@ -222,6 +222,193 @@ def logca_curve(lo, hi, points, out, as_json, **spec):
     console.print(table)
 
 
+def _single_model(spec, command: str) -> LogCA:
+    models = build_models(**spec)
+    if len(models) != 1:
+        raise ModelError(f"--preset was given {len(models)} times: `logca {command}` analyses "
+                         f"one design")
+    return models[0]
+
+
+def _figure_path(out: Path | None) -> Path | None:
+    if out is not None and out.suffix.lower() not in (".png", ".svg"):
+        raise ModelError(f"--out = '{out}' is invalid: figures are written as .png or .svg")
+    return out
+
+
+def _size_or_dash(value) -> str:
+    return "—" if value is None else format_size(value)
+
+
+def range_options(func):
+    func = click.option("--to", "hi", type=SIZE, default="32MiB", show_default=True,
+                        help="Largest granularity.")(func)
+    return click.option("--from", "lo", type=SIZE, default="16B", show_default=True,
+                        help="Smallest granularity.")(func)
+
+
+def _check_range(lo: float, hi: float) -> None:
+    if lo >= hi:
+        raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
+
+
+@logca.command("regions")
+@model_options
+@range_options
+@click.option("--factor", type=float, default=10.0, show_default=True,
+              help="Improvement of each parameter (L, o divided; C, A multiplied), >= 1.")
+@click.option("--threshold", type=float, default=0.2, show_default=True,
+              help="Speedup gain that makes a parameter a bottleneck (0.2 = 20%).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw the regions chart (Fig. 6) to FILE.png or FILE.svg.")
+@click.option("--sensitivity", is_flag=True,
+              help="With --out, also draw Fig. 5 (each parameter improved) to FILE-sensitivity.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def logca_regions(lo, hi, factor, threshold, out, sensitivity, as_json, **spec):
+    """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2)."""
+    from .logca.regions import optimization_regions
+    _check_range(lo, hi)
+    model = _single_model(spec, "regions")
+    out = _figure_path(out)
+    if sensitivity and out is None:
+        raise ModelError("--sensitivity needs --out FILE.png|svg: it draws a figure")
+    analysis = optimization_regions(model, factor=factor, threshold=threshold, lo=lo, hi=hi)
+    if out is not None:
+        from .plot import save_figure
+        from .plot.regions import regions_figure, sensitivity_figure
+        save_figure(regions_figure(analysis), out)
+        click.echo(f"wrote {out}", err=True)
+        if sensitivity:
+            side = out.with_name(f"{out.stem}-sensitivity{out.suffix}")
+            save_figure(sensitivity_figure(model, factor, lo, hi), side)
+            click.echo(f"wrote {side}", err=True)
+    if as_json:
+        click.echo(dump_json(analysis.to_dict()))
+        return
+    if out is not None and not sys.stdout.isatty():
+        return
+    table = Table(title=f"Optimization regions of {model.label}: {factor:g}x improvement, "
+                        f">= {threshold:.0%} speedup gain")
+    for col in ("parameter", "present", "from", "to", "cut-off", "largest gain"):
+        table.add_column(col, justify="right")
+    for p, r in analysis.regions.items():
+        table.add_row(p, "yes" if r.present else "no", _size_or_dash(r.start),
+                      _size_or_dash(r.end), _size_or_dash(r.cutoff),
+                      f"{r.max_gain:.1%} at {format_size(r.max_gain_at)}")
+    console.print(table)
+    console.print("bands: " + ", ".join(
+        f"[bold]{b.parameters or 'none'}[/bold] {format_size(b.start)}–{format_size(b.end)}"
+        for b in analysis.bands))
+
+
+@logca.command("bounds")
+@model_options
+@range_options
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw the curve with its bound lines (Fig. 4) to FILE.png or FILE.svg.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def logca_bounds(lo, hi, out, as_json, **spec):
+    """Bound type (compute or latency) and the asymptotes that cap the speedup (§3.1)."""
+    from .logca import bound_type
+    _check_range(lo, hi)
+    model = _single_model(spec, "bounds")
+    out = _figure_path(out)
+    bound = bound_type(model)
+    if out is not None:
+        from .plot import save_figure
+        from .plot.logca import speedup_figure
+        save_figure(speedup_figure(model, lo, hi, title=f"Bounds of {model.label}: "
+                                                         f"{bound.kind}-bound"), out)
+        click.echo(f"wrote {out}", err=True)
+    info = {"bound": bound.kind, **bound.to_dict(), "small_g_limit": model.small_g_limit(),
+            "large_g_limit": model.large_g_limit(),
+            "computational_intensity": model.computational_intensity}
+    if as_json:
+        click.echo(dump_json(info))
+    else:
+        console.print(f"[bold]{bound.kind}-bound[/bold]: speedup → {bound.limit:.4g} "
+                      f"({bound.expression}, {bound.equation}). {bound.explanation}.")
+
+
+@logca.command("whatif")
+@model_options
+@click.option("--set", "changes", multiple=True, metavar="NAME=VALUE",
+              help="A change: o=435, L=/10 (divide), A=*2 (multiply), latency=dependent.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw both curves to FILE.png or FILE.svg.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def logca_whatif(changes, out, as_json, **spec):
+    """Speedup, g1 and g_A/2 before and after changing parameters, side by side."""
+    from .logca.whatif import what_if
+    model = _single_model(spec, "whatif")
+    out = _figure_path(out)
+    result = what_if(model, changes)
+    if out is not None:
+        from .plot import save_figure
+        from .plot.regions import comparison_figure
+        save_figure(comparison_figure(result.before, result.after, 16.0, float(2**25),
+                                      title="What-if: " + ", ".join(changes)), out)
+        click.echo(f"wrote {out}", err=True)
+    if as_json:
+        click.echo(dump_json(result.to_dict()))
+        return
+    table = Table(title=f"What-if for {model.label}: " + ", ".join(
+        f"{k} → {v:g}" if isinstance(v, float) else f"{k} → {v}"
+        for k, v in result.changes.items()))
+    for col in ("", "before", "after", "change"):
+        table.add_column(col, justify="right")
+    for label, (a, b) in (("g1", result.g1), ("g_A/2", result.g_half)):
+        ratio = "—" if a.root is None or b.root is None else f"{b.root / a.root:.3g}x"
+        table.add_row(label, _fmt_g(a.root) if a.exists else "does not exist",
+                      _fmt_g(b.root) if b.exists else "does not exist", ratio)
+    for i in range(0, len(result.samples), 3):
+        g = result.samples[i]
+        sb, sa = result.speedup_before[i], result.speedup_after[i]
+        table.add_row(f"speedup at {format_size(g)}", f"{sb:.4g}", f"{sa:.4g}",
+                      f"{sa / sb:.3g}x")
+    console.print(table)
+
+
+@logca.command("case-study")
+@click.argument("name", type=click.Choice(["crypto", "gpu"]))
+@range_options
+@click.option("--factor", type=float, default=10.0, show_default=True)
+@click.option("--threshold", type=float, default=0.2, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw one region chart per design to FILE.png or FILE.svg.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def logca_case_study(name, lo, hi, factor, threshold, out, as_json):
+    """The paper's case studies: SPARC crypto evolution, GPU memory interfaces (§5.4)."""
+    from .logca.casestudies import run_case_study
+    _check_range(lo, hi)
+    out = _figure_path(out)
+    result = run_case_study(name, factor, threshold, lo, hi)
+    if out is not None:
+        from .plot import save_figure
+        from .plot.regions import case_study_figure
+        save_figure(case_study_figure(result.analyses, result.study.title), out)
+        click.echo(f"wrote {out}", err=True)
+    if as_json:
+        click.echo(dump_json(result.to_dict()))
+        return
+    table = Table(title=f"{result.study.title}: cut-off granularities")
+    table.add_column("design")
+    for p in ("L", "o", "C", "A"):
+        table.add_column(f"{p} cut-off", justify="right")
+    table.add_column("bands")
+    for row, analysis in zip(result.cutoffs(), result.analyses):
+        cells = []
+        for p in ("L", "o", "C", "A"):
+            r = row[p]
+            cells.append("absent" if not r["present"] else
+                         "whole range" if r["cutoff"] is None else format_size(r["cutoff"]))
+        table.add_row(row["design"], *cells,
+                      " | ".join(b.parameters or "none" for b in analysis.bands))
+    console.print(table)
+    for design, why in result.omitted.items():
+        console.print(f"omitted: {design} — {why}")
+
+
 @logca.command("presets")
 @click.option("--json", "as_json", is_flag=True)
 def logca_presets(as_json):

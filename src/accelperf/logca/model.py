@@ -91,7 +91,7 @@ class LogCA:
     --------
     >>> m = LogCA(L=3, o=10, C=35, A=6, name="sandy-bridge aes")
     >>> round(float(m.speedup(4096)), 3)
-    5.993
+    5.997
     """
 
     L: float

@@ -1,0 +1,121 @@
+"""Optimization-region charts (ISCA'17 Figs. 5, 6, 10, 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
+
+from ..logca import LogCA
+from ..logca.regions import PARAMETERS, RegionAnalysis, improved
+from .axes import granularity_axis
+
+PARAMETER_COLOURS = {"L": "#8c6bb1", "o": "#2b8cbe", "C": "#41ab5d", "A": "#e34a33"}
+PARAMETER_NAMES = {"L": "latency", "o": "overhead", "C": "computational index",
+                   "A": "acceleration"}
+
+
+def _band_colour(label: str):
+    """Mix the colours of the parameters in a band (a blend reads as 'several at once')."""
+    if not label:
+        return (1, 1, 1, 0)
+    rgb = np.mean([[int(PARAMETER_COLOURS[p][i:i + 2], 16) / 255 for i in (1, 3, 5)]
+                   for p in label], axis=0)
+    return (*rgb, 0.28)
+
+
+def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: bool = True,
+                 points: int = 400) -> None:
+    """Fig. 6 on ``ax``: the speedup curve over bands coloured by their bottlenecks, with a
+    horizontal arrow per parameter spanning where it pays and a tick at its cut-off."""
+    m, lo, hi = analysis.model, analysis.lo, analysis.hi
+    g = np.geomspace(lo, hi, points)
+    s = m.speedup(g)
+    for band in analysis.bands:
+        ax.axvspan(band.start, band.end, color=_band_colour(band.parameters), lw=0)
+        if band.parameters and np.log2(band.end / band.start) > 0.6:
+            ax.text(np.sqrt(band.start * band.end), 0.5, band.parameters,
+                    transform=ax.get_xaxis_transform(), ha="center", va="center",
+                    fontsize=11, fontweight="bold", color="0.15")
+    ax.plot(g, s, color="black", lw=2)
+    ax.set_yscale("log")
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(max(float(s.min()) / 3, m.A * 1e-7), m.A * 3)
+    if arrows:
+        present = [p for p in PARAMETERS if analysis.regions[p].present]
+        for k, p in enumerate(present):
+            y = 0.93 - 0.07 * k
+            r = analysis.regions[p]
+            for a, b in r.intervals:
+                ax.annotate("", xy=(b, y), xytext=(a, y), xycoords=("data", "axes fraction"),
+                            arrowprops=dict(arrowstyle="<->", color=PARAMETER_COLOURS[p], lw=1.5))
+            if r.cutoff is not None:
+                ax.axvline(r.cutoff, color=PARAMETER_COLOURS[p], lw=0.8, ls=":")
+            ax.text(r.intervals[0][0], y + 0.012, f" {p}", transform=ax.get_xaxis_transform(),
+                    color=PARAMETER_COLOURS[p], fontsize=8, va="bottom")
+    granularity_axis(ax, lo, hi)
+    ax.set_ylabel("speedup")
+    if legend:
+        from matplotlib.patches import Patch
+        handles = [Patch(color=PARAMETER_COLOURS[p], alpha=0.5,
+                         label=f"{p}: {PARAMETER_NAMES[p]}") for p in PARAMETERS]
+        ax.legend(handles=handles, fontsize=7, loc="lower right")
+
+
+def regions_figure(analysis: RegionAnalysis, title: str | None = None) -> Figure:
+    """One design's optimization regions (Fig. 6)."""
+    fig = Figure(figsize=(8, 4.6))
+    ax = fig.add_subplot()
+    draw_regions(ax, analysis)
+    ax.set_title(title or f"Optimization regions: {analysis.model.label} "
+                          f"({analysis.factor:g}x improvement, ≥{analysis.threshold:.0%} gain)")
+    fig.tight_layout()
+    return fig
+
+
+def sensitivity_figure(model: LogCA, factor: float = 10.0, lo: float = 16.0,
+                       hi: float = float(2**25), points: int = 300) -> Figure:
+    """Fig. 5: the base curve and the curve with each parameter improved, four panels."""
+    g = np.geomspace(lo, hi, points)
+    base = model.speedup(g)
+    fig = Figure(figsize=(10, 7))
+    axes = fig.subplots(2, 2, sharex=True, sharey=True)
+    for i, (p, ax) in enumerate(zip(PARAMETERS, axes.ravel())):
+        L, o, C, A = improved(model.L, model.o, model.C, model.A, i, factor)
+        better = model.with_parameters(L=float(L), o=float(o), C=float(C), A=float(A))
+        ax.plot(g, base, color="black", lw=1.8, label="base")
+        verb = "÷" if p in "Lo" else "×"
+        ax.plot(g, better.speedup(g), color=PARAMETER_COLOURS[p], lw=1.8,
+                label=f"{p} {verb} {factor:g}")
+        ax.set_yscale("log")
+        granularity_axis(ax, lo, hi, label="granularity" if i >= 2 else "")
+        ax.set_title(f"({'abcd'[i]}) {PARAMETER_NAMES[p]}", fontsize=10)
+        ax.legend(fontsize=8, loc="lower right")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Effect of a {factor:g}x improvement in each parameter: {model.label}")
+    fig.tight_layout()
+    return fig
+
+
+def case_study_figure(analyses: Sequence[RegionAnalysis], title: str) -> Figure:
+    """One region chart per design, stacked on a shared granularity axis (Figs. 10, 11)."""
+    n = len(analyses)
+    fig = Figure(figsize=(8.5, 2.4 * n + 0.8))
+    axes = np.atleast_1d(fig.subplots(n, 1, sharex=True))
+    for k, (ax, analysis) in enumerate(zip(axes, analyses)):
+        draw_regions(ax, analysis, legend=(k == n - 1))
+        ax.set_title(f"({'abcdefgh'[k]}) {analysis.model.label}", fontsize=10, loc="left")
+        if k < n - 1:
+            ax.set_xlabel("")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def comparison_figure(before: LogCA, after: LogCA, lo: float, hi: float,
+                      title: str) -> Figure:
+    """What-if: the curve before and after a change, with g1 and g_A/2 marked on each."""
+    from .logca import speedup_figure
+    return speedup_figure([before, after], lo, hi, title=title)
