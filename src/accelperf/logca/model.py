@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ..errors import ModelError, invalid
+from ..validate import real_number
 
 if TYPE_CHECKING:  # pragma: no cover
     from .metrics import Bound, GranularityResult, Peak
@@ -48,17 +49,6 @@ def speedup_array(g, L, o, C, A, beta, dependent):
         return 1.0 / ((o + latency) / host + 1.0 / A)
 
 
-def _check_number(name: str, value: object, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid(name, value, "must be a real number")
-    number = float(value)
-    if not math.isfinite(number):
-        raise invalid(name, value, "must be a finite number")
-    if positive and number <= 0:
-        raise invalid(name, value, "must be > 0")
-    if not positive and number < 0:
-        raise invalid(name, value, "must be >= 0")
-    return number
 
 
 @dataclass(frozen=True)
@@ -106,18 +96,18 @@ class LogCA:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise through the back door once, here
-        set_(self, "L", _check_number("L", self.L, positive=False))
-        set_(self, "o", _check_number("o", self.o, positive=False))
-        set_(self, "C", _check_number("C", self.C, positive=True))
-        set_(self, "A", _check_number("A", self.A, positive=True))
-        set_(self, "beta", _check_number("beta", self.beta, positive=True))
+        set_(self, "L", real_number("L", self.L, positive=False))
+        set_(self, "o", real_number("o", self.o, positive=False))
+        set_(self, "C", real_number("C", self.C, positive=True))
+        set_(self, "A", real_number("A", self.A, positive=True))
+        set_(self, "beta", real_number("beta", self.beta, positive=True))
         if self.latency not in LATENCY_KINDS:
             raise invalid("latency", self.latency, "must be 'independent' or 'dependent'")
         if self.unit not in UNITS:
             raise invalid("unit", self.unit, "must be 'cycles' or 'seconds'")
         if self.frequency_hz is not None:
             set_(self, "frequency_hz",
-                 _check_number("frequency_hz", self.frequency_hz, positive=True))
+                 real_number("frequency_hz", self.frequency_hz, positive=True))
 
     # ------------------------------------------------------------------ identity
     @property
@@ -216,7 +206,7 @@ class LogCA:
         if f is None:
             raise ModelError("frequency_hz = None is invalid: converting between cycles and "
                              "seconds needs the host clock frequency (e.g. 3.4e9)")
-        return _check_number("frequency_hz", f, positive=True)
+        return real_number("frequency_hz", f, positive=True)
 
     def to_seconds(self, frequency_hz: float | None = None) -> "LogCA":
         """The same model with L, o and C in seconds (CAL short paper's units)."""

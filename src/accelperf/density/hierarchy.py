@@ -1,0 +1,251 @@
+"""Memory hierarchies and the rate bound they impose (Steffen 2007, §4 and appendix A).
+
+A layer moves data into a local store of μ bytes at β bytes/s after a start-up latency λ.
+Feeding an algorithm of density ρ through it allows at most
+
+    σ = ρ(μ) · β / (1 + βλ/μ)          (eq. 6)
+
+computations per second. βλ/μ is the latency's share of the time to fill the layer once;
+a well-balanced layer has βλ/μ ≪ 1, and then σ ≈ ρ(μ)·β (eq. 7). The slowest layer bounds
+the algorithm on that hardware and is its bottleneck.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError, invalid
+from ..validate import real_number
+from .algorithms import Algorithm
+
+
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One level of a memory hierarchy: local-store size μ (bytes), bandwidth β (bytes/s,
+    may be inf), latency λ (s)."""
+
+    name: str
+    size_bytes: float
+    bandwidth_bytes_per_s: float
+    latency_s: float = 0.0
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise invalid("layer name", self.name, "must be a non-empty string")
+        where = f"layer {self.name!r}"
+        object.__setattr__(self, "size_bytes",
+                           real_number(f"{where}: size_bytes", self.size_bytes, positive=False))
+        object.__setattr__(self, "bandwidth_bytes_per_s",
+                           real_number(f"{where}: bandwidth_bytes_per_s",
+                                       self.bandwidth_bytes_per_s, positive=True,
+                                       allow_inf=True))
+        object.__setattr__(self, "latency_s",
+                           real_number(f"{where}: latency_s", self.latency_s, positive=False))
+
+    @property
+    def unbounded(self) -> bool:
+        """Unbounded bandwidth and no latency (the paper's layer 0): it caps nothing."""
+        return math.isinf(self.bandwidth_bytes_per_s) and self.latency_s == 0
+
+    @property
+    def latency_factor(self) -> float:
+        """βλ/μ: the latency as a fraction of the time to fill the layer once."""
+        if self.latency_s == 0:
+            return 0.0
+        if self.size_bytes == 0 or math.isinf(self.bandwidth_bytes_per_s):
+            return math.inf
+        return self.bandwidth_bytes_per_s * self.latency_s / self.size_bytes
+
+    def rate(self, algorithm: Algorithm) -> float:
+        """σ for this layer (eq. 6); inf for an unbounded layer."""
+        if self.unbounded:
+            return math.inf
+        if self.size_bytes == 0:
+            # Nothing is held: with a latency per (empty) chunk no work gets through.
+            return 0.0 if self.latency_s > 0 else \
+                float(algorithm.rho(0.0)) * self.bandwidth_bytes_per_s
+        if math.isinf(self.bandwidth_bytes_per_s):      # latency-limited only
+            return float(algorithm.rho(self.size_bytes)) * self.size_bytes / self.latency_s
+        return float(algorithm.rho(self.size_bytes)) * self.bandwidth_bytes_per_s / \
+            (1 + self.latency_factor)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "size_bytes": self.size_bytes,
+                "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
+                "latency_s": self.latency_s}
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Layers ordered from the compute units outwards (layer 0 first)."""
+
+    name: str
+    layers: tuple[Layer, ...]
+    source: str = ""
+
+    def __post_init__(self):
+        layers = tuple(self.layers)
+        if not layers:
+            raise ModelError(f"hierarchy {self.name!r} is invalid: it has no layers")
+        names = [l.name for l in layers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ModelError(f"hierarchy {self.name!r} is invalid: layer name(s) {dupes} "
+                             f"appear twice")
+        object.__setattr__(self, "layers", layers)
+
+    @classmethod
+    def from_dict(cls, name: str, data: dict, source: str = "") -> "Hierarchy":
+        raw = data.get("layer") or data.get("layers")
+        if not isinstance(raw, list) or not raw:
+            raise ModelError(f"hierarchy {name!r} is invalid: expected a list of "
+                             f"[[layer]] tables with name, size_bytes, bandwidth_bytes_per_s, "
+                             f"latency_s")
+        layers = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                raise ModelError(f"hierarchy {name!r}: layer {i} is not a table")
+            missing = [k for k in ("name", "size_bytes", "bandwidth_bytes_per_s")
+                       if k not in item]
+            if missing:
+                raise ModelError(f"hierarchy {name!r}: layer {i} lacks {', '.join(missing)}")
+            unknown = set(item) - {"name", "size_bytes", "bandwidth_bytes_per_s", "latency_s",
+                                   "note", "method"}
+            if unknown:
+                raise ModelError(f"hierarchy {name!r}: layer {item['name']!r} has unknown "
+                                 f"key(s) {sorted(unknown)}")
+            layers.append(Layer(item["name"], item["size_bytes"],
+                                item["bandwidth_bytes_per_s"], item.get("latency_s", 0.0)))
+        return cls(data.get("name", name), tuple(layers), source)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "Hierarchy":
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise invalid("hierarchy", str(path), "no such file (or use a built-in: "
+                                                  + ", ".join(built_in_hierarchies()) + ")") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise invalid("hierarchy", str(path), f"not valid TOML: {exc}") from None
+        if "hierarchy" in data and isinstance(data["hierarchy"], dict) and "layer" not in data:
+            # Either [hierarchy] name=... with [[layer]] below, or [[hierarchy.NAME.layer]].
+            tables = data["hierarchy"]
+            if len(tables) == 1 and isinstance(next(iter(tables.values())), dict):
+                name, body = next(iter(tables.items()))
+                return cls.from_dict(name, body, str(path))
+        return cls.from_dict(path.stem, data, str(path))
+
+    def to_toml(self, header: str = "") -> str:
+        def num(x):
+            return "inf" if math.isinf(x) else repr(float(x))
+        lines = [f"# {line}" for line in header.splitlines()] + [f'name = "{self.name}"', ""]
+        for layer in self.layers:
+            lines += ["[[layer]]", f'name = "{layer.name}"',
+                      f"size_bytes = {num(layer.size_bytes)}",
+                      f"bandwidth_bytes_per_s = {num(layer.bandwidth_bytes_per_s)}",
+                      f"latency_s = {num(layer.latency_s)}", ""]
+        return "\n".join(lines)
+
+
+def built_in_hierarchies() -> dict[str, Hierarchy]:
+    text = resources.files("accelperf.density").joinpath("hierarchies.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return {name: Hierarchy.from_dict(name, body, "built-in")
+            for name, body in data["hierarchy"].items()}
+
+
+def hierarchy(name_or_path: str) -> Hierarchy:
+    """A built-in hierarchy by name (``src-map-c``) or one loaded from a TOML file."""
+    builtins = built_in_hierarchies()
+    if str(name_or_path) in builtins:
+        return builtins[str(name_or_path)]
+    if str(name_or_path).endswith(".toml") or Path(str(name_or_path)).exists():
+        return Hierarchy.from_toml(name_or_path)
+    raise invalid("hierarchy", name_or_path, f"valid built-ins are {', '.join(builtins)}, or "
+                                             f"a path to a .toml file")
+
+
+# ---------------------------------------------------------------------- the bound
+@dataclass(frozen=True)
+class LayerRate:
+    name: str
+    sigma: float             # computations per second this layer allows (eq. 6)
+    latency_factor: float    # βλ/μ
+    rho: float | None        # ρ(μ)
+    layer: Layer
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "sigma": self.sigma, "latency_factor": self.latency_factor,
+                "rho": self.rho, "size_bytes": self.layer.size_bytes,
+                "bandwidth_bytes_per_s": self.layer.bandwidth_bytes_per_s,
+                "latency_s": self.layer.latency_s, "unbounded": self.layer.unbounded}
+
+
+@dataclass(frozen=True)
+class DensityBound:
+    """The rate an algorithm can reach on a hierarchy, and what limits it."""
+
+    algorithm: Algorithm
+    hierarchy: Hierarchy
+    layers: tuple[LayerRate, ...]
+    bound: float                       # min σ over the layers
+    bottleneck: str                    # the layer that sets it
+    compute_ceiling: float | None
+    limited_by: str                    # "memory" or "compute"
+    margin: float | None               # how far the other limit is above the binding one
+
+    @property
+    def attainable(self) -> float:
+        return self.bound if self.compute_ceiling is None else min(self.bound,
+                                                                   self.compute_ceiling)
+
+    def to_dict(self) -> dict:
+        return {"algorithm": {"name": self.algorithm.name, "formula": self.algorithm.formula},
+                "hierarchy": self.hierarchy.name,
+                "layers": [l.to_dict() for l in self.layers], "bound": self.bound,
+                "bottleneck": self.bottleneck, "compute_ceiling": self.compute_ceiling,
+                "limited_by": self.limited_by, "margin": self.margin,
+                "attainable": self.attainable}
+
+    def __repr__(self) -> str:
+        ceiling = "" if self.compute_ceiling is None else \
+            f", {self.limited_by}-bound (margin {self.margin:.3g}x)"
+        return (f"DensityBound({self.algorithm.name} on {self.hierarchy.name}: "
+                f"{self.bound:.4g} computations/s, bottleneck {self.bottleneck}{ceiling})")
+
+
+def rate_bound(algorithm: Algorithm, hierarchy: Hierarchy,
+               compute_ceiling: float | None = None) -> DensityBound:
+    """σ per layer (eq. 6), the bound, the bottleneck layer and, given the compute ceiling
+    (functional units × clock, §5), whether memory or compute limits the algorithm.
+
+    >>> from accelperf.density import algorithm, hierarchy
+    >>> rate_bound(algorithm("matmul", 4), hierarchy("src-map-c")).bottleneck
+    'obm-to-block-ram'
+    """
+    if compute_ceiling is not None:
+        compute_ceiling = real_number("compute_ceiling", compute_ceiling, positive=True)
+    rates = []
+    for layer in hierarchy.layers:
+        rho = None if layer.unbounded else float(algorithm.rho(layer.size_bytes))
+        rates.append(LayerRate(layer.name, layer.rate(algorithm), layer.latency_factor,
+                               rho, layer))
+    slowest = min(rates, key=lambda r: r.sigma)
+    bound = slowest.sigma
+    if compute_ceiling is None:
+        limited_by, margin = "memory", None
+    elif compute_ceiling < bound:
+        limited_by, margin = "compute", bound / compute_ceiling
+    else:
+        limited_by, margin = "memory", (compute_ceiling / bound if bound > 0 else math.inf)
+    return DensityBound(algorithm, hierarchy, tuple(rates), bound, slowest.name,
+                        compute_ceiling, limited_by, margin)

@@ -1,0 +1,1 @@
+"""Measurements on the machine accelperf runs on (memory hierarchy, accelerators)."""
