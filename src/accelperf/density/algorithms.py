@@ -8,7 +8,6 @@ computations) the density saturates at Z/M once α >= M, and the re-use penalty 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 
 from ..errors import ModelError, invalid
 from ..validate import real_number

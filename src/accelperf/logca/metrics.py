@@ -29,7 +29,7 @@ import numpy as np
 from scipy import optimize
 from scipy.optimize import elementwise
 
-from ..errors import ModelError, invalid
+from ..errors import invalid
 from ..units import format_size
 from .model import LogCA
 

@@ -18,7 +18,6 @@ level k+1 into level k therefore becomes the layer ``Lk<-L(k+1)`` with μ = size
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import statistics

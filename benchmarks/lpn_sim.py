@@ -1,0 +1,50 @@
+"""LPN simulator speed: commits per second on the JPEG-style pipeline for a large image, and
+per-commit cost as a chain of identical stages grows from 10 to 1,000 transitions.
+
+Run: .venv/bin/python benchmarks/lpn_sim.py
+"""
+
+from __future__ import annotations
+
+from _timing import best_of
+
+from accelperf.lpn import Net, simulate
+from accelperf.lpn.library import build
+
+LARGE_IMAGE = {"width": 2048, "height": 1024, "mean_nnz": 12, "seed": 3}   # 98,304 blocks
+
+
+def chain(stages: int):
+    net = Net(f"chain-{stages}")
+    job = net.token_type("Job", "size")
+    places = [net.place("p0", job)] + [net.place(f"p{i + 1}", job,
+                                                 capacity=2 if i + 1 < stages else None)
+                                       for i in range(stages)]
+    for i in range(stages):
+        net.transition(f"t{i}", inputs={places[i]: 1}, outputs={places[i + 1]: 1},
+                       delay=lambda j: j.size + 1)
+    net.start, net.done = places[0], places[-1]
+    net.tokens_from_input = lambda n: [{"size": k % 3} for k in range(n)]
+    return net.build()
+
+
+def main():
+    model = build("jpeg")
+    blocks = model.initial_tokens(LARGE_IMAGE)[model.start]
+    result = simulate(model, LARGE_IMAGE)
+    seconds = best_of(3, lambda: simulate(model, LARGE_IMAGE))
+    rate = result.total_commits / seconds
+    print(f"jpeg, {len(blocks)} blocks: {result.total_commits} commits in {seconds:.3f} s "
+          f"(including Ψ), latency {result.latency} cycles")
+    for stages in (10, 100, 1000):
+        m = chain(stages)
+        jobs = max(200_000 // stages, 50)
+        commits = stages * jobs
+        t = best_of(3, lambda: simulate(m, jobs))
+        print(f"chain of {stages:4d} transitions: {commits} commits, "
+              f"{t / commits * 1e6:.2f} us per commit")
+    print(f"commits_per_second: {rate:.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Example accelerators, each a function that builds a fresh model with its Ψ and a
+default input: ``LIBRARY[name]()`` or ``build("jpeg")``."""
+
+from __future__ import annotations
+
+from ...errors import ModelError
+from .credit_link import attach_credit_link, credit_link, jpeg_over_link
+from .darwin import darwin_gact, darwin_latency_formula
+from .fig2 import fig2_pipeline
+from .jpeg import jpeg_decoder
+
+LIBRARY = {
+    "fig2-pipeline": fig2_pipeline,
+    "jpeg": jpeg_decoder,
+    "darwin": darwin_gact,
+    "credit-link": credit_link,
+    "jpeg-over-link": jpeg_over_link,
+}
+
+
+def build(name: str):
+    """A library model by name."""
+    if name not in LIBRARY:
+        raise ModelError(f"model = {name!r} is invalid: library models are "
+                         f"{', '.join(LIBRARY)} (or give path/to/file.py:function)")
+    return LIBRARY[name]()
+
+
+__all__ = ["LIBRARY", "build", "fig2_pipeline", "jpeg_decoder", "darwin_gact",
+           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link"]

@@ -1,0 +1,57 @@
+"""Darwin's GACT alignment as an LPN, matching the latency formula of OSDI'24 Fig. 6.
+
+A systolic array of ``num_pe`` processing elements fills the score matrix one stripe of
+``num_pe`` query rows at a time: a stripe streams the ``ref_len`` reference bases through
+the array, plus ``num_pe + 2`` cycles to fill and drain it. After the last stripe the
+traceback starts (``num_pe + 2`` cycles) and takes 3 cycles per alignment step. So for a
+query length divisible by ``num_pe``
+
+    cycles = (ref_len + num_pe + 2) · query_len / num_pe + num_pe + 2 + 3 · steps
+
+(for other lengths the last, partial stripe still takes a whole stripe's time).
+"""
+
+from __future__ import annotations
+
+from ..net import Net, NetError, Out
+
+
+def darwin_latency_formula(ref_len: int, query_len: int, steps: int, num_pe: int = 4) -> float:
+    """OSDI'24 Fig. 6."""
+    return (ref_len + num_pe + 2) * query_len / num_pe + num_pe + 2 + 3 * steps
+
+
+def darwin_gact(num_pe: int = 4):
+    if not isinstance(num_pe, int) or num_pe < 1:
+        raise NetError(f"num_pe = {num_pe!r} is invalid: an integer >= 1")
+    net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements")
+    stripe = net.token_type("Stripe", "ref_len")
+    align = net.token_type("Alignment", "steps", "stripes")
+    step = net.token_type("Step")
+    stripes = net.place("stripes", stripe)
+    filled = net.place("stripes_filled", stripe)
+    waiting = net.place("alignment", align)
+    ready = net.place("traceback_ready", align)
+    steps = net.place("traceback_steps", step)
+    done = net.place("aligned", step)
+    net.transition("fill_stripe", inputs={stripes: 1}, outputs={filled: 1},
+                   delay=lambda s: s.ref_len + num_pe + 2)
+    net.transition("matrix_complete", inputs={waiting: 1, filled: lambda a, s: a.stripes},
+                   outputs={ready: Out(1, copy="alignment")})
+    net.transition("traceback_start", inputs={ready: 1},
+                   outputs={steps: lambda a: a.steps}, delay=num_pe + 2)
+    net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=3)
+
+    def tokens(pair):
+        ref, query, n_steps = (int(pair[k]) for k in ("ref_len", "query_len", "steps"))
+        if ref < 1 or query < 1 or n_steps < 1:
+            raise NetError(f"DNA pair {pair!r} is invalid: ref_len, query_len and steps must "
+                           f"be >= 1")
+        n_stripes = -(-query // num_pe)
+        return {"stripes": [{"ref_len": ref}] * n_stripes,
+                "alignment": [{"steps": n_steps, "stripes": n_stripes}]}
+
+    net.start, net.done = [stripes, waiting], done
+    net.tokens_from_input = tokens
+    net.default_input = {"ref_len": 320, "query_len": 128, "steps": 180}
+    return net.build()

@@ -1,0 +1,60 @@
+"""Find a model by name: a library model, or ``path/to/file.py:build_function``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from ..errors import ModelError
+from .net import Model, Net
+
+
+def load_model(spec: str) -> Model:
+    from .library import LIBRARY
+    if spec in LIBRARY:
+        return LIBRARY[spec]()
+    if ":" not in spec:
+        raise ModelError(f"MODEL = {spec!r} is invalid: library models are "
+                         f"{', '.join(LIBRARY)}, or give path/to/file.py:build_function")
+    path_text, func_name = spec.rsplit(":", 1)
+    path = Path(path_text)
+    if not path.is_file():
+        raise ModelError(f"MODEL = {spec!r} is invalid: no file {path_text!r}")
+    module_spec = importlib.util.spec_from_file_location(f"accelperf_user_{path.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except ModelError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"MODEL = {spec!r}: importing {path_text} failed: "
+                         f"{type(exc).__name__}: {exc}") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise ModelError(f"MODEL = {spec!r} is invalid: {path_text} has no function "
+                         f"{func_name!r}")
+    model = func()
+    if isinstance(model, Net):
+        model = model.build()
+    if not isinstance(model, Model):
+        raise ModelError(f"MODEL = {spec!r}: {func_name}() returned "
+                         f"{type(model).__name__}, not an LPN model (Net.build())")
+    return model
+
+
+def load_input(text: str | None):
+    """The user's input for Ψ: a JSON file, or JSON written inline."""
+    if text is None:
+        return None
+    path = Path(text)
+    try:
+        if path.is_file():
+            return json.loads(path.read_text("utf-8"))
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"--input = {text!r} is invalid: neither a file nor JSON ({exc})") \
+            from None
+    except OSError:
+        raise ModelError(f"--input = {text!r} is invalid: not a readable file or JSON") \
+            from None

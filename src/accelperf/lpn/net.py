@@ -1,0 +1,487 @@
+"""Latency Petri Nets: token types, places, transitions, and the builder that checks them.
+
+A model is an ordinary object made by a function::
+
+    def pipeline():
+        net = Net("two-stage")
+        job = net.token_type("Job", "size")
+        start = net.place("start", job)
+        mid = net.place("mid", job, capacity=2)        # backpressure in one call
+        done = net.place("done", job)
+        net.transition("load", inputs={start: 1}, outputs={mid: 1}, delay=lambda j: j.size)
+        net.transition("store", inputs={mid: 1}, outputs={done: 1}, delay=3)
+        net.start, net.done = start, done
+        net.tokens_from_input = lambda sizes: [{"size": s} for s in sizes]
+        return net.build()
+
+``build()`` validates the net, expands capacities into capacity places (OSDI'24 §3.3
+step 4), traces every function into an expression tree and compiles it, and returns an
+immutable :class:`Model` that the simulator runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+from .expr import Expr, TraceError, compile_python, referenced_args, trace
+
+
+class NetError(ModelError):
+    """An LPN that cannot be built, with the transition or place at fault named."""
+
+
+@dataclass(frozen=True)
+class TokenType:
+    """A kind of token: a name and its integer properties."""
+
+    name: str
+    properties: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Place:
+    name: str
+    token_type: TokenType
+    capacity: int | None = None
+    resource: bool = False         # leftover tokens here are state, not stuck work
+    capacity_of: str | None = None  # set on the capacity place made for a bounded place
+
+    def __repr__(self) -> str:
+        cap = "" if self.capacity is None else f", capacity={self.capacity}"
+        return f"Place({self.name!r}: {self.token_type.name}{cap})"
+
+
+@dataclass(frozen=True)
+class Out:
+    """What a transition puts in one output place.
+
+    ``count`` tokens (an int or a function of the input tokens); their properties come
+    from ``props`` (a function returning a dict, or a dict of functions/ints), or are
+    copied one by one from the tokens consumed from input place ``copy``.
+    """
+
+    count: object = 1
+    props: object = None
+    copy: str | None = None
+
+
+@dataclass
+class _TransitionSpec:
+    name: str
+    inputs: list            # [(place name, weight spec)]
+    outputs: list           # [(place name, Out)]
+    routes: list            # [(place name, condition spec, Out)]
+    delay: object
+    guard: object
+    concurrency: int | None
+    initiation_interval: int | None
+
+
+@dataclass(frozen=True)
+class OutputArc:
+    place: int
+    count: Expr
+    props: tuple[Expr, ...] | None      # one per property of the place's token type
+    copy_from: int | None               # input arc index whose tokens are copied
+    condition: Expr | None = None       # for routes
+
+
+@dataclass(frozen=True)
+class Transition:
+    """A built transition: traced expressions and their compiled integer evaluators."""
+
+    id: int
+    name: str
+    inputs: tuple[int, ...]            # place ids; user inputs first, capacity arcs after
+    user_inputs: int                    # how many inputs the user's functions see
+    weights: tuple[Expr, ...]
+    guard: Expr | None
+    delay: Expr
+    outputs: tuple[OutputArc, ...]
+    routes: tuple[OutputArc, ...]
+    concurrency: int | None
+    initiation_interval: int
+    needs_head: tuple[int, ...]        # inputs whose head token some function reads
+    compiled: dict = field(repr=False, compare=False, default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A validated, immutable LPN ready to simulate."""
+
+    name: str
+    places: tuple[Place, ...]
+    transitions: tuple[Transition, ...]
+    start: int | None
+    done: int
+    initial: dict                      # place id -> list of property tuples
+    tokens_from_input: object = field(repr=False, compare=False, default=None)
+    default_input: object = field(repr=False, compare=False, default=None)
+    description: str = ""
+
+    def place_id(self, name: str) -> int:
+        for i, p in enumerate(self.places):
+            if p.name == name:
+                return i
+        raise NetError(f"place = {name!r} is invalid: the net has "
+                       f"{', '.join(p.name for p in self.places)}")
+
+    def consumers(self) -> list[list[int]]:
+        """For every place, the ids of the transitions that read it (sorted)."""
+        out = [[] for _ in self.places]
+        for t in self.transitions:
+            for p in t.inputs:
+                if t.id not in out[p]:
+                    out[p].append(t.id)
+        return [sorted(c) for c in out]
+
+    def initial_tokens(self, user_input=None) -> dict:
+        """Initial marking for ``user_input`` through Ψ (tokens_from_input)."""
+        marking = {p: list(tokens) for p, tokens in self.initial.items()}
+        if user_input is None:
+            user_input = self.default_input
+        if user_input is None:
+            return marking
+        if self.tokens_from_input is None:
+            raise NetError(f"model {self.name!r} has no tokens_from_input (Ψ) to turn an "
+                           f"input into tokens")
+        produced = self.tokens_from_input(user_input)
+        if not isinstance(produced, dict):
+            if self.start is None:
+                raise NetError(f"model {self.name!r}: Ψ returned a list but the net has no "
+                               f"start place")
+            produced = {self.places[self.start].name: produced}
+        for place_name, tokens in produced.items():
+            pid = self.place_id(place_name)
+            ttype = self.places[pid].token_type
+            converted = [self._token_tuple(ttype, tok, place_name) for tok in tokens]
+            marking.setdefault(pid, []).extend(converted)
+        return marking
+
+    @staticmethod
+    def _token_tuple(ttype: TokenType, tok, place: str) -> tuple:
+        if isinstance(tok, dict):
+            missing = [p for p in ttype.properties if p not in tok]
+            extra = [k for k in tok if k not in ttype.properties]
+            if missing or extra:
+                raise NetError(f"Ψ gave place {place!r} a token {tok!r}: {ttype.name} tokens "
+                               f"have exactly the properties {list(ttype.properties)}")
+            values = tuple(tok[p] for p in ttype.properties)
+        else:
+            values = tuple(tok) if isinstance(tok, (tuple, list)) else (tok,)
+            if len(values) != len(ttype.properties):
+                raise NetError(f"Ψ gave place {place!r} the token {tok!r}: {ttype.name} "
+                               f"tokens have {len(ttype.properties)} properties")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise NetError(f"Ψ gave place {place!r} a token with value {v!r}: token "
+                               f"properties are integers")
+        return values
+
+
+class Net:
+    """Builder for a Latency Petri Net (see the module docstring)."""
+
+    def __init__(self, name: str, description: str = ""):
+        self.name = name
+        self.description = description
+        self._types: dict[str, TokenType] = {}
+        self._places: dict[str, Place] = {}
+        self._initial: dict[str, list] = {}
+        self._transitions: list[_TransitionSpec] = []
+        self.start: Place | str | list | None = None    # where Ψ puts tokens (first: default)
+        self.done: Place | str | None = None
+        self.tokens_from_input = None
+        self.default_input = None
+
+    # ------------------------------------------------------------------ declarations
+    def token_type(self, name: str, *properties: str) -> TokenType:
+        if name in self._types:
+            raise NetError(f"token type {name!r} is declared twice in net {self.name!r}")
+        for p in properties:
+            if not p.isidentifier() or p.startswith("_"):
+                raise NetError(f"token type {name!r}: property {p!r} must be a Python "
+                               f"identifier not starting with '_'")
+        if len(set(properties)) != len(properties):
+            raise NetError(f"token type {name!r} lists a property twice")
+        t = TokenType(name, tuple(properties))
+        self._types[name] = t
+        return t
+
+    def place(self, name: str, token_type: TokenType | None = None, capacity: int | None = None,
+              resource: bool = False, initial=None) -> Place:
+        """A FIFO place. ``capacity`` bounds it with a capacity place; ``initial`` tokens
+        (dicts or tuples) sit in it before any input arrives."""
+        if name in self._places:
+            raise NetError(f"place {name!r} is declared twice in net {self.name!r}")
+        if token_type is None:
+            token_type = self._types.get("Signal") or self.token_type("Signal")
+        if not isinstance(token_type, TokenType):
+            raise NetError(f"place {name!r}: token_type must come from net.token_type(...)")
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)
+                                     or capacity < 1):
+            raise NetError(f"place {name!r}: capacity = {capacity!r} is invalid: must be an "
+                           f"integer >= 1 (or None for unbounded)")
+        p = Place(name, token_type, capacity, resource)
+        self._places[name] = p
+        if initial:
+            self._initial[name] = list(initial)
+        return p
+
+    def transition(self, name: str, inputs: dict, outputs: dict | None = None, delay=0,
+                   guard=None, route=None, concurrency: int | None = 1,
+                   initiation_interval: int | None = None) -> str:
+        """A transition.
+
+        inputs : {place: weight}
+            Tokens consumed per firing (int >= 1, or a function of the head tokens).
+        outputs : {place: count | Out} or [(place, count | Out), ...]
+            Tokens produced on every commit (the list form allows two arcs into one place).
+        delay : int or function
+            Cycles between enabling and commit (>= 0).
+        guard : function, optional
+            Condition on the head tokens that must hold to enable.
+        route : [(place, condition) or (place, condition, count | Out)], optional
+            Alternative outputs: the first whose condition holds gets the tokens.
+        concurrency : int or None
+            Firings in flight at once: 1 (one item at a time, default), k, or None
+            (unbounded).
+        initiation_interval : int, optional
+            Minimum cycles between successive starts (a pipelined unit: concurrency None
+            with initiation_interval 1 accepts one item per cycle).
+        """
+        if any(t.name == name for t in self._transitions):
+            raise NetError(f"transition {name!r} is declared twice in net {self.name!r}")
+        if not isinstance(inputs, dict) or not inputs:
+            raise NetError(f"transition {name!r} has no input place: it would fire forever; "
+                           f"give inputs={{place: weight}}")
+        if concurrency is not None and (isinstance(concurrency, bool) or
+                                        not isinstance(concurrency, int) or concurrency < 1):
+            raise NetError(f"transition {name!r}: concurrency = {concurrency!r} is invalid: "
+                           f"an integer >= 1 or None for unbounded")
+        if initiation_interval is not None and (isinstance(initiation_interval, bool) or
+                                                not isinstance(initiation_interval, int) or
+                                                initiation_interval < 1):
+            raise NetError(f"transition {name!r}: initiation_interval = "
+                           f"{initiation_interval!r} is invalid: an integer >= 1")
+        norm_out = []
+        pairs = outputs.items() if isinstance(outputs, dict) else (outputs or [])
+        for place, spec in pairs:
+            norm_out.append((self._name(place), spec if isinstance(spec, Out) else Out(spec)))
+        norm_routes = []
+        for entry in route or []:
+            if not isinstance(entry, (tuple, list)) or len(entry) not in (2, 3):
+                raise NetError(f"transition {name!r}: each route is (place, condition) or "
+                               f"(place, condition, count|Out)")
+            spec = entry[2] if len(entry) == 3 else 1
+            norm_routes.append((self._name(entry[0]), entry[1],
+                                spec if isinstance(spec, Out) else Out(spec)))
+        self._transitions.append(_TransitionSpec(
+            name, [(self._name(p), w) for p, w in inputs.items()], norm_out, norm_routes,
+            delay, guard, concurrency, initiation_interval))
+        return name
+
+    @staticmethod
+    def _name(place) -> str:
+        return place.name if isinstance(place, Place) else str(place)
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> Model:
+        places = dict(self._places)
+        specs = [self._copy_spec(s) for s in self._transitions]
+        for s in specs:                       # arcs to nowhere
+            for arc in [p for p, _ in s.inputs] + [p for p, _ in s.outputs] + \
+                    [p for p, _, _ in s.routes]:
+                if arc not in places:
+                    raise NetError(f"transition {s.name!r} refers to place {arc!r}, which the "
+                                   f"net does not declare (places: {', '.join(places) or 'none'})")
+        if self.done is None:
+            raise NetError(f"net {self.name!r} has no done place: set net.done")
+        done_name = self._name(self.done)
+        starts = [] if self.start is None else [self._name(p) for p in (
+            self.start if isinstance(self.start, (list, tuple)) else [self.start])]
+        start_name = starts[0] if starts else None
+        for label, n in [("done", done_name)] + [("start", n) for n in starts]:
+            if n not in places:
+                raise NetError(f"net {self.name!r}: the {label} place {n!r} is not declared")
+        self._expand_capacities(places, specs)
+        order = list(places)
+        index = {n: i for i, n in enumerate(order)}
+        transitions = tuple(self._build_transition(i, s, places, index)
+                            for i, s in enumerate(specs))
+        self._check_types_and_weights(transitions, places, order)
+        initial = {}
+        for name, tokens in self._initial.items():
+            initial[index[name]] = [Model._token_tuple(places[name].token_type, t, name)
+                                    for t in tokens]
+        for name, p in places.items():
+            if p.capacity_of is not None:
+                initial[index[name]] = [()] * p.capacity
+        fed = {a.place for t in transitions for a in t.outputs + t.routes}
+        for name, p in places.items():
+            pid = index[name]
+            if pid not in fed and pid not in initial and name not in starts:
+                consumers = [t.name for t in transitions if pid in t.inputs]
+                if consumers:
+                    raise NetError(f"place {name!r} is read by {', '.join(consumers)} but "
+                                   f"nothing ever puts a token in it (no producer, no initial "
+                                   f"tokens, not the start place)")
+        return Model(self.name, tuple(places.values()), transitions,
+                     None if start_name is None else index[start_name], index[done_name],
+                     initial, self.tokens_from_input, self.default_input, self.description)
+
+    @staticmethod
+    def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:
+        return _TransitionSpec(s.name, list(s.inputs), list(s.outputs), list(s.routes), s.delay,
+                               s.guard, s.concurrency, s.initiation_interval)
+
+    def _expand_capacities(self, places: dict, specs: list) -> None:
+        """OSDI'24 §3.3 step 4: a bounded place P gets a capacity place P.cap holding C
+        tokens; producers into P take tokens from P.cap, consumers of P return them."""
+        captype = self._types.get("Capacity") or TokenType("Capacity")
+        for name, p in list(places.items()):
+            if p.capacity is None:
+                continue
+            cap_name = f"{name}.cap"
+            places[cap_name] = Place(cap_name, captype, p.capacity, True, capacity_of=name)
+            for s in specs:
+                user_inputs = len(s.inputs)
+                for out_place, out in s.outputs:
+                    if out_place == name:
+                        s.inputs.append((cap_name, ("same-as-output", out.count, user_inputs)))
+                for in_place, weight in s.inputs[:user_inputs]:
+                    if in_place == name:
+                        s.outputs.append((cap_name, Out(("same-as-input", weight, user_inputs))))
+                if any(r[0] == name for r in s.routes):
+                    raise NetError(f"transition {s.name!r} routes into bounded place {name!r}: "
+                                   f"give the route targets no capacity, or bound them with an "
+                                   f"explicit capacity place")
+
+    def _build_transition(self, tid: int, s: _TransitionSpec, places: dict, index: dict):
+        user = [(p, w) for p, w in s.inputs if not (isinstance(w, tuple) and len(w) == 3
+                                                     and w[0] == "same-as-output")]
+        n_user = len(user)
+        arg_types = [(p, places[p].token_type) for p, _ in user]
+        what = lambda part: f"{part} of transition {s.name!r}"
+
+        def traced(spec, part, want="int", origin=None):
+            if isinstance(spec, tuple) and len(spec) == 3 and spec[0] in ("same-as-output",
+                                                                          "same-as-input"):
+                return traced(spec[1], part, want)
+            return trace(spec, arg_types, what(part), want, origin)
+
+        weights = []
+        for p, w in s.inputs:
+            e = traced(w, f"weight on input {p!r}")
+            if e.op == "const" and (e.args[0] < 1):
+                raise NetError(f"{what('weight')} on input {p!r} is {e.args[0]}: a constant "
+                               f"weight must be >= 1")
+            weights.append(e)
+        guard = None if s.guard is None else traced(s.guard, "guard", "bool")
+        delay = traced(s.delay, "delay")
+        if delay.op == "const" and delay.args[0] < 0:
+            raise NetError(f"{what('delay')} = {delay.args[0]} is invalid: delays are "
+                           f"integer cycles >= 0")
+        outputs = tuple(self._output_arc(s, place, out, places, index, user, traced, None)
+                        for place, out in s.outputs)
+        routes = tuple(self._output_arc(s, place, out, places, index, user, traced,
+                                        traced(cond, f"route condition to {place!r}", "bool"))
+                       for place, cond, out in s.routes)
+        exprs = weights + [delay] + ([guard] if guard is not None else [])
+        for arc in outputs + routes:
+            exprs.append(arc.count)
+            exprs.extend(arc.props or ())
+            if arc.condition is not None:
+                exprs.append(arc.condition)
+        needs = sorted(set().union(*(referenced_args(e) for e in exprs)))
+        compiled = {
+            "weights": tuple(None if e.op == "const" else compile_python(e, n_user)
+                             for e in weights),
+            "guard": None if guard is None else compile_python(guard, n_user),
+            "delay": None if delay.op == "const" else compile_python(delay, n_user),
+        }
+        return Transition(tid, s.name, tuple(index[p] for p, _ in s.inputs), n_user,
+                          tuple(weights), guard, delay, outputs, routes, s.concurrency,
+                          s.initiation_interval or 0, tuple(needs), compiled)
+
+    def _output_arc(self, s, place, out: Out, places, index, user, traced, condition):
+        ttype = places[place].token_type
+        count = traced(out.count, f"count into {place!r}")
+        if count.op == "const" and count.args[0] < 0:
+            raise NetError(f"transition {s.name!r}: count {count.args[0]} into {place!r} is "
+                           f"negative")
+        copy_from, props = None, None
+        if out.copy is not None:
+            names = [p for p, _ in user]
+            if out.copy not in names:
+                raise NetError(f"transition {s.name!r}: copy={out.copy!r} is not one of its "
+                               f"input places ({', '.join(names)})")
+            copy_from = names.index(out.copy)
+            src = places[out.copy].token_type
+            if src != ttype:
+                raise NetError(f"place {place!r} holds {ttype.name} tokens but transition "
+                               f"{s.name!r} feeds it {src.name} tokens copied from {out.copy!r}")
+        elif out.props is not None:
+            props = self._props(s, place, ttype, out.props, traced)
+        elif ttype.properties:
+            same = [i for i, (p, _) in enumerate(user) if places[p].token_type == ttype]
+            if len(same) != 1:
+                raise NetError(f"transition {s.name!r} puts {ttype.name} tokens (properties "
+                               f"{list(ttype.properties)}) into {place!r} but does not say "
+                               f"what they hold: give Out(count, props=...) or "
+                               f"Out(count, copy=INPUT)")
+            copy_from = same[0]
+        return OutputArc(index[place], count, props, copy_from, condition)
+
+    @staticmethod
+    def _props(s, place, ttype, spec, traced):
+        if callable(spec):
+            # A function returning a dict: trace each entry through a small wrapper.
+            probe_names = ttype.properties
+
+            def entry(key):
+                def f(*tokens):
+                    result = spec(*tokens)
+                    if not isinstance(result, dict):
+                        raise TraceError(f"the producer must return a dict of properties, "
+                                         f"not {type(result).__name__}")
+                    _check_keys(result)
+                    return result[key]
+                f.__signature__ = inspect.signature(spec)
+                return f
+
+            def _check_keys(result):
+                if set(result) != set(probe_names):
+                    raise TraceError(f"tokens of {place!r} are {ttype.name} tokens with "
+                                     f"properties {list(probe_names)}, but the producer gives "
+                                     f"{sorted(result)}")
+            return tuple(traced(entry(k), f"producer for {place!r}", origin=spec)
+                         for k in probe_names)
+        if isinstance(spec, dict):
+            if set(spec) != set(ttype.properties):
+                raise NetError(f"transition {s.name!r}: tokens of {place!r} are {ttype.name} "
+                               f"tokens with properties {list(ttype.properties)}, but the "
+                               f"producer gives {sorted(spec)}")
+            return tuple(traced(spec[k], f"producer property {k!r} for {place!r}")
+                         for k in ttype.properties)
+        raise NetError(f"transition {s.name!r}: props for {place!r} must be a dict or a "
+                       f"function returning one")
+
+    @staticmethod
+    def _check_types_and_weights(transitions, places: dict, order: list) -> None:
+        plist = [places[n] for n in order]
+        for t in transitions:
+            for pid, w in zip(t.inputs, t.weights):
+                cap = plist[pid].capacity if plist[pid].capacity_of is None else None
+                if w.op == "const" and cap is not None and w.args[0] > cap:
+                    raise NetError(f"transition {t.name!r} needs {w.args[0]} tokens from "
+                                   f"{plist[pid].name!r} at once, but its capacity is {cap}: "
+                                   f"it can never fire")
+            for arc in t.outputs:
+                cap = plist[arc.place].capacity if plist[arc.place].capacity_of is None else None
+                if arc.count.op == "const" and cap is not None and arc.count.args[0] > cap:
+                    raise NetError(f"transition {t.name!r} puts {arc.count.args[0]} tokens "
+                                   f"into {plist[arc.place].name!r} at once, but its capacity "
+                                   f"is {cap}: it can never fire")
