@@ -187,6 +187,14 @@ def test_regions_json_contract(cli):
                              "parameters": "oC"}
 
 
+def test_regions_samples_option(cli):
+    code, out, _ = cli("logca", "regions", "--preset", "ultrasparc-t2", "--kernel", "aes",
+                       "--samples", "50", "--json")
+    d = json.loads(out)
+    assert code == 0 and len(d["samples"]["granularity"]) == 50
+    assert d["regions"]["o"]["cutoff"] == pytest.approx(24066.45, rel=1e-5)   # unchanged
+
+
 def test_regions_figures(cli, tmp_path):
     out = tmp_path / "regions.svg"
     code, _, err = cli("logca", "regions", "--preset", "ultrasparc-t2", "--kernel", "aes",
@@ -199,6 +207,7 @@ def test_regions_figures(cli, tmp_path):
     (["logca", "regions", "--preset", "apu", "--kernel", "aes", "--threshold", "-1"],
      "threshold"),
     (["logca", "regions", "--preset", "apu", "--kernel", "aes", "--sensitivity"], "needs --out"),
+    (["logca", "regions", "--preset", "apu", "--kernel", "aes", "--samples", "many"], "--samples"),
     (["logca", "whatif", "--preset", "sparc-t3", "--kernel", "aes"], "--set is missing"),
     (["logca", "whatif", "--preset", "sparc-t3", "--kernel", "aes", "--set", "o=-1"], "o = -1"),
     (["logca", "case-study", "fpga"], "'fpga' is not one of"),

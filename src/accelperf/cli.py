@@ -259,20 +259,32 @@ def _check_range(lo: float, hi: float) -> None:
               help="Improvement of each parameter (L, o divided; C, A multiplied), >= 1.")
 @click.option("--threshold", type=float, default=0.2, show_default=True,
               help="Speedup gain that makes a parameter a bottleneck (0.2 = 20%).")
+@click.option("--samples", default="powers-of-two", show_default=True, metavar="powers-of-two|N",
+              help="Granularities at which the gains are tabulated: the paper's powers of two, "
+                   "or N log-spaced points. Region boundaries are exact either way.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Draw the regions chart (Fig. 6) to FILE.png or FILE.svg.")
 @click.option("--sensitivity", is_flag=True,
               help="With --out, also draw Fig. 5 (each parameter improved) to FILE-sensitivity.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def logca_regions(lo, hi, factor, threshold, out, sensitivity, as_json, **spec):
+def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, as_json, **spec):
     """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2)."""
     from .logca.regions import optimization_regions
+    from .units import log_grid
     _check_range(lo, hi)
+    if samples == "powers-of-two":
+        sample_points = None
+    elif samples.isdigit() and 2 <= int(samples) <= 100_000:
+        sample_points = log_grid(lo, hi, int(samples))
+    else:
+        raise ModelError(f"--samples = {samples!r} is invalid: 'powers-of-two' or a whole "
+                         f"number of points from 2 to 100000")
     model = _single_model(spec, "regions")
     out = _figure_path(out)
     if sensitivity and out is None:
         raise ModelError("--sensitivity needs --out FILE.png|svg: it draws a figure")
-    analysis = optimization_regions(model, factor=factor, threshold=threshold, lo=lo, hi=hi)
+    analysis = optimization_regions(model, factor=factor, threshold=threshold, lo=lo, hi=hi,
+                                    samples=sample_points)
     if out is not None:
         from .plot import save_figure
         from .plot.regions import regions_figure, sensitivity_figure
