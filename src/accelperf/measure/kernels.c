@@ -26,3 +26,26 @@ uint64_t stream_read(const uint64_t *a, size_t n, size_t passes) {
     }
     return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
 }
+
+/* add_chain: n blocks of 8 dependent register-register additions. Each addition needs the
+ * previous result, so a block takes 8 core cycles whatever the pipeline width: 8n / seconds
+ * is the core clock (on virtual machines /proc/cpuinfo reports the nominal TSC rate
+ * instead). Register operands matter: recent cores fold "add register, immediate" chains
+ * at rename, which would make the chain look several times faster than the clock. */
+uint64_t add_chain(uint64_t n) {
+    uint64_t x = 0, step = 1;
+    for (uint64_t i = 0; i < n; i++) {
+#if defined(__x86_64__)
+        __asm__ volatile("add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+                         "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0"
+                         : "+r"(x) : "r"(step));
+#elif defined(__aarch64__)
+        __asm__ volatile("add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\t"
+                         "add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\t"
+                         "add %0, %0, %1\n\tadd %0, %0, %1" : "+r"(x) : "r"(step));
+#else
+        x += 8 * step; __asm__ volatile("" : "+r"(x));
+#endif
+    }
+    return x;
+}

@@ -66,4 +66,5 @@ def _build_and_load():
     lib.chase.argtypes, lib.chase.restype = [ptr, u64, u64], u64
     lib.stream_read.argtypes, lib.stream_read.restype = [ptr, ctypes.c_size_t,
                                                          ctypes.c_size_t], u64
+    lib.add_chain.argtypes, lib.add_chain.restype = [u64], u64
     return lib

@@ -1,0 +1,61 @@
+"""How well does a fitted LogCA model predict this machine's real accelerators?
+
+1. AES-128-CBC, host = vpaes (AES-NI masked) against AES-NI, 16 B .. 32 MiB, 5 repeats,
+   through `openssl speed`; fit; mean and max relative speedup error (target: < 3%, < 10%).
+2. The shared-memory offload of AES, 1 KiB .. 2 MiB, with the echo run; fit with
+   granularity-dependent latency; mean error (target < 10%).
+
+Run: .venv/bin/python benchmarks/fit_accuracy.py [--quick] [--save DIR]   (about 5 minutes)
+--save DIR keeps the two measurement CSVs, so `accelperf logca fit` can be re-run on them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from accelperf.logca.fit import fit_logca
+from accelperf.measure.crypto import measure_kernel
+from accelperf.measure.offload import measure_offload
+from accelperf.units import powers_of_two
+
+
+def main():
+    quick = "--quick" in sys.argv
+    repeats = 2 if quick else 5
+    start = time.time()
+    sizes = [int(g) for g in powers_of_two(16, 2**25)]
+    save = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else None
+    aes = measure_kernel("aes", sizes[::3] if quick else sizes, "cbc", "vpaes", repeats)
+    if save:
+        aes.write_csv(f"{save}/aes-cbc.csv")
+    by = {(s.mode, s.granularity): s.median for s in aes.samples}
+    g = sorted({s.granularity for s in aes.samples})
+    fit = fit_logca(g, [by[("host", x)] for x in g], [by[("accel", x)] for x in g],
+                    latency="auto", bootstrap=100)
+    print(f"AES-CBC vpaes vs AES-NI, {len(g)} granularities x {repeats} repeats "
+          f"({time.time() - start:.0f} s): {fit}")
+    for w in fit.warnings:
+        print(f"  warning: {w}")
+    worst = max(zip(fit.granularity, fit.relative_error), key=lambda t: abs(t[1]))
+    print(f"  largest error {worst[1]:+.1%} at {int(worst[0])} B")
+
+    start = time.time()
+    off_sizes = [int(x) for x in powers_of_two(1024, 2**21)]
+    off = measure_offload("aes", off_sizes[::2] if quick else off_sizes, repeats,
+                          target_s=0.05 if quick else 0.2)
+    if save:
+        off.write_csv(f"{save}/offload-aes.csv")
+    by = {(s.mode, s.granularity): s.median for s in off.samples}
+    g = sorted({s.granularity for s in off.samples})
+    ofit = fit_logca(g, [by[("host", x)] for x in g], [by[("accel", x)] for x in g],
+                     [by[("echo", x)] for x in g], latency="dependent", bootstrap=100)
+    print(f"offload AES over shared memory, {len(g)} granularities ({time.time() - start:.0f} s):"
+          f" {ofit}")
+    print(f"offload_mean_error: {ofit.mean_error:.4f}")
+    print(f"aes_cbc_max_error: {fit.max_error:.4f}")
+    print(f"aes_cbc_mean_error: {fit.mean_error:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""Host and accelerated timings of real crypto kernels on this machine.
+
+Backend: the ``openssl speed`` command (``-evp ALG -bytes g -seconds 1 -elapsed -mr``),
+which calls OpenSSL's EVP interface in a C loop, so a timing includes one EVP call per
+operation (a few tens of nanoseconds) and no Python. The same binary runs with and without
+the accelerators: OpenSSL reads ``OPENSSL_ia32cap`` when libcrypto loads.
+
+* accelerated: the variable is removed from the environment. (Set but empty, it clears
+  every capability bit, AES-NI included: a trap this module avoids.)
+* host, AES: AES-NI and PCLMULQDQ masked, SSSE3 kept (bit-sliced "vpaes"), or SSSE3 masked
+  too (table AES); host, SHA-256: SHA-NI masked. The ``:`` part keeps OpenSSL 3 from also
+  clearing the CPUID leaf-7 word (AVX2, VAES, SHA-NI) when only AES-NI is meant.
+
+Every (setting, granularity, repeat) runs in its own process; repeats are the outer loop
+and settings and sizes are shuffled inside it, so slow phases of a shared machine spread
+over all of them. Runs on a shared machine are only ever slowed down: the minimum and the
+median of the repeats are kept, with the spread.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ModelError
+
+MASKS = {
+    ("aes", "vpaes"): "~0x200000200000000:~0x0",
+    ("aes", "table"): "~0x200020200000000:~0x0",
+    ("sha256", "no-sha-ni"): ":~0x20000000",
+}
+HOSTS = {"aes": ("vpaes", "table"), "sha256": ("no-sha-ni",)}
+ALGORITHMS = {("aes", "cbc"): "aes-128-cbc", ("aes", "ctr"): "aes-128-ctr",
+              ("sha256", None): "sha256"}
+COLUMNS = ["kernel", "mode", "granularity_bytes", "seconds_min", "seconds_median",
+           "seconds_max", "repeats"]
+_RESULT = re.compile(r"^\+R:(\d+):[^:]*:([0-9.]+)", re.M)
+
+
+class MeasurementError(ModelError):
+    """A measurement that cannot be made or cannot be trusted."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    kernel: str
+    mode: str                 # "host", "accel" or "echo"
+    granularity: int
+    seconds: tuple[float, ...]
+
+    @property
+    def minimum(self) -> float:
+        return min(self.seconds)
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.seconds))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    samples: tuple[Sample, ...]
+    metadata: dict = field(default_factory=dict)
+
+    def write_csv(self, path: str | Path) -> Path:
+        """CSV with a header comment block describing the machine and the method."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [f"# {k}: {v}" for k, v in self.metadata.items()]
+        lines.append(",".join(COLUMNS))
+        for s in sorted(self.samples, key=lambda s: (s.mode, s.granularity)):
+            lines.append(f"{s.kernel},{s.mode},{s.granularity},{s.minimum:.9g},"
+                         f"{s.median:.9g},{max(s.seconds):.9g},{len(s.seconds)}")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+
+def openssl_binary() -> str:
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise MeasurementError("the openssl command is not installed: install OpenSSL "
+                               "(Debian: apt-get install openssl) to measure crypto kernels")
+    return exe
+
+
+def openssl_version() -> str:
+    out = subprocess.run([openssl_binary(), "version"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def environment(mask: str | None) -> dict:
+    """This process's environment with OPENSSL_ia32cap removed, or set to ``mask``."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENSSL_ia32cap"}
+    if mask is not None:
+        env["OPENSSL_ia32cap"] = mask
+    return env
+
+
+def openssl_speed(algorithm: str, nbytes: int, mask: str | None, seconds: int = 1) -> float:
+    """Seconds per operation on ``nbytes`` in its own ``openssl speed`` process."""
+    cmd = [openssl_binary(), "speed", "-mr", "-elapsed", "-seconds", str(seconds), "-bytes",
+           str(nbytes), "-evp", algorithm]
+    run = subprocess.run(cmd, capture_output=True, text=True, env=environment(mask))
+    match = _RESULT.search(run.stdout + "\n" + run.stderr)    # -mr results go to stderr
+    if run.returncode != 0 or not match:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise MeasurementError(f"openssl speed failed for {algorithm} at {nbytes} B: {tail[0]}")
+    count, elapsed = int(match.group(1)), float(match.group(2))
+    if count == 0:
+        raise MeasurementError(f"openssl speed ran no {algorithm} operation on {nbytes} B in "
+                               f"{elapsed} s")
+    return elapsed / count
+
+
+def cpu_flags() -> list[str]:
+    wanted = ("aes", "vaes", "pclmulqdq", "ssse3", "avx", "avx2", "avx512f", "sha_ni")
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                have = set(line.split(":", 1)[1].split())
+                return [f for f in wanted if f in have]
+    except OSError:
+        pass
+    return []
+
+
+def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
+                   host: str | None = None, repeats: int = 5, seconds: int = 1,
+                   progress=None, seed: int = 0, check: bool = True) -> Measurement:
+    """Time ``kernel`` ("aes" or "sha256") on the host (accelerator masked) and on the
+    accelerator for every granularity; see the module docstring for the method."""
+    if kernel not in HOSTS:
+        raise MeasurementError(f"kernel = {kernel!r} is invalid: measure aes or sha256")
+    host = host or HOSTS[kernel][0]
+    if (kernel, host) not in MASKS:
+        raise MeasurementError(f"--host = {host!r} is invalid for {kernel}: use "
+                               f"{' or '.join(HOSTS[kernel])}")
+    mode_key = mode if kernel == "aes" else None
+    if (kernel, mode_key) not in ALGORITHMS:
+        raise MeasurementError(f"--mode = {mode!r} is invalid for aes: use cbc or ctr")
+    if repeats < 1 or seconds < 1:
+        raise MeasurementError("repeats and seconds must be >= 1")
+    algorithm = ALGORITHMS[(kernel, mode_key)]
+    sizes = sorted({int(g) for g in granularities})
+    if not sizes or sizes[0] < 1:
+        raise MeasurementError("granularities must be whole numbers of bytes >= 1")
+    rng = random.Random(seed)
+    settings = [("host", MASKS[(kernel, host)]), ("accel", None)]
+    times = {(m, g): [] for m, _ in settings for g in sizes}
+    for _ in range(repeats):
+        jobs = [(m, mask, g) for m, mask in settings for g in sizes]
+        rng.shuffle(jobs)
+        for m, mask, g in jobs:
+            times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds))
+            if progress:
+                progress(f"{kernel} {m} {g} B")
+    samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)])) for m, _ in settings
+                    for g in sizes)
+    if check:
+        verify_accelerated(samples, f"{kernel} ({algorithm})")
+    from .clock import core_clock_hz, nominal_clock_hz
+    clock, nominal = core_clock_hz(), nominal_clock_hz()
+    metadata = {
+        "accelperf measure": f"{kernel} {algorithm}, host = {host}",
+        "backend": f"openssl speed -evp {algorithm} -bytes G -seconds {seconds} -elapsed "
+                   f"(one EVP call per operation, in C; no Python in the timed loop)",
+        "openssl": openssl_version(),
+        "host setting": f"OPENSSL_ia32cap={MASKS[(kernel, host)]}",
+        "accel setting": "OPENSSL_ia32cap unset",
+        "machine": f"{_cpu_model()}, {os.cpu_count()} cores, {platform.platform()}",
+        "cpu flags": " ".join(cpu_flags()),
+        "core clock hz": "unknown" if clock is None else f"{clock:.6g}",
+        "core clock method": "timed chain of dependent register additions "
+                             "(accelperf.measure.clock); /proc/cpuinfo reports "
+                             + ("unknown" if nominal is None else f"{nominal:.6g} Hz")
+                             + ", the nominal rate on virtual machines",
+        "statistic": f"seconds per operation; min, median and max of {repeats} repeats, each "
+                     f"its own process, settings and sizes shuffled within each repeat",
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    return Measurement(samples, metadata)
+
+
+def verify_accelerated(samples, what: str) -> None:
+    """Refuse to report when the masked host is not clearly slower at large granularities
+    (the mask did not take, or there is no accelerator to mask)."""
+    by = {(s.mode, s.granularity): s.median for s in samples}
+    sizes = sorted({s.granularity for s in samples})
+    large = sizes[len(sizes) // 2:]
+    ratios = [by[("host", g)] / by[("accel", g)] for g in large]
+    if statistics.median(ratios) < 1.3:
+        raise MeasurementError(
+            f"the masked host run of {what} is not slower than the accelerated run (median "
+            f"speedup {statistics.median(ratios):.2f} at the larger sizes): the accelerator "
+            f"mask did not take effect or this CPU has no accelerator for it; refusing to "
+            f"report (CPU flags: {' '.join(cpu_flags()) or 'unknown'})")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

@@ -1,0 +1,42 @@
+"""The measured speedup against the fitted LogCA curve (ISCA'17 Fig. 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+from ..logca.fit import FitResult
+from .axes import granularity_axis
+
+
+def fit_figure(result: FitResult, title: str | None = None, extra=()) -> Figure:
+    """Points: measured speedup; line: the fitted model; markers: g1 and g_A/2.
+    ``extra`` are further LogCA models drawn for comparison (e.g. a paper preset)."""
+    g = result.granularity
+    lo, hi = float(g.min()) / 2, float(g.max()) * 2
+    grid = np.geomspace(lo, hi, 300)
+    fig = Figure(figsize=(7.5, 4.6))
+    ax = fig.add_subplot()
+    ax.plot(g, result.speedup_measured, "o", color="C0", label="measured", zorder=5)
+    ax.plot(grid, result.model.speedup(grid), color="C0", lw=2,
+            label=f"LogCA fit (mean error {result.mean_error:.1%}, max {result.max_error:.1%})")
+    for crossing, marker, text in ((result.g1, "D", "g₁"), (result.g_half, "s", "g_A/2")):
+        if crossing.model is not None and lo <= crossing.model <= hi:
+            y = float(result.model.speedup(crossing.model))
+            ax.plot([crossing.model], [y], marker, color="black", ms=7, zorder=6)
+            ax.annotate(text, (crossing.model, y), textcoords="offset points", xytext=(5, -12))
+    for i, other in enumerate(extra, start=1):
+        ax.plot(grid, other.speedup(grid), color=f"C{i}", lw=1.5, ls="--", label=other.label)
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    ax.axhline(result.model.A, color="C0", lw=0.8, ls=":")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    granularity_axis(ax, lo, hi)
+    ax.set_ylabel("speedup T0 / T1")
+    ax.set_title(title or "Measured speedup and the fitted LogCA model")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig

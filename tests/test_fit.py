@@ -1,0 +1,201 @@
+"""Fitting LogCA to measurements: recovery of known parameters, warnings, CSV, CLI."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from accelperf import LogCA, ModelError
+from accelperf.logca.fit import fit_logca, measured_crossing, power_law
+from accelperf.measure.data import read_timings
+
+G = 2.0 ** np.arange(4, 26)          # the paper's 16 B .. 32 MiB
+
+
+def noisy(times, sigma, seed):
+    return times * np.exp(np.random.default_rng(seed).normal(0, sigma, times.size))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_recovers_an_on_chip_accelerator(seed):
+    true = LogCA(L=4e-9, o=9e-9, C=3e-9, A=5.0, beta=1.0, unit="seconds")
+    fit = fit_logca(G, noisy(true.T0(G), 0.02, seed), noisy(true.T1(G), 0.02, seed + 10),
+                    latency="independent", bootstrap=50, seed=seed)
+    p = fit.parameters
+    assert p["o"].value == pytest.approx(13e-9, rel=0.15)      # o + L is what is identified
+    assert p["L"].value == 0 and not p["L"].vary
+    assert p["C"].value == pytest.approx(3e-9, rel=0.05)
+    assert p["A"].value == pytest.approx(5.0, rel=0.05)
+    assert p["beta"].value == pytest.approx(1.0, abs=0.01)
+    for name in ("C", "A", "beta"):        # the truth lies within a few standard errors
+        true_value = {"C": 3e-9, "A": 5.0, "beta": 1.0}[name]
+        assert abs(p[name].value - true_value) < 6 * p[name].stderr + 1e-3 * true_value
+    assert fit.mean_error < 0.05
+    assert any("o and L cannot be told apart" in w for w in fit.warnings)
+
+
+def test_recovers_an_offload_with_its_echo_run():
+    true = LogCA(L=4e-10, o=2e-6, C=2.8e-9, A=12.0, beta=1.0, latency="dependent",
+                 unit="seconds")
+    g = 2.0 ** np.arange(10, 22)
+    echo = true.o + true.L * g
+    fit = fit_logca(g, noisy(true.T0(g), 0.01, 4), noisy(true.T1(g), 0.01, 5),
+                    noisy(echo, 0.01, 6), latency="dependent", bootstrap=50)
+    p = fit.parameters
+    assert p["o"].value == pytest.approx(2e-6, rel=0.1) and p["o"].note == "from the echo run"
+    assert p["L"].value == pytest.approx(4e-10, rel=0.1)
+    assert p["A"].value == pytest.approx(12.0, rel=0.1)
+    assert fit.model.latency == "dependent" and fit.mean_error < 0.03
+
+
+def test_recovers_sub_linear_dependent_without_echo():
+    true = LogCA(L=2.0, o=500.0, C=40.0, A=20.0, beta=0.8, latency="dependent")
+    fit = fit_logca(G, noisy(true.T0(G), 0.01, 7), noisy(true.T1(G), 0.01, 8),
+                    latency="auto", bootstrap=50)
+    p = fit.parameters
+    assert fit.model.latency == "dependent"
+    assert p["beta"].value == pytest.approx(0.8, abs=0.01)
+    assert p["L"].value == pytest.approx(2.0, rel=0.1)
+    assert p["A"].value == pytest.approx(20.0, rel=0.25)
+
+
+def test_g1_and_g_half_with_uncertainty():
+    true = LogCA(L=0, o=2e-6, C=3e-9, A=5.0, beta=1.0, unit="seconds")
+    fit = fit_logca(G, noisy(true.T0(G), 0.01, 9), noisy(true.T1(G), 0.01, 10),
+                    latency="independent", bootstrap=100)
+    g1_true = true.g1().root
+    assert fit.g1.model == pytest.approx(g1_true, rel=0.1)
+    assert fit.g1.measured == pytest.approx(g1_true, rel=0.2)
+    lo, hi = fit.g1.interval
+    assert lo < fit.g1.model < hi and fit.g1.stderr > 0
+    assert fit.g_half.model == pytest.approx(true.g_half().root, rel=0.1)
+
+
+def test_per_call_constant_warning_offers_the_large_g_fit():
+    c0 = 3e-8
+    t0 = c0 + 2.9e-9 * G
+    t1 = 1.3e-8 + 2.9e-9 * G / 5
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0)
+    assert fit.parameters["beta"].value < 0.99
+    warning = next(w for w in fit.warnings if "per-call constant" in w)
+    assert "restricted to g >=" in warning and "β =" in warning
+
+
+def test_other_warnings():
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    g = np.array([16.0, 64, 256, 1024])
+    t0 = true.T0(g).copy()
+    t0[2] = t0[1] * 0.5                                       # host time falls
+    fit = fit_logca(g, t0, true.T1(g), latency="independent", bootstrap=0)
+    text = " | ".join(fit.warnings)
+    assert "only 4 granularities" in text and "not monotone" in text
+    assert "outside the measured range" in text             # g1 is below 16 B here
+
+
+def test_negative_overhead_is_reported():
+    t0 = 3e-9 * G
+    t1 = -5e-9 + t0 / 4          # positive at every measured g, but the intercept is < 0
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0)
+    assert fit.parameters["o"].value >= 0
+    assert any("negative overhead" in w for w in fit.warnings)
+
+
+def test_frequency_reports_cycles():
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    fit = fit_logca(G, true.T0(G), true.T1(G), latency="independent", frequency_hz=3e9,
+                    bootstrap=0)
+    assert fit.model.unit == "cycles" and fit.parameters["C"].value == pytest.approx(9, rel=1e-3)
+    assert fit.parameters["o"].value == pytest.approx(30, rel=1e-2)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(granularity=[16, 32], t_host=[1, 2], t_accel=[1, 1]), "at least 3"),
+    (dict(granularity=[16, 32, 64], t_host=[1, 2, -1], t_accel=[1, 1, 1]), "must be finite"),
+    (dict(granularity=[16, 32, 64], t_host=[1, 2, 3], t_accel=[1, 1]), "3 numbers"),
+    (dict(granularity=[16, 16, 64], t_host=[1, 2, 3], t_accel=[1, 1, 1]), "repeat"),
+    (dict(granularity=[16, 32, 64], t_host=[1, 2, 3], t_accel=[1, 1, 1], latency="both"),
+     "latency"),
+])
+def test_bad_fit_input(kwargs, words):
+    with pytest.raises(ModelError, match=words):
+        fit_logca(**kwargs)
+
+
+def test_helpers():
+    C, beta, _, _ = power_law(G, 3 * G**1.1)
+    assert C == pytest.approx(3) and beta == pytest.approx(1.1)
+    assert measured_crossing([1, 10, 100], [0.5, 2, 4], 1.0) == pytest.approx(
+        10 ** (math.log(2) / math.log(4)), rel=1e-9)
+    assert measured_crossing([1, 10], [2, 4], 1.0) is None
+
+
+# ---------------------------------------------------------------- CSV and command line
+def write_csv(path, g, t0, t1, echo=None, header=True):
+    lines = ["# core clock hz: 3e9"] if header else []
+    lines.append("kernel,mode,granularity_bytes,seconds_min,seconds_median,seconds_max,repeats")
+    for mode, times in (("host", t0), ("accel", t1), ("echo", echo)):
+        if times is None:
+            continue
+        for x, t in zip(g, times):
+            lines.append(f"aes,{mode},{int(x)},{t * 0.98},{t},{t * 1.05},5")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_read_timings(tmp_path):
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G))
+    t = read_timings(path)
+    assert t.granularity.size == 22 and t.echo is None and t.core_clock_hz == 3e9
+    assert read_timings(path, "min").host[0] == pytest.approx(true.T0(G)[0] * 0.98)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("kernel,mode,granularity_bytes\naes,host,16\n")
+    with pytest.raises(ModelError, match="missing column"):
+        read_timings(bad)
+    bad.write_text("kernel,mode,granularity_bytes,seconds_min,seconds_median\n"
+                   "aes,turbo,16,1,1\n")
+    with pytest.raises(ModelError, match="not host, accel or echo"):
+        read_timings(bad)
+    with pytest.raises(ModelError, match="data ="):
+        read_timings(tmp_path / "missing.csv")
+
+
+def test_fit_command_json_contract(cli, tmp_path):
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, noisy(true.T0(G), 0.01, 1),
+                     noisy(true.T1(G), 0.01, 2))
+    figure = tmp_path / "fit.svg"
+    code, out, _ = cli("logca", "fit", str(path), "--latency", "independent", "--frequency",
+                       "auto", "--bootstrap", "20", "--json", "--out", str(figure))
+    d = json.loads(out)
+    assert code == 0 and figure.exists()
+    assert set(d["parameters"]) == {"L", "o", "C", "A", "beta"}
+    assert set(d["stderr"]) == {"L", "o", "C", "A", "beta"}
+    assert {"mean", "max", "per_granularity"} <= set(d["error"])
+    assert len(d["error"]["per_granularity"]) == 22
+    assert set(d["g1"]) >= {"measured", "model"} and set(d["g_half"]) >= {"measured", "model"}
+    assert isinstance(d["warnings"], list) and d["unit"] == "cycles"
+    assert d["parameters"]["C"] == pytest.approx(9, rel=0.05)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["logca", "fit", "nope.csv"], "data = 'nope.csv'"),
+    (["logca", "fit", "X", "--frequency", "fast"], "--frequency"),
+    (["measure", "aes", "--out", "x.csv", "--mode", "gcm"], "'gcm' is not one of"),
+    (["measure", "aes", "--out", "x.csv", "--from", "1MiB", "--to", "1KiB"], "need from < to"),
+    (["measure", "offload", "--kernel", "md5", "--out", "x.csv"], "'md5' is not one of"),
+])
+def test_fit_and_measure_bad_input(cli, argv, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    if argv[2] == "X":
+        argv = argv[:2] + [str(write_csv(tmp_path / "d.csv", G[:5], G[:5], G[:5]))] + argv[3:]
+    code, _, err = cli(*argv)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_fit_command_frequency_auto_needs_a_recorded_clock(cli, tmp_path):
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G), header=False)
+    code, _, err = cli("logca", "fit", str(path), "--frequency", "auto")
+    assert code == 2 and "records no core clock" in err
