@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from ..logca.fit import FitResult
 from .axes import granularity_axis
@@ -31,6 +31,7 @@ def fit_figure(result: FitResult, title: str | None = None, extra=()) -> Figure:
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.axhline(result.model.A, color="C0", lw=0.8, ls=":")
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     granularity_axis(ax, lo, hi)
