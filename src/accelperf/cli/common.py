@@ -17,31 +17,22 @@ console = Console()
 
 
 # ---------------------------------------------------------------------- option types
-class SizeType(click.ParamType):
-    name = "size"
+class ParsedType(click.ParamType):
+    """A click parameter read by one of accelperf's parsers (sizes, frequencies)."""
+
+    def __init__(self, name: str, parser):
+        self.name, self.parser = name, parser
 
     def convert(self, value, param, ctx):
         if isinstance(value, float):
             return value
         try:
-            return parse_size(value, name=param.opts[0] if param else "size")
+            return self.parser(value, name=param.opts[0] if param else self.name)
         except ModelError as exc:
             self.fail(str(exc), param, ctx)
 
 
-class FrequencyType(click.ParamType):
-    name = "frequency"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_frequency(value, name=param.opts[0] if param else "frequency")
-        except ModelError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-SIZE, FREQUENCY = SizeType(), FrequencyType()
+SIZE, FREQUENCY = ParsedType("size", parse_size), ParsedType("frequency", parse_frequency)
 
 
 def model_options(func):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from pathlib import Path
 
 from .native import load_kernels
 
@@ -32,14 +31,3 @@ def core_clock_hz(repeats: int = 5, target_s: float = 0.05) -> float | None:
         lib.add_chain(n)
         rates.append(8 * n / (time.perf_counter() - start))
     return float(statistics.median(rates))
-
-
-def nominal_clock_hz() -> float | None:
-    """What /proc/cpuinfo reports (the TSC rate on most virtual machines)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("cpu MHz"):
-                return float(line.split(":")[1]) * 1e6
-    except (OSError, ValueError):
-        pass
-    return None

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModelError
+from .cpuinfo import cpu_flags, cpu_model, nominal_clock_hz
 
 MASKS = {
     ("aes", "vpaes"): "~0x200000200000000:~0x0",
@@ -120,16 +121,11 @@ def openssl_speed(algorithm: str, nbytes: int, mask: str | None, seconds: int = 
     return elapsed / count
 
 
-def cpu_flags() -> list[str]:
+def accelerator_flags() -> list[str]:
+    """The CPU flags that matter to these measurements, in a fixed order."""
     wanted = ("aes", "vaes", "pclmulqdq", "ssse3", "avx", "avx2", "avx512f", "sha_ni")
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                have = set(line.split(":", 1)[1].split())
-                return [f for f in wanted if f in have]
-    except OSError:
-        pass
-    return []
+    have = cpu_flags()
+    return [f for f in wanted if f in have]
 
 
 def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
@@ -166,7 +162,7 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                     for g in sizes)
     if check:
         verify_accelerated(samples, f"{kernel} ({algorithm})")
-    from .clock import core_clock_hz, nominal_clock_hz
+    from .clock import core_clock_hz
     clock, nominal = core_clock_hz(), nominal_clock_hz()
     metadata = {
         "accelperf measure": f"{kernel} {algorithm}, host = {host}",
@@ -175,8 +171,8 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
         "openssl": openssl_version(),
         "host setting": f"OPENSSL_ia32cap={MASKS[(kernel, host)]}",
         "accel setting": "OPENSSL_ia32cap unset",
-        "machine": f"{_cpu_model()}, {os.cpu_count()} cores, {platform.platform()}",
-        "cpu flags": " ".join(cpu_flags()),
+        "machine": f"{cpu_model()}, {os.cpu_count()} cores, {platform.platform()}",
+        "cpu flags": " ".join(accelerator_flags()),
         "core clock hz": "unknown" if clock is None else f"{clock:.6g}",
         "core clock method": "timed chain of dependent register additions "
                              "(accelperf.measure.clock); /proc/cpuinfo reports "
@@ -201,14 +197,6 @@ def verify_accelerated(samples, what: str) -> None:
             f"the masked host run of {what} is not slower than the accelerated run (median "
             f"speedup {statistics.median(ratios):.2f} at the larger sizes): the accelerator "
             f"mask did not take effect or this CPU has no accelerator for it; refusing to "
-            f"report (CPU flags: {' '.join(cpu_flags()) or 'unknown'})")
+            f"report (CPU flags: {' '.join(accelerator_flags()) or 'unknown'})")
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"

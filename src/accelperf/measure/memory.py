@@ -29,6 +29,7 @@ import numpy as np
 
 from ..density.hierarchy import Hierarchy, Layer
 from ..errors import ModelError
+from .cpuinfo import cpu_flags, cpu_model
 from .native import load_kernels
 
 LINE = 64
@@ -164,16 +165,8 @@ def _available_memory() -> int:
 
 def register_file_bytes() -> int:
     """Vector register file size: 32 x 64 B with AVX-512, 16 x 32 B with AVX, else 16 x 16 B."""
-    flags = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = line
-                break
-    except OSError:
-        pass
-    words = set(flags.split())
-    return 32 * 64 if "avx512f" in words else 16 * 32 if "avx" in words else 16 * 16
+    flags = cpu_flags()
+    return 32 * 64 if "avx512f" in flags else 16 * 32 if "avx" in flags else 16 * 16
 
 
 def _working_set(level: CacheLevel, previous: CacheLevel | None, quick: bool) -> int:
@@ -258,7 +251,7 @@ def probe(repeats: int = 5, quick: bool = False, progress=None, seed: int = 1) -
               "chase over random cache lines)" if lib is not None else
               "NumPy sum for bandwidth and a Python pointer-chase loop with its L1-resident "
               "baseline subtracted (no C compiler found; latencies are rough)")
-    machine = {"cpu": _cpu_model(), "cores": os.cpu_count(),
+    machine = {"cpu": cpu_model(), "cores": os.cpu_count(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     return ProbeResult(tuple(results), register_file_bytes(), method, repeats, machine)
 
@@ -302,13 +295,3 @@ def _subtract_python_baseline(results):
         out.append(LevelMeasurement(m.level, m.working_set_bytes, m.bandwidth_bytes_per_s,
                                     m.bandwidth_spread, lat, (lo, hi)))
     return out
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
