@@ -249,7 +249,7 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
                         + ", ".join(format_size(x) for x in falls)
                         + "; LogCA assumes it grows with g (check for noise or a cache effect)")
     host_fit = C * g**beta
-    c0_fit = _per_call_constant(g, t0)
+    c0_fit = _per_call_constant(g, t0, C, beta)
     if c0_fit is not None and c0_fit > 0.05 * t0[0]:
         keep = c0_fit < 0.05 * t0
         if keep.sum() >= 3:
@@ -264,6 +264,7 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     # 2. o, L, A by linear least squares (paper's order), for each latency kind
     candidates = ["independent", "dependent"] if latency == "auto" else [latency]
     fits = {}
+    negative_o = {}                  # kind -> the negative o the linear step suggested
     for kind in candidates:
         dep = kind == "dependent"
         if echo is not None:
@@ -274,8 +275,8 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
             start = np.array([math.log(C), beta, fixed[2], fixed[3], math.log(max(inv_a, 1e-9))])
         else:
             o_lin, L_lin, inv_a = _linear_accel(g, host_fit, t1, dep)
-            if o_lin < 0 and kind == (latency if latency != "auto" else kind):
-                fits.setdefault("_negative_o", []).append((kind, o_lin))
+            if o_lin < 0:
+                negative_o[kind] = o_lin
             fixed = np.array([np.nan, np.nan, np.nan, np.nan if dep else 0.0, np.nan])
             start = np.array([math.log(C), beta, max(o_lin, 1e-12 * t1[0]), max(L_lin, 0.0),
                               math.log(1 / inv_a) if inv_a > 0 else 0.0])
@@ -283,7 +284,6 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
         k = int(np.isnan(fixed).sum())
         aic = 2 * n * math.log(max(ssr, 1e-300) / (2 * n)) + 2 * k
         fits[kind] = (x, se, ssr, aic, fixed, echo is not None and (o_e, L_e, se_o, se_L))
-    negative = fits.pop("_negative_o", [])
     if latency == "auto":
         # Dependent latency must earn its extra parameter, and must not do it by sending A
         # to its bound (T1 = o + L·g with a vanishing compute term is the degenerate β ≈ 1
@@ -293,10 +293,9 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
                                and dep_x[4] < math.log(1e4)) else "independent"
     else:
         kind = latency
-    for k_neg, o_neg in negative:
-        if k_neg == kind:
-            warnings.append(f"the data suggest a negative overhead (o = {o_neg:.3g} s by linear "
-                            f"least squares): the model was held at o >= 0")
+    if kind in negative_o:
+        warnings.append(f"the data suggest a negative overhead (o = {negative_o[kind]:.3g} s by "
+                        f"linear least squares): the model was held at o >= 0")
     x, se, ssr, aic, fixed, echo_fit = fits[kind]
     dep = kind == "dependent"
     if echo is None and abs(beta - 1) < 0.05 and latency != "independent":
@@ -355,19 +354,18 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
 def _linear_echo(g, echo, dependent):
     cols = [np.ones_like(g)] + ([g] if dependent else [])
     X = np.column_stack(cols) / echo[:, None]
-    coef, res, *_ = np.linalg.lstsq(X, np.ones_like(g), rcond=None)
+    coef, *_ = np.linalg.lstsq(X, np.ones_like(g), rcond=None)
     r = X @ coef - 1
     s2 = float(r @ r) / max(len(g) - len(coef), 1)
     cov = np.linalg.pinv(X.T @ X) * s2
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
-    return (coef[0], coef[1] if dependent else 0.0, float(se[0]) * 1.0,
+    return (coef[0], coef[1] if dependent else 0.0, float(se[0]),
             float(se[1]) if dependent else None)
 
 
-def _per_call_constant(g, t0) -> float | None:
-    """c0 in T0 = c0 + C·g^β, fitted on log times; None when the fit fails."""
-    C, beta, _, _ = power_law(g, t0)
-
+def _per_call_constant(g, t0, C: float, beta: float) -> float | None:
+    """c0 in T0 = c0 + C·g^β, fitted on log times from the power law (C, β); None when the
+    fit fails."""
     def fun(p):
         return np.log(np.exp(p[0]) + np.exp(p[1] + p[2] * np.log(g))) - np.log(t0)
     try:
