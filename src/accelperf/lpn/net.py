@@ -15,8 +15,8 @@ A model is an ordinary object made by a function::
         return net.build()
 
 ``build()`` validates the net, expands capacities into capacity places (OSDI'24 §3.3
-step 4), traces every function into an expression tree and compiles it, and returns an
-immutable :class:`Model` that the simulator runs.
+step 4), traces every function into an expression tree, and returns an immutable
+:class:`Model` that the simulator runs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from ..errors import ModelError
-from .expr import Expr, TraceError, compile_python, referenced_args, trace
+from .expr import Expr, TraceError, referenced_args, trace
 
 
 class NetError(ModelError):
@@ -90,7 +90,7 @@ class OutputArc:
 
 @dataclass(frozen=True)
 class Transition:
-    """A built transition: traced expressions and their compiled integer evaluators."""
+    """A built transition: its traced expressions, ready for the simulator's code generator."""
 
     id: int
     name: str
@@ -104,6 +104,7 @@ class Transition:
     concurrency: int | None
     initiation_interval: int
     needs_head: tuple[int, ...]        # inputs whose head token some function reads
+    # The simulator's generated code for this transition, compiled on first use (codegen).
     compiled: dict = field(repr=False, compare=False, default_factory=dict)
 
 
@@ -396,15 +397,9 @@ class Net:
             if arc.condition is not None:
                 exprs.append(arc.condition)
         needs = sorted(set().union(*(referenced_args(e) for e in exprs)))
-        compiled = {
-            "weights": tuple(None if e.op == "const" else compile_python(e, n_user)
-                             for e in weights),
-            "guard": None if guard is None else compile_python(guard, n_user),
-            "delay": None if delay.op == "const" else compile_python(delay, n_user),
-        }
         return Transition(tid, s.name, tuple(index[p] for p, _ in s.inputs), n_user,
                           tuple(weights), guard, delay, outputs, routes, s.concurrency,
-                          s.initiation_interval or 0, tuple(needs), compiled)
+                          s.initiation_interval or 0, tuple(needs))
 
     def _output_arc(self, s, place, out: Out, places, index, user, traced, condition):
         ttype = places[place].token_type
