@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from ..errors import ModelError
 from ..report import dump_json
 from ..units import format_size
 from .app import cli
-from .common import console, figure_path
+from .common import console, figure_path, progress_run
 
 
 @cli.group()
@@ -82,18 +80,11 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
 @click.option("--json", "as_json", is_flag=True, help="Also print the measurements as JSON.")
 def density_probe(out, repeats, quick, as_json):
     """Measure this machine's caches and memory: sizes, read bandwidth, latency."""
-    from rich.progress import Progress
-
     from ..measure.memory import cache_levels, probe
     if out.suffix.lower() != ".toml":
         raise ModelError(f"--out = '{out}' is invalid: the hierarchy is written as .toml")
-    steps = 2 * len(cache_levels())
-    with Progress(console=Console(stderr=True), transient=True,
-                  disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("probing", total=steps)
-        result = probe(repeats=repeats, quick=quick,
-                       progress=lambda text, advance: bar.update(task, description=text,
-                                                                 advance=advance))
+    result = progress_run(2 * len(cache_levels()), "probing",
+                          lambda tick: probe(repeats=repeats, quick=quick, progress=tick))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.to_toml(), encoding="utf-8")
     for warning in result.warnings:

@@ -470,13 +470,14 @@ def bound_type(model: LogCA) -> Bound:
 def summary(model: LogCA, method: str = "chandrupatla") -> dict:
     """Every metric of one model as a JSON-ready dict (the `logca show --json` object)."""
     peak = peak_speedup(model)
+    bound = bound_type(model)
     return {
         "parameters": model.parameters(),
         "g1": break_even_granularity(model, method).to_dict(),
         "g_half": half_acceleration_granularity(model, method).to_dict(),
         "g_A": peak_acceleration_granularity(model, method).to_dict(),
-        "bound": bound_type(model).kind,
-        "bound_detail": bound_type(model).to_dict(),
+        "bound": bound.kind,
+        "bound_detail": bound.to_dict(),
         "peak": None if peak is None else peak.to_dict(),
         "limits": {"small_g": model.small_g_limit(), "large_g": model.large_g_limit(),
                    "computational_intensity": model.computational_intensity},

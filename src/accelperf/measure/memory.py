@@ -219,9 +219,9 @@ def _spread(values):
 def probe(repeats: int = 5, quick: bool = False, progress=None, seed: int = 1) -> ProbeResult:
     """Measure bandwidth and latency of every cache level and of main memory.
 
-    ``progress`` is an optional callable ``progress(description, advance)`` (the command
-    line passes a rich progress bar). ``quick`` uses shorter runs and a 256 MiB memory
-    working set, for demos and tests.
+    ``progress`` is an optional callable ``progress(description)``, called after each of the
+    two measurements of every level (the command line passes a rich progress bar).
+    ``quick`` uses shorter runs and a 256 MiB memory working set, for demos and tests.
     """
     if repeats < 1:
         raise ModelError(f"repeats = {repeats} is invalid: must be >= 1")
@@ -232,18 +232,16 @@ def probe(repeats: int = 5, quick: bool = False, progress=None, seed: int = 1) -
     results = []
     for i, level in enumerate(levels):
         ws = _working_set(level, levels[i - 1] if i else None, quick)
-        if progress:
-            progress(f"{level.name}: read bandwidth", 0)
         data = np.ones(ws // 8, np.uint64)
         bw = [ws * n / t for n, t in _stream_runs(lib, data, repeats, target)]
         del data
         if progress:
-            progress(f"{level.name}: latency", 1)
+            progress(f"{level.name}: read bandwidth measured")
         buf = _chase_buffer(ws, rng)
         lat = [t / n for n, t in _chase_runs(lib, buf, repeats, target)]
         del buf
         if progress:
-            progress(f"{level.name}: done", 1)
+            progress(f"{level.name}: latency measured")
         results.append(LevelMeasurement(level, ws, *_spread(bw), *_spread(lat)))
     if lib is None:
         results = _subtract_python_baseline(results)
