@@ -65,6 +65,40 @@ def test_empty_mask_environment_is_never_set():
     assert crypto.environment(":~0x20000000")["OPENSSL_ia32cap"] == ":~0x20000000"
 
 
+def test_huge_pages_are_asked_of_glibc_without_losing_the_users_tunables(monkeypatch):
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert "GLIBC_TUNABLES" not in crypto.environment(None)
+    assert crypto.environment(None, huge_pages=True)["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.check=3")
+    assert (crypto.environment(None, huge_pages=True)["GLIBC_TUNABLES"]
+            == "glibc.malloc.check=3:glibc.malloc.hugetlb=1")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")     # the user's choice wins
+    assert crypto.environment(None, huge_pages=True)["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=0"
+    assert crypto.huge_pages_note(False).startswith("4 KiB pages")
+    assert "GLIBC_TUNABLES=glibc.malloc.hugetlb=1" in crypto.huge_pages_note(True)
+
+
+def test_each_sizes_host_and_accelerated_runs_are_back_to_back(monkeypatch):
+    calls = []
+
+    def fake_speed(algorithm, nbytes, mask, seconds=1, huge_pages=False):
+        calls.append(("host" if mask else "accel", nbytes, huge_pages))
+        return nbytes * (5e-9 if mask else 1e-9)
+
+    monkeypatch.setattr(crypto, "openssl_speed", fake_speed)
+    m = measure_kernel("aes", [16, 256, 4096, 65536], "cbc", "vpaes", repeats=3)
+    assert len(calls) == 24 and all(hp for _, _, hp in calls)
+    pairs = [calls[i:i + 2] for i in range(0, len(calls), 2)]
+    assert all({a[0], b[0]} == {"host", "accel"} and a[1] == b[1] for a, b in pairs)
+    firsts = [a[0] for a, _ in pairs]
+    assert firsts.count("host") == firsts.count("accel")        # who goes first alternates
+    sizes_per_repeat = [[a[1] for a, _ in pairs[i:i + 4]] for i in range(0, 12, 4)]
+    assert all(sorted(r) == [16, 256, 4096, 65536] for r in sizes_per_repeat)
+    assert len({tuple(r) for r in sizes_per_repeat}) > 1            # shuffled per repeat
+    assert "host and accelerated runs back to back" in m.metadata["statistic"]
+    assert "hugetlb" in m.metadata["memory"]
+
+
 def test_core_clock_is_plausible():
     hz = core_clock_hz(repeats=3, target_s=0.02)
     if hz is None:
@@ -81,3 +115,18 @@ def test_offload_measurement_is_sane():
     assert by[("accel", 262144)] < by[("host", 262144)]
     assert by[("echo", 262144)] < by[("accel", 262144)]
     assert by[("echo", 262144)] > by[("echo", 4096)]
+
+
+def test_measure_command_passes_the_huge_pages_choice(cli, tmp_path, monkeypatch):
+    seen = set()
+
+    def fake_speed(algorithm, nbytes, mask, seconds=1, huge_pages=False):
+        seen.add(huge_pages)
+        return nbytes * (5e-9 if mask else 1e-9)
+
+    monkeypatch.setattr(crypto, "openssl_speed", fake_speed)
+    out = tmp_path / "aes.csv"
+    code, _, err = cli("measure", "aes", "--from", "1KiB", "--to", "4KiB", "--repeats", "1",
+                       "--no-huge-pages", "--out", str(out))
+    assert code == 0 and seen == {False}
+    assert "# memory: 4 KiB pages" in out.read_text()

@@ -252,7 +252,7 @@ def measured_aes_section(report: Report) -> None:
     except MeasurementError as exc:
         sec.paragraph(f"Not measured on this machine: {exc}.")
         return
-    by = {(s.mode, s.granularity): s.median for s in measurement.samples}
+    by = {(s.mode, s.granularity): s.minimum for s in measurement.samples}
     fit = fit_logca(sizes, [by[("host", g)] for g in sizes], [by[("accel", g)] for g in sizes],
                     latency="independent", bootstrap=50, name="this machine (fit)")
     sec.table(["parameter", "value (seconds)", "std. error", "note"],

@@ -10,6 +10,12 @@ from .app import cli
 from .common import SIZE, granularities, progress_run, range_options
 
 
+huge_pages_option = click.option(
+    "--huge-pages/--no-huge-pages", default=True, show_default=True,
+    help="Ask glibc's malloc for transparent huge pages in the openssl processes "
+         "(GLIBC_TUNABLES=glibc.malloc.hugetlb=1): spares the large buffers 4 KiB page walks.")
+
+
 @cli.group(invoke_without_command=False)
 def measure():
     """Measure this machine's crypto accelerators (AES-NI, SHA-NI) against its host code."""
@@ -23,28 +29,31 @@ def measure():
 @click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True)
 @click.option("--seconds", type=click.IntRange(1, 60), default=1, show_default=True,
               help="Seconds per openssl speed run.")
+@huge_pages_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def measure_aes(mode, host, lo, hi, repeats, seconds, out):
+def measure_aes(mode, host, lo, hi, repeats, seconds, huge_pages, out):
     """AES with AES-NI against AES in software, at powers of two from --from to --to."""
-    _measure_crypto("aes", mode, host, lo, hi, repeats, seconds, out)
+    _measure_crypto("aes", mode, host, lo, hi, repeats, seconds, huge_pages, out)
 
 
 @measure.command("sha256")
 @range_options
 @click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True)
 @click.option("--seconds", type=click.IntRange(1, 60), default=1, show_default=True)
+@huge_pages_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def measure_sha256(lo, hi, repeats, seconds, out):
+def measure_sha256(lo, hi, repeats, seconds, huge_pages, out):
     """SHA-256 with SHA-NI against SHA-256 in software."""
-    _measure_crypto("sha256", None, "no-sha-ni", lo, hi, repeats, seconds, out)
+    _measure_crypto("sha256", None, "no-sha-ni", lo, hi, repeats, seconds, huge_pages, out)
 
 
-def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, out):
+def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, huge_pages, out):
     from ..measure.crypto import measure_kernel
     sizes = granularities(lo, hi)
     result = progress_run(2 * len(sizes) * repeats, f"measuring {kernel}",
                            lambda tick: measure_kernel(kernel, sizes, mode, host, repeats,
-                                                       seconds, progress=tick))
+                                                       seconds, progress=tick,
+                                                       huge_pages=huge_pages))
     result.write_csv(out)
     click.echo(f"wrote {out} ({len(sizes)} granularities x host/accel x {repeats} repeats)",
                err=True)

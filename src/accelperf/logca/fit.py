@@ -332,6 +332,19 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     s_meas = t0 / t1
     s_model = model.speedup(g)
 
+    falling = _falling_tail(s_meas)
+    over = s_model[-1] / s_meas[-1] - 1
+    if falling and over > 0.025:
+        first = n - falling
+        before, last = first - 1, n - 1
+        warnings.append(
+            f"the measured speedup falls at the large end: {s_meas[last]:.3g} at "
+            f"{format_size(g[last])} against {np.median(s_meas[n // 2:first]):.3g} over "
+            f"{format_size(g[n // 2])}..{format_size(g[before])}, from {format_size(g[first])} "
+            f"on (accelerated {g[before] / t1[before] / 1e9:.3g} -> {g[last] / t1[last] / 1e9:.3g}"
+            f" GB/s, host {g[before] / t0[before] / 1e9:.3g} -> {g[last] / t0[last] / 1e9:.3g} "
+            f"GB/s). The data have likely outgrown a cache; LogCA has no memory hierarchy, and "
+            f"the fitted curve over-predicts the speedup at {format_size(g[last])} by {over:.0%}")
     g1, g_half = _crossings(model, g, s_meas, t0, t1, x, fixed, dep, echo, bootstrap, seed)
     for label, c in (("g1", g1), ("g_A/2", g_half)):
         if c.model is not None and not (g[0] <= c.model <= g[-1]):
@@ -361,6 +374,20 @@ def _linear_echo(g, echo, dependent):
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     return (coef[0], coef[1] if dependent else 0.0, float(se[0]),
             float(se[1]) if dependent else None)
+
+
+def _falling_tail(speedup, drop: float = 0.05) -> int:
+    """How many of the largest granularities have a measured speedup more than ``drop``
+    below the median of the upper half before them (LogCA's speedup never falls with g)."""
+    s = np.asarray(speedup)
+    n = s.size
+    tail = 0
+    while tail < n // 4 and n // 2 < n - tail - 1:
+        reference = np.median(s[n // 2:n - tail - 1])
+        if s[n - tail - 1] >= (1 - drop) * reference:
+            break
+        tail += 1
+    return tail
 
 
 def _per_call_constant(g, t0, C: float, beta: float) -> float | None:

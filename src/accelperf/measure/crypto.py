@@ -11,10 +11,18 @@ the accelerators: OpenSSL reads ``OPENSSL_ia32cap`` when libcrypto loads.
   too (table AES); host, SHA-256: SHA-NI masked. The ``:`` part keeps OpenSSL 3 from also
   clearing the CPUID leaf-7 word (AVX2, VAES, SHA-NI) when only AES-NI is meant.
 
-Every (setting, granularity, repeat) runs in its own process; repeats are the outer loop
-and settings and sizes are shuffled inside it, so slow phases of a shared machine spread
-over all of them. Runs on a shared machine are only ever slowed down: the minimum and the
-median of the repeats are kept, with the spread.
+Every (setting, granularity, repeat) runs in its own process. Repeats are the outer loop;
+inside one, the sizes come in a shuffled order and each size's host and accelerated runs
+follow each other directly (which goes first alternates), so a slow phase of a shared
+machine (a neighbour's burst, a clock change) tends to hit both runs of a pair and cancels
+from the speedup instead of landing on one of them. Runs on a shared machine are only ever
+slowed down: the minimum and the median of the repeats are kept, with the spread.
+
+Large buffers are asked to live on transparent huge pages (glibc's ``glibc.malloc.hugetlb=1``
+tunable, glibc >= 2.35, honoured when the kernel's THP mode is ``always`` or ``madvise``):
+on a virtual machine every 4 KiB TLB miss costs a two-dimensional page walk, and beyond
+the STLB's reach (about 8 MiB) that alone took 10-15% off AES-NI at 32 MiB here -- an
+effect of the VM's paging that neither LogCA nor the accelerator is about.
 """
 
 from __future__ import annotations
@@ -97,19 +105,49 @@ def openssl_version() -> str:
     return out.stdout.strip()
 
 
-def environment(mask: str | None) -> dict:
-    """This process's environment with OPENSSL_ia32cap removed, or set to ``mask``."""
+HUGE_PAGES_TUNABLE = "glibc.malloc.hugetlb=1"
+
+
+def environment(mask: str | None, huge_pages: bool = False) -> dict:
+    """This process's environment with OPENSSL_ia32cap removed, or set to ``mask``; with
+    ``huge_pages``, glibc's malloc is also asked for transparent huge pages (added to any
+    GLIBC_TUNABLES the user already set, which are kept)."""
     env = {k: v for k, v in os.environ.items() if k != "OPENSSL_ia32cap"}
     if mask is not None:
         env["OPENSSL_ia32cap"] = mask
+    if huge_pages:
+        mine = env.get("GLIBC_TUNABLES", "")
+        if "glibc.malloc.hugetlb" not in mine:
+            env["GLIBC_TUNABLES"] = f"{mine}:{HUGE_PAGES_TUNABLE}" if mine else HUGE_PAGES_TUNABLE
     return env
 
 
-def openssl_speed(algorithm: str, nbytes: int, mask: str | None, seconds: int = 1) -> float:
+def transparent_huge_pages() -> str:
+    """The kernel's THP mode ("always", "madvise", "never") or "unknown"."""
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "unknown"
+    chosen = re.search(r"\[(\w+)\]", text)
+    return chosen.group(1) if chosen else "unknown"
+
+
+def huge_pages_note(requested: bool) -> str:
+    if not requested:
+        return "4 KiB pages (huge pages not requested)"
+    glibc = platform.libc_ver()
+    return (f"transparent huge pages requested through GLIBC_TUNABLES={HUGE_PAGES_TUNABLE} "
+            f"(kernel THP mode: {transparent_huge_pages()}; {' '.join(glibc) or 'libc unknown'}"
+            f"; glibc >= 2.35 honours it)")
+
+
+def openssl_speed(algorithm: str, nbytes: int, mask: str | None, seconds: int = 1,
+                  huge_pages: bool = False) -> float:
     """Seconds per operation on ``nbytes`` in its own ``openssl speed`` process."""
     cmd = [openssl_binary(), "speed", "-mr", "-elapsed", "-seconds", str(seconds), "-bytes",
            str(nbytes), "-evp", algorithm]
-    run = subprocess.run(cmd, capture_output=True, text=True, env=environment(mask))
+    run = subprocess.run(cmd, capture_output=True, text=True,
+                         env=environment(mask, huge_pages))
     match = _RESULT.search(run.stdout + "\n" + run.stderr)    # -mr results go to stderr
     if run.returncode != 0 or not match:
         tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -130,7 +168,8 @@ def accelerator_flags() -> list[str]:
 
 def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                    host: str | None = None, repeats: int = 5, seconds: int = 1,
-                   progress=None, seed: int = 0, check: bool = True) -> Measurement:
+                   progress=None, seed: int = 0, check: bool = True,
+                   huge_pages: bool = True) -> Measurement:
     """Time ``kernel`` ("aes" or "sha256") on the host (accelerator masked) and on the
     accelerator for every granularity; see the module docstring for the method."""
     if kernel not in HOSTS:
@@ -151,13 +190,15 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
     rng = random.Random(seed)
     settings = [("host", MASKS[(kernel, host)]), ("accel", None)]
     times = {(m, g): [] for m, _ in settings for g in sizes}
-    for _ in range(repeats):
-        jobs = [(m, mask, g) for m, mask in settings for g in sizes]
-        rng.shuffle(jobs)
-        for m, mask, g in jobs:
-            times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds))
-            if progress:
-                progress(f"{kernel} {m} {g} B")
+    for repeat in range(repeats):
+        order = sizes[:]
+        rng.shuffle(order)
+        for k, g in enumerate(order):
+            pair = settings if (repeat + k) % 2 == 0 else settings[::-1]
+            for m, mask in pair:
+                times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds, huge_pages))
+                if progress:
+                    progress(f"{kernel} {m} {g} B")
     samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)])) for m, _ in settings
                     for g in sizes)
     if check:
@@ -179,7 +220,9 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                              + ("unknown" if nominal is None else f"{nominal:.6g} Hz")
                              + ", the nominal rate on virtual machines",
         "statistic": f"seconds per operation; min, median and max of {repeats} repeats, each "
-                     f"its own process, settings and sizes shuffled within each repeat",
+                     f"its own process; sizes shuffled within each repeat, each size's host "
+                     f"and accelerated runs back to back",
+        "memory": huge_pages_note(huge_pages),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     return Measurement(samples, metadata)

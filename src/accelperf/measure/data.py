@@ -32,7 +32,7 @@ class Timings:
             return None
 
 
-def read_timings(path: str | Path, statistic: str = "median") -> Timings:
+def read_timings(path: str | Path, statistic: str = "min") -> Timings:
     """Host/accel (and echo) times at the granularities measured in every mode."""
     if statistic not in ("median", "min"):
         raise ModelError(f"statistic = {statistic!r} is invalid: median or min")
