@@ -139,6 +139,18 @@ def test_dependent_linear_existence_and_reasons():
     assert "approaches" in gh.reason and "C/L = 10" in gh.reason
 
 
+def test_an_asymptote_equal_to_the_target_within_rounding_is_not_a_crossing():
+    # C = A = 1.01, L = 0.01: the speedup tends to C/(L + C/A) = 1, so g1 does not exist;
+    # in floats K - L is 9e-16 of K, which once gave a "break-even" at 3e17 bytes.
+    m = LogCA(L=0.01, o=1.0, C=1.01, A=1.01, latency="dependent")
+    g1 = m.g1()
+    assert not g1.exists and g1.flag == "below-everywhere" and "approaches 1" in g1.reason
+    # a real gap just above rounding still gives the exact o/(K - L)
+    m = LogCA(L=0.01, o=1.0, C=1.02, A=1.01, latency="dependent")
+    k = 1.02 * (1.01 - 1) / 1.01
+    assert m.g1().root == pytest.approx(1.0 / (k - 0.01), rel=1e-12)
+
+
 def test_no_offload_cost_means_no_crossing():
     r = LogCA(L=0, o=0, C=5, A=4).g1()
     assert not r.exists and r.flag == "above-everywhere" and "o + L = 0" in r.reason
