@@ -48,11 +48,9 @@ def main():
     aes = measure_kernel("aes", sizes[::3] if quick else sizes, "cbc", "vpaes", repeats)
     if save:
         aes.write_csv(f"{save}/aes-cbc.csv")
-    by = {(s.mode, s.granularity): s.minimum for s in aes.samples}
-    g = sorted({s.granularity for s in aes.samples})
-    fit = fit_logca(g, [by[("host", x)] for x in g], [by[("accel", x)] for x in g],
-                    latency="auto", bootstrap=100)
-    print(f"AES-CBC vpaes vs AES-NI, {len(g)} granularities x {repeats} repeats "
+    t = aes.timings("min")
+    fit = fit_logca(t.granularity, t.host, t.accel, latency="auto", bootstrap=100)
+    print(f"AES-CBC vpaes vs AES-NI, {len(t.granularity)} granularities x {repeats} repeats "
           f"({time.time() - start:.0f} s): {fit}")
     report_errors(fit)
     cached = fit.granularity <= 2**24
@@ -66,11 +64,10 @@ def main():
                           target_s=0.05 if quick else 0.2)
     if save:
         off.write_csv(f"{save}/offload-aes.csv")
-    by = {(s.mode, s.granularity): s.minimum for s in off.samples}
-    g = sorted({s.granularity for s in off.samples})
-    ofit = fit_logca(g, [by[("host", x)] for x in g], [by[("accel", x)] for x in g],
-                     [by[("echo", x)] for x in g], latency="dependent", bootstrap=100)
-    print(f"offload AES over shared memory, {len(g)} granularities ({time.time() - start:.0f} s):"
+    t = off.timings("min")
+    ofit = fit_logca(t.granularity, t.host, t.accel, t.echo, latency="dependent",
+                     bootstrap=100)
+    print(f"offload AES over shared memory, {len(t.granularity)} granularities ({time.time() - start:.0f} s):"
           f" {ofit}")
     report_errors(ofit)
     print(f"offload_mean_error: {ofit.mean_error:.4f}")

@@ -4,6 +4,7 @@ import shutil
 
 import pytest
 
+from accelperf import ModelError
 from accelperf.measure import crypto
 from accelperf.measure.clock import core_clock_hz
 from accelperf.measure.crypto import MeasurementError, measure_kernel
@@ -97,6 +98,11 @@ def test_each_sizes_host_and_accelerated_runs_are_back_to_back(monkeypatch):
     assert len({tuple(r) for r in sizes_per_repeat}) > 1            # shuffled per repeat
     assert "host and accelerated runs back to back" in m.metadata["statistic"]
     assert "hugetlb" in m.metadata["memory"]
+    t = m.timings()                                       # the fit's input, as from the CSV
+    assert list(t.granularity) == [16, 256, 4096, 65536] and t.echo is None
+    assert t.host[-1] == pytest.approx(65536 * 5e-9) and t.accel[0] == pytest.approx(16e-9)
+    with pytest.raises(ModelError, match="statistic = 'mean' is invalid"):
+        m.timings("mean")
 
 
 def test_core_clock_is_plausible():

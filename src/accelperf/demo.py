@@ -252,8 +252,8 @@ def measured_aes_section(report: Report) -> None:
     except MeasurementError as exc:
         sec.paragraph(f"Not measured on this machine: {exc}.")
         return
-    by = {(s.mode, s.granularity): s.minimum for s in measurement.samples}
-    fit = fit_logca(sizes, [by[("host", g)] for g in sizes], [by[("accel", g)] for g in sizes],
+    t = measurement.timings()
+    fit = fit_logca(t.granularity, t.host, t.accel,
                     latency="independent", bootstrap=50, name="this machine (fit)")
     sec.table(["parameter", "value (seconds)", "std. error", "note"],
               [[p.name, f"{p.value:.4g}", "—" if p.stderr is None else f"{p.stderr:.2g}",

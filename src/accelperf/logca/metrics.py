@@ -133,8 +133,8 @@ def solve_crossings(K, beta, o, L, dependent, method: str = "chandrupatla") -> C
         up = (K - L) > 16 * np.finfo(float).eps * K
         direct = m & up & (o > 0)
         first[direct] = o[direct] / (K[direct] - L[direct])
-        status[direct & ~(first < math.exp(X_LIMIT))] = BEYOND
-        first[status == BEYOND] = np.nan
+        far = direct & ~(first < math.exp(X_LIMIT))
+        status[far], first[far] = BEYOND, np.nan
         status[m & up & (o == 0)] = ABOVE
         status[m & ~up] = BELOW
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .cpuinfo import cpu_flags, cpu_model, nominal_clock_hz
+from .data import Timings, check_statistic, timings_from_table
 
 MASKS = {
     ("aes", "vpaes"): "~0x200000200000000:~0x0",
@@ -79,6 +80,15 @@ class Sample:
 class Measurement:
     samples: tuple[Sample, ...]
     metadata: dict = field(default_factory=dict)
+
+    def timings(self, statistic: str = "min") -> Timings:
+        """The repeats' minimum (or median) per mode and granularity, as the CSV reader
+        would return them."""
+        check_statistic(statistic)
+        table = {(s.mode, s.granularity): s.minimum if statistic == "min" else s.median
+                 for s in self.samples}
+        kernels = ",".join(sorted({s.kernel for s in self.samples}))
+        return timings_from_table(table, kernels, dict(self.metadata))
 
     def write_csv(self, path: str | Path) -> Path:
         """CSV with a header comment block describing the machine and the method."""

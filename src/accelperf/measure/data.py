@@ -32,10 +32,14 @@ class Timings:
             return None
 
 
-def read_timings(path: str | Path, statistic: str = "min") -> Timings:
-    """Host/accel (and echo) times at the granularities measured in every mode."""
+def check_statistic(statistic: str) -> None:
     if statistic not in ("median", "min"):
         raise ModelError(f"statistic = {statistic!r} is invalid: median or min")
+
+
+def read_timings(path: str | Path, statistic: str = "min") -> Timings:
+    """Host/accel (and echo) times at the granularities measured in every mode."""
+    check_statistic(statistic)
     path = Path(path)
     try:
         lines = path.read_text("utf-8").splitlines()
@@ -70,13 +74,20 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
             raise ModelError(f"data = '{path}', row {i}: granularity and time must be > 0")
         table[(row["mode"], g)] = t
         kernels.add(row["kernel"])
+    return timings_from_table(table, ",".join(sorted(kernels)), metadata, f"data = '{path}'")
+
+
+def timings_from_table(table: dict, kernel: str, metadata: dict,
+                       source: str = "the measurement") -> Timings:
+    """Timings from ``{(mode, granularity): seconds}``, at the granularities measured both
+    on the host and accelerated (echo kept only where it covers all of them)."""
     sizes = sorted({g for (m, g) in table if m == "host"} & {g for (m, g) in table
                                                               if m == "accel"})
     if not sizes:
-        raise ModelError(f"data = '{path}' is invalid: it needs host and accel rows at the "
-                         f"same granularities")
+        raise ModelError(f"{source} is invalid: it needs host and accel rows at the same "
+                         f"granularities")
     has_echo = all(("echo", g) in table for g in sizes)
     return Timings(np.array(sizes), np.array([table[("host", g)] for g in sizes]),
                    np.array([table[("accel", g)] for g in sizes]),
                    np.array([table[("echo", g)] for g in sizes]) if has_echo else None,
-                   ",".join(sorted(kernels)), metadata)
+                   kernel, metadata)
