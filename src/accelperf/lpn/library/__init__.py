@@ -8,6 +8,7 @@ from .credit_link import attach_credit_link, credit_link, jpeg_over_link
 from .darwin import darwin_gact, darwin_latency_formula
 from .fig2 import fig2_pipeline
 from .jpeg import jpeg_decoder
+from .menshen import menshen_pipeline
 from .protoacc import protoacc_serializer
 
 LIBRARY = {
@@ -17,6 +18,7 @@ LIBRARY = {
     "credit-link": credit_link,
     "jpeg-over-link": jpeg_over_link,
     "protoacc": protoacc_serializer,
+    "menshen": menshen_pipeline,
 }
 
 
