@@ -68,6 +68,39 @@ def test_equals_the_authors_on_small_messages(case):
             (run["pipelines"], run["mem_latency"], run["latency"], run["commits"])
 
 
+# The authors' transition names -> ours.
+_COMMON = {"t2": "load_has_bits", "tadvance_ok": "advance", "t1": "load_control",
+           "t3": "field_run_loaded", "t5": "hasbits_memory", "t8": "request_descriptor",
+           "t10": "fetch_field_descriptors", "t9": "load_submessage_adt", "t19": "issue_write",
+           "t23": "write_body", "t24": "write_top_end", "tinject_write_dist": "route_write",
+           "tdispatch_dist": "next_dispatch_turn", "twrite_dist": "next_write_turn",
+           "split_msg": "split_descriptor"}
+_STEP = {"25": "scalar_start", "26": "string_start", "28": "repeated_start",
+         "30": "scalar_load", "31": "scalar_key", "36": "string_header", "37": "string_data",
+         "40": "string_key", "44": "repeated_array", "write_req_out": "write_request",
+         "resume": "resume", "eom": "end_of_message", "dist": "decode"}
+
+
+def _ours(name):
+    if name in _COMMON:
+        return _COMMON[name]
+    if name.startswith("dispatch_"):
+        return f"{name[len('dispatch_'):]}_dispatch"
+    pipeline, step = name.split("_", 1)
+    return f"{pipeline}_{_STEP[step]}"
+
+
+@pytest.mark.parametrize("case", [c for c in AUTHORS["own_inputs"]
+                                  if "commit_times_6_pipelines" in c], ids=lambda c: c["name"])
+def test_every_commit_at_the_authors_cycle(case):
+    r = simulate(_model(6, 10), case["message"], trace=True)
+    ours = {}
+    for f in r.trace:
+        ours.setdefault(f.transition, []).append(f.end)
+    for name, cycles in case["commit_times_6_pipelines"].items():
+        assert sorted(ours[_ours(name)]) == sorted(cycles), name
+
+
 def test_one_pipeline_is_slower_on_many_fields():
     msg = next(c["message"] for c in AUTHORS["own_inputs"] if c["name"] == "forty_scalars")
     six, one = (simulate(_model(p, 10), msg).latency for p in (6, 1))

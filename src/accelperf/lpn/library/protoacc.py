@@ -20,24 +20,25 @@ here in accelperf's API. The serializer works in three parts:
   ``bytes // 16 + 1`` cycles per chunk, 4 for the top-level end marker.
 
 Ψ (:func:`message_tokens`) walks the messages depth-first exactly as the authors' parser
-does: each message gets an end-of-message pseudo field (1 byte) after its fields.
+does: each message gets an end-of-message pseudo field (1 byte) after its fields. (The
+authors' parser stores that pseudo field under the key ``"f0"``, so a real field of that
+name is silently replaced there; the reader here keeps every field.)
 
 Table 2 (``/work/shared/reference/osdi2024.toml``): the paper's Protoacc has 97
-transitions and 112 places, the authors' released model 106 and 162. This one has
-``16 + 13·pipelines`` transitions (94 for 6 pipelines) and ``30 + 23·pipelines`` places
-(168, of which 61 are the capacity-free holders of initial tokens and 3 the round-robin
-index places per pipeline that the release also has). The differences, none of which
-changes a cycle: the release's seven transitions with no input producer (``t7`` and the
-six ``memconnect``) and their four places per pipeline are left out, as are two sinks
-nothing reads (``pcollect``, ``ps_hasBitsLoader_HasBitsLoad``); the release pushes the
-field descriptors and sizes it dispatches back into their input places (a rotation
-that is never read again, since every descriptor is dispatched exactly once), here they
-are consumed.
+transitions, 112 places and 365 edges; the authors' released model 106, 162 and 459.
+This one has ``15 + 14·pipelines`` transitions and ``26 + 20·pipelines`` places: 99,
+146 and 442 edges for 6 pipelines. The difference to the release, none of which changes
+a cycle: its seven transitions that nothing ever feeds (``t7`` and the six
+``f*_memconnect``) and their 14 places are left out, as are two sinks nothing reads
+(``pcollect``, ``ps_hasBitsLoader_HasBitsLoad``). The release also pushes the field
+descriptors and sizes it dispatches back into their input places, a rotation never read
+again (every descriptor is dispatched exactly once); here they are consumed.
 
 Timing against the authors' engine: every place here has one consumer at a time (the
-pipelines' alternatives are exclusive through the ``*_dist_hold`` and ``*_wait_cmd``
+pipelines' alternatives are exclusive through the ``f*_decode_idle`` and ``f*_wait_cmd``
 tokens, the dispatcher's through the round-robin index), and the only transition with an
-initiation interval (``hasbits_memory``, latency mem_latency, a new request every cycle)
+initiation interval (``hasbits_memory``, latency mem_latency, a new request every cycle:
+the authors' constant ``pip`` of 1, here ``concurrency=None, initiation_interval=1``)
 feeds a sink, so accelperf's lock-at-start semantics and the authors' bind-at-start,
 remove-at-commit engine give the same cycles (pinned by tests/test_protoacc.py against
 the authors' runs on their six Hyperprotobench inputs).
