@@ -67,7 +67,7 @@ GET_SEGMENTS_CYCLES = 3
 FIFO_CYCLES = 1
 LANES = 4            # PHV FIFOs, packet FIFOs, deparsers
 SUBPARSERS = 2
-CONTROL, DATA, DROP = (KINDS.index(k) for k in ("control", "data", "drop"))
+CONTROL, DROP = KINDS.index("control"), KINDS.index("drop")
 
 # The authors' testbench stream (setup.py, the list their run uses): 12 control packets
 # then two data packets; they get 189 cycles.
@@ -227,10 +227,9 @@ def _lane_selector(net, name, cnt, source, lanes, delay, slot=None, extra_output
     inputs = {cnt: 1, source: 1}
     if slot is not None:
         inputs[slot] = 1
-    args = ["c", "p", "s"][:len(inputs)]
 
     def with_args(f):
-        return _positional(f, args)
+        return _positional(f, len(inputs))
 
     outputs = [(cnt, Out(1, props={"cnt": with_args(lambda c, p, *_: (c.cnt + 1) % n)}))]
     outputs += [(lane, Out(with_args(_lane_is(i)), copy=source.name))
@@ -243,9 +242,10 @@ def _lane_is(i):
     return lambda c, p, *_: where(c.cnt == i, 1, 0)
 
 
-def _positional(f, names):
-    """``f`` with exactly the positional parameters ``names`` (the tracer counts them)."""
-    if len(names) == 2:
+def _positional(f, n_inputs):
+    """``f`` with exactly one parameter per input place (the tracer counts them): the
+    counter, the packet and, for a serialised unit, its issue slot."""
+    if n_inputs == 2:
         return lambda c, p: f(c, p)
     return lambda c, p, s: f(c, p, s)
 
