@@ -18,20 +18,22 @@ initiation interval, the authors' ``pip``.
 
 **How the authors' ``pip`` maps onto accelperf.** In the authors' engine every transition
 is a single server; with a ``pip`` function the next firing's start is back-dated to
-``max(arrival of its tokens, previous start + pip(previous packet))`` even though the
-engine only binds it after the previous commit, and commits stay in order
+``max(arrival of its tokens, previous start + pip(previous firing's tokens))`` even though
+the engine only binds it after the previous commit, and commits stay in order
 (``max(previous commit, start + delay)``). For a transition whose delay is constant (all
-of Menshen's) that is exactly a pipelined unit: unbounded concurrency whose successive
-starts are ``pip(previous packet)`` apart. accelperf today has only constant initiation
-intervals, so a data-dependent interval is built from an issue slot: ``X.issue`` (0
-cycles) takes the packet and the slot, ``X`` does the work with unbounded concurrency,
-``X.interval`` returns the slot ``pip`` cycles after the issue (:func:`_pipelined`); where
-a round-robin counter already serialises the unit, the slot is returned ``pip − delay``
-cycles after the commit (:func:`_serialised`). Negative or unit intervals (``pip = −1``
-on the parser register, 1 on the PHV FIFOs and the stage-0 register) are plain
-unbounded or II-1 pipelines. The authors' two multiplexers that pick their input place
-by a counter (sub-parser collect, output arbiter) are one transition per input here,
-guarded by the counter (which they hold while firing, so they remain one server).
+of Menshen's pipelined units) that is exactly accelperf's pipelined unit:
+``concurrency=None`` and ``initiation_interval`` a function of the starting firing's
+tokens (the next start no earlier than this start + interval, R3 of
+:mod:`accelperf.lpn.semantics`); in-order commit then holds by itself. Where a round-robin
+counter already serialises the unit (the sub-parser dispatch, the last stage) the counter
+keeps it one server and the interval adds the same constraint. ``pip = None`` is
+accelperf's default single server (next start after the commit). The authors' ``pip =
+−1`` on the parser's segment register is never the limit there (its packets come at
+least 3 cycles apart), so it is an unbounded 1-cycle register. The authors' two
+multiplexers that pick their input place by a counter (sub-parser collect, output
+arbiter) are one transition per input here, guarded by the counter (which they hold
+while firing, so they remain one server): a single transition would read the head of
+every input, and so wait for all of them.
 
 **Exactness.** End-to-end latency equals the authors' simulator on their testbench
 streams (14 and 100 packets) and on own streams, for 2, 5 and 8 stages, and on three of
@@ -46,17 +48,14 @@ tokens are values; its stages start at the arrival. The end-to-end latency is un
 on every stream tried, because the last stage's round-robin counter serialises it.
 
 Table 2 (``/work/shared/reference/osdi2024.toml``): the paper's Menshen has 29
-transitions and 44 places, the authors' release 30 and 45. Here, for 5 stages: 52
-transitions and 73 places = the release's 30 and 45, + 1 + 3 transitions for the
-multiplexers' extra inputs, + 2 transitions and 3 places (slot, issued, cooling) per
-data-dependent pipelined unit (8 of them) and 1 transition and 2 places per serialised
-one (2). The extra nodes are issue slots standing in for a function-valued initiation
-interval, not behaviour; with such intervals the count returns to 34 and 45.
+transitions and 44 places, the authors' release 30 and 45. Here, for 5 stages: 34
+transitions and 45 places, the release's plus one transition per multiplexer input
+beyond the first (1 + 3).
 """
 
 from __future__ import annotations
 
-from ..expr import maximum, where
+from ..expr import where
 from ..inputs.packets import KINDS, read_packets
 from ..net import Net, NetError, Out
 
@@ -98,12 +97,12 @@ def menshen_pipeline(stages: int = 5):
         return net.place(name, packet)
 
     def round_robin(name):
-        return net.place(name, counter, resource=True, initial=[{"cnt": 0}])
+        return net.place(name, counter, initial=[{"cnt": 0}])
 
     arriving = queue("packets")
     filter_in = queue("filter_fifo_out")
     filtered = queue("filtered")
-    dropped = net.place("control_or_dropped", resource=True)     # sink
+    dropped = net.place("control_or_dropped")     # a sink: control packets end here
     to_parser = queue("to_parser")
     to_parser_delayed = queue("to_parser_registered")
     to_pkt_fifos = queue("to_packet_fifos")
@@ -181,73 +180,30 @@ def menshen_pipeline(stages: int = 5):
 
 def _pipelined(net, name, source, outputs, delay, interval):
     """A unit that starts a packet every ``interval(packet)`` cycles while earlier ones
-    are still in flight (the authors' pip), each taking ``delay`` cycles.
-
-    TODO(issue 10 API): becomes one transition, ``concurrency=None,
-    initiation_interval=interval``, when initiation intervals may be functions.
-    """
-    slot = net.place(f"{name}.slot", resource=True, initial=[{}])
-    issued = net.place(f"{name}.issued", source.token_type)
-    cooling = net.place(f"{name}.cooling", source.token_type)
-    net.transition(f"{name}.issue", inputs={source: 1, slot: 1},
-                   outputs={issued: Out(1, copy=source.name),
-                            cooling: Out(1, copy=source.name)})
-    net.transition(name, inputs={issued: 1}, outputs=_renamed(outputs, source, issued),
-                   delay=delay, concurrency=None)
-    net.transition(f"{name}.interval", inputs={cooling: 1}, outputs={slot: 1},
-                   delay=interval, concurrency=None)
-
-
-def _renamed(outputs, source, issued):
-    """The unit's outputs, copying from the issued packet instead of the source."""
-    pairs = outputs.items() if isinstance(outputs, dict) else outputs
-    renamed = []
-    for place, spec in pairs:
-        if isinstance(spec, Out) and spec.copy == source.name:
-            spec = Out(spec.count, copy=issued.name)
-        renamed.append((place, spec))
-    return renamed
+    are still in flight (the authors' pip), each taking ``delay`` cycles."""
+    net.transition(name, inputs={source: 1}, outputs=outputs, delay=delay,
+                   concurrency=None, initiation_interval=interval)
 
 
 def _serialised(net, name, cnt, source, lanes, delay, interval):
     """A round-robin unit: holds its counter while it works (one packet at a time) and
-    takes the next packet ``interval(packet)`` cycles after the last start at the
-    earliest, i.e. ``interval − delay`` cycles after its commit."""
-    slot = net.place(f"{name}.slot", resource=True, initial=[{}])
-    cooling = net.place(f"{name}.cooling", source.token_type)
-    _lane_selector(net, name, cnt, source, lanes, delay=delay, slot=slot,
-                   extra_outputs=[(cooling, Out(1, copy=source.name))])
-    net.transition(f"{name}.interval", inputs={cooling: 1}, outputs={slot: 1},
-                   delay=lambda p: maximum(interval(p) - delay, 0))
+    starts the next packet ``interval(packet)`` cycles after the last start at the
+    earliest."""
+    _lane_selector(net, name, cnt, source, lanes, delay=delay,
+                   interval=lambda c, p: interval(p))
 
 
-def _lane_selector(net, name, cnt, source, lanes, delay, slot=None, extra_outputs=()):
+def _lane_selector(net, name, cnt, source, lanes, delay, interval=None):
     """Send each packet to the next of ``lanes`` in turn (a round-robin counter)."""
     n = len(lanes)
-    inputs = {cnt: 1, source: 1}
-    if slot is not None:
-        inputs[slot] = 1
-
-    def with_args(f):
-        return _positional(f, len(inputs))
-
-    outputs = [(cnt, Out(1, props={"cnt": with_args(lambda c, p, *_: (c.cnt + 1) % n)}))]
-    outputs += [(lane, Out(with_args(_lane_is(i)), copy=source.name))
-                for i, lane in enumerate(lanes)]
-    net.transition(name, inputs=inputs, outputs=outputs + list(extra_outputs),
-                   delay=delay if isinstance(delay, int) else with_args(delay))
+    outputs = [(cnt, Out(1, props={"cnt": lambda c, p: (c.cnt + 1) % n}))]
+    outputs += [(lane, Out(_lane_is(i), copy=source.name)) for i, lane in enumerate(lanes)]
+    net.transition(name, inputs={cnt: 1, source: 1}, outputs=outputs, delay=delay,
+                   initiation_interval=interval)
 
 
 def _lane_is(i):
-    return lambda c, p, *_: where(c.cnt == i, 1, 0)
-
-
-def _positional(f, n_inputs):
-    """``f`` with exactly one parameter per input place (the tracer counts them): the
-    counter, the packet and, for a serialised unit, its issue slot."""
-    if n_inputs == 2:
-        return lambda c, p: f(c, p)
-    return lambda c, p, s: f(c, p, s)
+    return lambda c, p: where(c.cnt == i, 1, 0)
 
 
 def _in_turn(net, name, cnt, sources, target, delay):

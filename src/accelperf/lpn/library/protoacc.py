@@ -128,10 +128,10 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     turn = net.token_type("Turn", "index")
 
     def state(name, initial=0, ttype=None, tokens=None):
-        """A place; initial tokens make it a resource (a lock or a state-machine state)."""
+        """A place, with ``initial`` tokens for a lock or a state machine's state."""
         if tokens is None and initial:
             tokens = [{}] * initial
-        return net.place(name, ttype, resource=bool(tokens), initial=tokens)
+        return net.place(name, ttype, initial=tokens)
 
     tasks = state("message_tasks", ttype=control)
     descriptors = state("field_descriptors", ttype=field)
@@ -139,7 +139,7 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     # -- message front end
     load_ready = state("has_bits_idle", 1)
     hasbits_req = state("hasbits_requests")
-    hasbits_resp = net.place("hasbits_responses", resource=True)   # sink: timing only
+    hasbits_resp = net.place("hasbits_responses")     # a sink: only its timing matters
     ctrl = state("control", ttype=control)
     ctrl_loaded = state("control_loaded", ttype=control)
     not_sub = state("field_run_loaded")
@@ -159,7 +159,7 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     mem_free = state("memory_writer_idle", 1)
     writes_body = state("writes_body", ttype=chunk)
     writes_top = state("writes_top_end", ttype=chunk)
-    written = net.place("written", resource=True)
+    written = net.place("written")
 
     net.transition("load_has_bits", inputs={load_ready: 1, tasks: 1},
                    outputs={hasbits_req: 1, ctrl: Out(1, copy="message_tasks")}, delay=1)
