@@ -51,8 +51,11 @@ def _model(pipelines, mem_latency):
     return _models[key]
 
 
-@pytest.mark.parametrize("run", AUTHORS["runs"],
-                         ids=lambda r: f"{Path(r['input']).stem}-p{r['pipelines']}-L{r['mem_latency']}")
+def _run_id(run):
+    return f"{Path(run['input']).stem}-p{run['pipelines']}-L{run['mem_latency']}"
+
+
+@pytest.mark.parametrize("run", AUTHORS["runs"], ids=_run_id)
 def test_equals_the_authors_on_their_inputs(run):
     raw = _authors_file(run["input"])
     assert hashlib.sha256(raw).hexdigest() == run["sha256"], "not the input the numbers are for"

@@ -20,6 +20,7 @@ import io
 from dataclasses import dataclass
 
 from ...errors import invalid
+from . import abridged
 
 KINDS = ("control", "data", "drop")
 _FLAGS = ("is_control", "is_data", "is_drop")
@@ -39,20 +40,20 @@ def read_packets(doc) -> tuple[Packet, ...]:
     if isinstance(doc, str):
         return _from_csv(doc)
     if not isinstance(doc, list) or not doc:
-        raise invalid("packet stream", doc if not isinstance(doc, (dict, list)) else
-                      type(doc).__name__, "a non-empty JSON list of packets, or CSV text")
+        raise invalid("packet stream", abridged(doc), "a non-empty JSON list of packets, "
+                                                      "or CSV text")
     return tuple(_packet(entry, f"packet[{i}]") for i, entry in enumerate(doc))
 
 
 def _packet(entry, where: str) -> Packet:
     if isinstance(entry, dict):
         if set(entry) != {"n_words", "kind"}:
-            raise invalid(where, entry, 'an object {"n_words": N, "kind": "control"|"data"|'
-                                        '"drop"}')
+            raise invalid(where, abridged(entry),
+                          'an object {"n_words": N, "kind": "control"|"data"|"drop"}')
         return _checked(entry["n_words"], entry["kind"], where)
     if isinstance(entry, (list, tuple)) and len(entry) == 4:
         return _checked(entry[0], _kind_of_flags(entry[1:], where), where)
-    raise invalid(where, entry, '{"n_words": N, "kind": K} or [n_words, is_control, '
+    raise invalid(where, abridged(entry), '{"n_words": N, "kind": K} or [n_words, is_control, '
                                 'is_data, is_drop]')
 
 
@@ -76,7 +77,7 @@ def _from_csv(text: str) -> tuple[Packet, ...]:
     rows = [(n, [c.strip() for c in r]) for n, r in enumerate(rows, start=1) if any(
         c.strip() for c in r)]
     if not rows:
-        raise invalid("packet CSV", text[:40], "a header line and one packet per line")
+        raise invalid("packet CSV", abridged(text), "a header line and one packet per line")
     header_line, header = rows[0]
     if header not in (["n_words", "kind"], ["n_words", *_FLAGS]):
         raise invalid(f"CSV line {header_line} (header)", ",".join(header),
@@ -95,5 +96,5 @@ def _from_csv(text: str) -> tuple[Packet, ...]:
         kind = _kind_of_flags(flags, where) if flags is not None else cells[1]
         packets.append(_checked(n_words, kind, where))
     if not packets:
-        raise invalid("packet CSV", text[:40], "at least one packet after the header")
+        raise invalid("packet CSV", abridged(text), "at least one packet after the header")
     return tuple(packets)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import invalid
+from . import abridged as _short
 
 KINDS = ("scalar", "nonscalar", "submessage")
 
@@ -89,8 +90,3 @@ def _field(name: str, spec, path: str) -> Field:
         raise invalid(f"{path}.data", _short(data), "one size for a field that is not "
                                                     "repeated")
     return Field(name, kind, repeated, tuple(data))
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
