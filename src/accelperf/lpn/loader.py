@@ -44,11 +44,13 @@ def load_model(spec: str) -> Model:
 
 
 def load_input(text: str | None):
-    """The user's input for Ψ: a JSON file, or JSON written inline."""
+    """The user's input for Ψ: a JSON file, JSON written inline, or a .csv file's text."""
     if text is None:
         return None
     path = Path(text)
     try:
+        if path.is_file() and path.suffix.lower() == ".csv":
+            return path.read_text("utf-8")          # CSV text: the model's Ψ parses it
         if path.is_file():
             return json.loads(path.read_text("utf-8"))
         return json.loads(text)
