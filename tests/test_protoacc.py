@@ -8,10 +8,7 @@ commits.
 
 import hashlib
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,23 +19,9 @@ from accelperf.lpn.inputs.protobuf import read_messages
 from accelperf.lpn.library import build
 from accelperf.lpn.library.protoacc import (END_OF_MESSAGE, END_OF_TOP_MESSAGE, FIELD_RUN,
                                             SUBMESSAGE, message_tokens, protoacc_serializer)
+from authors import authors_file
 
 AUTHORS = json.loads((Path(__file__).parent / "data/authors/protoacc.json").read_text())
-# The authors' inputs are read from their repository, never copied into ours.
-LPN_SRC = Path(os.environ.get("ACCELPERF_LPN_SRC", "/tmp/lpnsrc"))
-LPN_GIT = Path(os.environ.get("ACCELPERF_LPN_GIT", "/work/.mirror/dslab-epfl+lpn/repo"))
-
-
-def _authors_file(rel: str) -> bytes:
-    if (LPN_SRC / rel).is_file():
-        return (LPN_SRC / rel).read_bytes()
-    if LPN_GIT.is_dir() and shutil.which("git"):
-        got = subprocess.run(["git", "--git-dir", str(LPN_GIT), "show", f"HEAD:{rel}"],
-                             capture_output=True)
-        if got.returncode == 0:
-            return got.stdout
-    pytest.skip(f"the authors' repository (dslab-epfl/lpn) is not at {LPN_SRC} or {LPN_GIT}: "
-                f"set ACCELPERF_LPN_SRC to a checkout to run this comparison")
 
 
 _models = {}
@@ -57,7 +40,7 @@ def _run_id(run):
 
 @pytest.mark.parametrize("run", AUTHORS["runs"], ids=_run_id)
 def test_equals_the_authors_on_their_inputs(run):
-    raw = _authors_file(run["input"])
+    raw = authors_file(run["input"])
     assert hashlib.sha256(raw).hexdigest() == run["sha256"], "not the input the numbers are for"
     r = simulate(_model(run["pipelines"], run["mem_latency"]), json.loads(raw))
     assert (r.latency, r.total_commits) == (run["latency"], run["commits"])

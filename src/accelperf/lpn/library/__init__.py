@@ -10,6 +10,7 @@ from .fig2 import fig2_pipeline
 from .jpeg import jpeg_decoder
 from .menshen import menshen_pipeline
 from .protoacc import protoacc_serializer
+from .vta import vta
 
 LIBRARY = {
     "fig2-pipeline": fig2_pipeline,
@@ -19,6 +20,7 @@ LIBRARY = {
     "jpeg-over-link": jpeg_over_link,
     "protoacc": protoacc_serializer,
     "menshen": menshen_pipeline,
+    "vta": vta,
 }
 
 
@@ -31,4 +33,4 @@ def build(name: str):
 
 
 __all__ = ["LIBRARY", "build", "fig2_pipeline", "jpeg_decoder", "darwin_gact",
-           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link"]
+           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link", "vta"]
