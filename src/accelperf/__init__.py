@@ -1,7 +1,12 @@
 """accelperf: will offloading this work to that accelerator pay off, by how much, and why?
 
 Three published models at three levels of detail: LogCA (``accelperf.logca``),
-computational density and, in later releases, Latency Petri Nets.
+computational density (``accelperf.density``) and Latency Petri Nets (``accelperf.lpn``:
+modelling API, reference simulator, library of accelerators). ``accelperf.measure`` times
+this machine's crypto accelerators and memory hierarchy to feed them.
+
+Invalid input anywhere raises :class:`ModelError`, whose message names the parameter, the
+value and what is allowed.
 """
 
 from .errors import ModelError

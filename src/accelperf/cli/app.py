@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from pathlib import Path
-
 import click
 
 from .. import __version__
@@ -27,8 +25,8 @@ def cli():
 
 
 @cli.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("accelperf-report"), show_default=True,
+@click.option("--out", type=click.Path(file_okay=False),     # a str: "" stays "", not "."
+              default="accelperf-report", show_default=True,
               help="Directory for index.html, figures and data (created if missing; its "
                    "parent must exist).")
 def demo(out):

@@ -154,7 +154,7 @@ def check_output(path: Path | None, option: str = "--out",
     return path
 
 
-def check_output_dir(path: Path, option: str = "--out") -> Path:
+def check_output_dir(path: Path | str, option: str = "--out") -> Path:
     """A directory the command will fill: created when missing, but its parent must exist,
     and a file must be creatable inside it (tried, then removed)."""
     text = str(path)

@@ -8,6 +8,7 @@ computations) the density saturates at Z/M once α >= M, and the re-use penalty 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -125,7 +126,8 @@ def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -
         eta = lambda a: f(alpha=a, s=s) * a
     else:
         eta = lambda a: f(alpha=a, s=s)
-    probe = np.asarray(eta(np.array([1.0, 1e6])), float)
+    with np.errstate(all="ignore"):     # values are judged where they are used
+        probe = np.asarray(eta(np.array([1.0, 1e6])), float)
     if probe.shape not in ((2,), ()):          # () is a constant η, broadcast over α
         raise ModelError(f"formula = {text!r} is invalid: it must give one number per α")
     return Algorithm(name or "formula", eta, "user formula", f"{kind} = {f.text} (s = {s:g} B)")
@@ -137,7 +139,7 @@ def algorithm(name_or_formula: str, operand_bytes: float | None = None) -> Algor
     key = ALIASES.get(key, key)
     if key in BUILT_IN:
         return BUILT_IN[key]() if operand_bytes is None else BUILT_IN[key](operand_bytes)
-    if key and not key.replace("-", "_").isidentifier():   # not a name: read it as a formula
+    if key and not re.fullmatch(r"[a-z][a-z0-9_-]*", key):   # not a name: a formula
         return from_formula(name_or_formula, 4 if operand_bytes is None else operand_bytes)
     raise ModelError(f"algorithm = {name_or_formula!r} is invalid: valid algorithms are "
                      f"{', '.join(BUILT_IN)}, or a formula in alpha and s such as "
