@@ -21,6 +21,8 @@ from accelperf.measure import crypto, memory, offload
 from accelperf.measure.data import read_timings
 from accelperf.units import parse_frequency, parse_size
 
+REAL_PROBE = memory.probe          # the API's own check runs before any probing
+
 
 def _must_not_run(*args, **kwargs):
     raise AssertionError("a bad-input case started a measurement")
@@ -446,3 +448,58 @@ def test_csv_reader_on_random_bytes(tmp_path_factory, data):
         return
     assert (t.host > 0).all() and (t.accel > 0).all() and len(set(t.granularity)) == len(
         t.granularity)
+
+
+# ---------------------------------------------------------------- the Python API
+def _api_cases():
+    from accelperf.density import Algorithm, Hierarchy, Layer, algorithm, matmul
+    from accelperf.density.formula import Formula
+    from accelperf.measure.crypto import measure_kernel
+    from accelperf.units import log_grid, powers_of_two
+    map_c = hierarchy("src-map-c")
+    return [
+        ("algorithm(None)", lambda: algorithm(None), "algorithm = None"),
+        ("algorithm('dot', 'x')", lambda: algorithm("dot", "x"), "operand_bytes = 'x'"),
+        ("matmul(True)", lambda: matmul(True), "operand_bytes = True"),
+        ("matmul(nan)", lambda: matmul(float("nan")), "operand_bytes = nan"),
+        ("from_formula(None)", lambda: from_formula(None), "formula = 'None'"),
+        ("Algorithm eta=5", lambda: Algorithm("x", eta=5), "eta = 5"),
+        ("rho('a')", lambda: matmul().rho("a"), "alpha = 'a'"),
+        ("rho(-1)", lambda: matmul().rho(-1), "alpha = -1.0"),
+        ("rho(nan)", lambda: matmul().rho(float("nan")), "alpha = nan"),
+        ("eta returns text", lambda: Algorithm("x", lambda a: "abc").rho(1.0), "eta of"),
+        ("with_problem(-1, 5)", lambda: matmul().with_problem(-1, 5), "total_bytes = -1"),
+        ("Layer(None, ...)", lambda: Layer(None, 1, 1), "layer name = None"),
+        ("Layer size '1'", lambda: Layer("a", "1", 1), "size_bytes = '1'"),
+        ("Hierarchy None layers", lambda: Hierarchy("h", None), "layers = None"),
+        ("Hierarchy [1]", lambda: Hierarchy("h", [1]), "must be Layer objects"),
+        ("Hierarchy no name", lambda: Hierarchy("", (Layer("a", 1, 1),)), "hierarchy name"),
+        ("from_dict([])", lambda: Hierarchy.from_dict("h", []), "list of [[layer]]s"),
+        ("hierarchy(5)", lambda: hierarchy(5), "hierarchy = 5"),
+        ("rate_bound('dot', ...)", lambda: rate_bound("dot", map_c), "algorithm = 'dot'"),
+        ("rate_bound(..., 'h')", lambda: rate_bound(matmul(), "h"), "hierarchy = 'h'"),
+        ("rate_bound ceiling 'x'", lambda: rate_bound(matmul(), map_c, "x"), "compute_ceiling"),
+        ("Formula on text", lambda: Formula("alpha", ("alpha",))(alpha="x"), "on numbers"),
+        ("Formula missing var", lambda: Formula("alpha", ("alpha", "s"))(alpha=1), "needs"),
+        ("parse_size(None)", lambda: parse_size(None), "size = 'None'"),
+        ("parse_size(-0.0)", lambda: parse_size(-0.0), "size = -0.0"),
+        ("parse_size(10**400)", lambda: parse_size(10**400), "an integer of 401 digits"),
+        ("parse_frequency(True)", lambda: parse_frequency(True), "frequency = 'True'"),
+        ("powers_of_two(1, inf)", lambda: powers_of_two(1, float("inf")), "granularity range"),
+        ("powers_of_two('a', 5)", lambda: powers_of_two("a", 5), "granularity range"),
+        ("log_grid(1, 10, 0)", lambda: log_grid(1, 10, 0), "points = 0"),
+        ("measure_kernel(['aes'])", lambda: measure_kernel(["aes"], [16]), "kernel = ['aes']"),
+        ("measure_kernel(None sizes)", lambda: measure_kernel("aes", None), "granularities"),
+        ("measure_kernel(repeats=1.5)", lambda: measure_kernel("aes", [16], repeats=1.5),
+         "repeats = 1.5"),
+        ("probe(repeats='x')", lambda: REAL_PROBE(repeats="x"), "repeats = 'x'"),
+        ("read_timings(None)", lambda: read_timings(None), "data = None"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_api_cases())))
+def test_api_bad_input_raises_model_error_naming_the_parameter(case):
+    name, call, words = _api_cases()[case]
+    with pytest.raises(ModelError) as err:
+        call()
+    assert words in str(err.value), (name, str(err.value))

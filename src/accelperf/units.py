@@ -101,16 +101,24 @@ def format_size(nbytes: float) -> str:
     return f"{text} {units[i]}"
 
 
+def _check_range(lo, hi) -> None:
+    finite = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+                 and math.isfinite(x) for x in (lo, hi))
+    if not (finite and 0 < lo <= hi):
+        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need finite "
+                         f"numbers of bytes with 0 < from <= to")
+
+
 def powers_of_two(lo: float, hi: float) -> np.ndarray:
     """The powers of two from ``lo`` to ``hi`` bytes inclusive (the paper's sweep points)."""
-    if not (0 < lo <= hi):
-        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    _check_range(lo, hi)
     first, last = math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12)
     return np.exp2(np.arange(first, last + 1, dtype=float))
 
 
 def log_grid(lo: float, hi: float, points: int = 400) -> np.ndarray:
     """``points`` granularities evenly spaced on a log axis from ``lo`` to ``hi``."""
-    if not (0 < lo <= hi):
-        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    _check_range(lo, hi)
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 1:
+        raise invalid("points", points, "a whole number >= 1")
     return np.geomspace(lo, hi, points)

@@ -58,12 +58,21 @@ class Algorithm:
         Values are returned as computed, NaN and negatives included (a plot may want them);
         :func:`accelperf.density.rate_bound` refuses a layer where ρ is not a finite
         number >= 0."""
-        a = np.asarray(alpha, float)
+        try:
+            a = np.asarray(alpha, float)
+        except (TypeError, ValueError):
+            raise invalid("alpha", alpha, "a local-store size in bytes (a number or an array "
+                                          "of numbers)") from None
         if a.size and (np.any(~np.isfinite(a)) or np.any(a < 0)):
             raise invalid("alpha", float(a[~(np.isfinite(a) & (a >= 0))].ravel()[0]),
                           "a local-store size must be a finite number of bytes >= 0")
         with np.errstate(all="ignore"):    # overflow and 0/0 become inf/NaN, judged later
-            r = np.asarray(self.eta(a), float) / a
+            eta = self.eta(a)
+            try:
+                r = np.asarray(eta, float) / a
+            except (TypeError, ValueError):
+                raise invalid(f"eta of algorithm {self.name!r}", eta,
+                              "must return a number of computations per α") from None
         if self.total_bytes is not None:
             r = np.where(a >= self.total_bytes, self.total_computations / self.total_bytes, r)
         return r

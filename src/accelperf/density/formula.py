@@ -126,7 +126,11 @@ class Formula:
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise ModelError(f"formula {self.text!r} needs values for {', '.join(missing)}")
-        env = {k: np.asarray(v, float) for k, v in values.items()}
+        try:
+            env = {k: np.asarray(v, float) for k, v in values.items()}
+        except (TypeError, ValueError):
+            raise ModelError(f"formula {self.text!r} is evaluated on numbers: got "
+                             f"{values!r}") from None
         with np.errstate(all="ignore"):
             return self._eval(self._tree, env)
 

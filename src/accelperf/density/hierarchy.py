@@ -102,8 +102,8 @@ class Hierarchy:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise invalid("hierarchy name", self.name, "must be a non-empty string")
-        layers = tuple(self.layers)
-        if not all(isinstance(l, Layer) for l in layers):
+        layers = tuple(self.layers) if isinstance(self.layers, (list, tuple)) else None
+        if layers is None or not all(isinstance(l, Layer) for l in layers):
             raise invalid(f"hierarchy {self.name!r}: layers", layers, "must be Layer objects")
         if not layers:
             raise ModelError(f"hierarchy {self.name!r} is invalid: it has no layers")
@@ -116,6 +116,8 @@ class Hierarchy:
 
     @classmethod
     def from_dict(cls, name: str, data: dict, source: str = "") -> "Hierarchy":
+        if not isinstance(data, dict):
+            raise invalid(f"hierarchy {name!r}", data, "a table with a list of [[layer]]s")
         raw = data.get("layer") or data.get("layers")
         if not isinstance(raw, list) or not raw:
             raise ModelError(f"hierarchy {name!r} is invalid: expected a list of "

@@ -211,8 +211,10 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                    huge_pages: bool = True) -> Measurement:
     """Time ``kernel`` ("aes" or "sha256") on the host (accelerator masked) and on the
     accelerator for every granularity; see the module docstring for the method."""
-    if kernel not in HOSTS:
+    if not isinstance(kernel, str) or kernel not in HOSTS:
         raise invalid("kernel", kernel, "measure aes or sha256")
+    if not (host is None or isinstance(host, str)) or not (mode is None or isinstance(mode, str)):
+        raise invalid("--host/--mode", (host, mode), "names such as vpaes and cbc")
     host = host or HOSTS[kernel][0]
     if (kernel, host) not in MASKS:
         raise invalid("--host", host, f"for {kernel} use {' or '.join(HOSTS[kernel])}")

@@ -86,6 +86,8 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
     two timings for one point could only be resolved by silently dropping one.
     """
     check_statistic(statistic)
+    if not isinstance(path, (str, Path)):
+        raise ModelError(f"data = {path!r} is invalid: give the path of a CSV file")
     path = Path(path)
     source = f"data = '{path}'"
     metadata = {}

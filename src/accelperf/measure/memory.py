@@ -223,8 +223,8 @@ def probe(repeats: int = 5, quick: bool = False, progress=None, seed: int = 1) -
     two measurements of every level (the command line passes a rich progress bar).
     ``quick`` uses shorter runs and a 256 MiB memory working set, for demos and tests.
     """
-    if repeats < 1:
-        raise ModelError(f"repeats = {repeats} is invalid: must be >= 1")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ModelError(f"repeats = {repeats!r} is invalid: must be a whole number >= 1")
     lib = load_kernels()
     rng = np.random.default_rng(seed)
     target = 0.02 if quick else 0.1
