@@ -163,6 +163,8 @@ def density_section(report: Report, probe_machine: bool = True) -> None:
     machines = [("SRC MAP-C (§4.1), 50 MAC units at 100 MHz", hierarchy("src-map-c"), 5e9)]
     if probe_machine:
         from .measure.memory import probe
+        report.progress("probing this machine's caches and memory: read bandwidth and "
+                        "latency per level (quick mode, about 10 s)")
         measured = probe(repeats=3, quick=True, progress=lambda text: report.progress(
             f"probing this machine's caches and memory: {text}"))
         machines.append((f"this machine ({measured.machine.get('cpu', '?')}), measured",
