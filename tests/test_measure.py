@@ -259,3 +259,23 @@ def test_csv_reader_refuses_files_that_are_not_csv(tmp_path):
             read_timings(path)
     with pytest.raises(ModelError, match="not a regular file"):
         read_timings("/dev/null")
+
+
+def test_ctrl_c_keeps_the_timings_that_finished(cli, tmp_path, monkeypatch):
+    calls = []
+
+    def speed_then_ctrl_c(algorithm, nbytes, mask, seconds=1, huge_pages=False):
+        calls.append(nbytes)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return nbytes * (5e-9 if mask else 1e-9)
+    monkeypatch.setattr(crypto, "openssl_speed", speed_then_ctrl_c)
+    out = tmp_path / "aes.csv"
+    code, _, err = cli("measure", "aes", "--from", "1KiB", "--to", "8KiB", "--repeats", "2",
+                       "--out", str(out))
+    assert code == 130
+    assert err.strip().splitlines()[-1] == f"accelperf: interrupted; the 3 timings finished " \
+                                           f"so far are kept in {out}"
+    text = out.read_text()
+    assert "# warning: not trustworthy: interrupted with Ctrl-C after 3 of 16 timed runs" in text
+    assert len([l for l in text.splitlines() if l.startswith("aes,")]) == 3

@@ -4,7 +4,8 @@ Every input and the output path are checked before the first timed run: a measur
 takes minutes, and a mistake found after it would throw them away. A measurement that
 fails its sanity check (the masked host no slower than the accelerator, or an echo offload
 slowed by contention for the cores) is still written, with the reason as a ``# warning:``
-line in the CSV, and the command exits with status 1.
+line in the CSV, and the command exits with status 1; one stopped with Ctrl-C writes the
+timings that finished and exits with status 130.
 """
 
 from __future__ import annotations
@@ -106,11 +107,16 @@ def measure_offload_cmd(kernel, lo, hi, target, repeats, out, as_json):
 def _run(work, steps, label, out, as_json, what):
     """Measure, then write the CSV; an untrusted measurement is written too, with its
     reason, and ends with status 1."""
-    from ..measure.crypto import UntrustedMeasurement
+    from ..measure.crypto import MeasurementInterrupted, UntrustedMeasurement
     try:
         result, failure = progress_run(steps, label, work), None
     except UntrustedMeasurement as exc:
         result, failure = exc.measurement, exc
+    except MeasurementInterrupted as exc:           # Ctrl-C: keep what was measured
+        exc.measurement.write_csv(out)
+        click.echo(f"accelperf: interrupted; the {len(exc.measurement.samples)} timings "
+                   f"finished so far are kept in {out}", err=True)
+        raise SystemExit(130) from None
     result.write_csv(out)
     if as_json:
         click.echo(dump_json({"out": str(out), **result.to_dict()}))

@@ -72,6 +72,28 @@ class UntrustedMeasurement(MeasurementError):
         self.measurement = measurement
 
 
+class MeasurementInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a measurement. A KeyboardInterrupt like any other, it also carries
+    the timings taken so far (``measurement``) so that they need not be lost."""
+
+    def __init__(self, measurement: "Measurement"):
+        super().__init__(measurement.warnings[0])
+        self.measurement = measurement
+
+
+def interrupted(kernel: str, times: dict, planned: int, what: str) -> MeasurementInterrupted:
+    """The exception for Ctrl-C after some of ``planned`` runs: every (mode, granularity)
+    with at least one timing, and a warning that says how far the run got."""
+    samples = tuple(Sample(kernel, m, g, tuple(t)) for (m, g), t in sorted(times.items())
+                    if t)
+    done = sum(len(t) for t in times.values())
+    metadata = {"accelperf measure": what, "load average": load_note(),
+                "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    warning = (f"{REFUSAL}interrupted with Ctrl-C after {done} of {planned} timed runs; "
+               f"these are the runs that finished")
+    return MeasurementInterrupted(Measurement(samples, metadata, (warning,)))
+
+
 # The largest granularity measured: openssl speed and the offload's shared memory hold a few
 # buffers of that size; beyond 1 GiB a sweep is hours and the page cache, not the kernel,
 # would be measured.
@@ -229,15 +251,20 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
     rng = random.Random(seed)
     settings = [("host", MASKS[(kernel, host)]), ("accel", None)]
     times = {(m, g): [] for m, _ in settings for g in sizes}
-    for repeat in range(repeats):
-        order = sizes[:]
-        rng.shuffle(order)
-        for k, g in enumerate(order):
-            pair = settings if (repeat + k) % 2 == 0 else settings[::-1]
-            for m, mask in pair:
-                times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds, huge_pages))
-                if progress:
-                    progress(f"{kernel} {m} {g} B")
+    try:
+        for repeat in range(repeats):
+            order = sizes[:]
+            rng.shuffle(order)
+            for k, g in enumerate(order):
+                pair = settings if (repeat + k) % 2 == 0 else settings[::-1]
+                for m, mask in pair:
+                    times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds,
+                                                       huge_pages))
+                    if progress:
+                        progress(f"{kernel} {m} {g} B")
+    except KeyboardInterrupt:
+        raise interrupted(kernel, times, 2 * len(sizes) * repeats,
+                          f"{kernel} {algorithm}, host = {host}") from None
     samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)])) for m, _ in settings
                     for g in sizes)
     problem = slower_host_check(samples, f"{kernel} ({algorithm})")

@@ -32,7 +32,8 @@ import time
 
 from ..errors import invalid
 from .crypto import (MASKS, REFUSAL, Measurement, MeasurementError, Sample, check_count,
-                     check_sizes, environment, finish, load_note, slower_host_check)
+                     check_sizes, environment, finish, interrupted, load_note,
+                     slower_host_check)
 
 # What an echo offload may cost beyond its three copies of g bytes (into the shared memory,
 # the worker's copy back, out of it) on an otherwise idle machine: two doorbells answered by
@@ -186,6 +187,18 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
     copy_rate = copy_bytes_per_s(sizes[-1])
     rng = random.Random(seed)
     times = {(m, g): [] for m in ("host", "accel", "echo") for g in sizes}
+    try:
+        _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress)
+    except KeyboardInterrupt:
+        raise interrupted(kernel, times, 3 * len(sizes) * repeats,
+                          f"offload {kernel}") from None
+    samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)]))
+                    for m in ("host", "accel", "echo") for g in sizes)
+    return _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check)
+
+
+def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress) -> None:
+    """Every repeat of the three settings, each its own driver process, into ``times``."""
     for r in range(repeats):
         modes = ["host", "accel", "echo"]
         rng.shuffle(modes)
@@ -202,8 +215,10 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
                 times[(mode, int(g))].append(t)
             if progress:
                 progress(f"offload {kernel} {mode}, repeat {r + 1}")
-    samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)]))
-                    for m in ("host", "accel", "echo") for g in sizes)
+
+
+def _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check) -> Measurement:
+    """The checks and the metadata of a finished offload run."""
     contention = contention_check(samples, copy_rate)
     mask = slower_host_check([s for s in samples if s.mode != "echo"], f"offloaded {kernel}")
     if contention:              # then a host no slower than the accelerator proves nothing
