@@ -130,9 +130,9 @@ def test_demo_writes_report(cli, tmp_path, monkeypatch):
 def _my_commands():
     from accelperf.cli import cli as root
     for group in ("density", "measure"):
-        for name, command in root.commands[group].commands.items():
+        for name, command in root.get_command(None, group).commands.items():
             yield f"{group} {name}", command
-    yield "demo", root.commands["demo"]
+    yield "demo", root.get_command(None, "demo")
 
 
 @pytest.mark.parametrize("name, command", list(_my_commands()), ids=lambda x: str(x)[:20])

@@ -10,7 +10,15 @@ value and what is allowed.
 """
 
 from .errors import ModelError
-from .logca import LogCA, preset
 
 __version__ = "0.1.0"
 __all__ = ["ModelError", "LogCA", "preset", "__version__"]
+
+
+def __getattr__(name: str):
+    # LogCA pulls in SciPy (most of a second): load it when it is used, so that a command
+    # that fails on its first argument, or does not need LogCA, answers at once.
+    if name in ("LogCA", "preset"):
+        from . import logca
+        return getattr(logca, name)
+    raise AttributeError(f"module 'accelperf' has no attribute {name!r}")

@@ -7,6 +7,7 @@ stderr naming the option or field, the value and what is allowed); 130 interrupt
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -18,7 +19,25 @@ from .common import StrictGroup, check_output_dir, progress_run
 
 
 # ---------------------------------------------------------------------- the command tree
-@click.group(cls=StrictGroup, context_settings=dict(help_option_names=["-h", "--help"]))
+class CommandFamilies(StrictGroup):
+    """The root group. Each family's module (``accelperf.cli.<name>``) registers its
+    commands when it is imported, and it is imported only when the family is used: LogCA
+    brings SciPy, most of a second, which `accelperf measure ...` or a mistyped option
+    should not wait for."""
+
+    families = ("density", "logca", "lpn", "measure")
+    group_class = StrictGroup          # the families themselves are plain strict groups
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.families))
+
+    def get_command(self, ctx, name):
+        if name in self.families and name not in self.commands:
+            importlib.import_module(f"{__package__}.{name}")
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=CommandFamilies, context_settings=dict(help_option_names=["-h", "--help"]))
 @click.version_option(__version__, prog_name="accelperf")
 def cli():
     """Will offloading this work to that accelerator pay off, by how much, and what limits it?"""

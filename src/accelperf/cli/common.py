@@ -12,8 +12,6 @@ import rich.console
 from rich.measure import Measurement
 
 from ..errors import ModelError, invalid
-from ..logca import LogCA, preset
-from ..logca import presets as preset_table
 from ..units import format_size, parse_frequency, parse_size, powers_of_two
 
 
@@ -200,8 +198,10 @@ def model_options(func):
     return func
 
 
-def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name) -> list[LogCA]:
+def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name) -> list:
     """Models from preset names and/or explicit parameters (explicit ones override presets)."""
+    from ..logca import LogCA, preset                 # SciPy: only for the LogCA commands
+    from ..logca import presets as preset_table
     explicit = {k: v for k, v in dict(L=L, o=o, C=C, A=A, beta=beta, latency=latency,
                                       frequency_hz=frequency, name=name).items() if v is not None}
     if presets:
@@ -230,7 +230,7 @@ def fmt_g(value) -> str:
     return "—" if value is None else f"{value:.6g} B ({format_size(value)})"
 
 
-def single_model(spec, command: str) -> LogCA:
+def single_model(spec, command: str):
     models = build_models(**spec)
     if len(models) != 1:
         raise ModelError(f"--preset was given {len(models)} times: `logca {command}` analyses "
