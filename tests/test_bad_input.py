@@ -71,6 +71,10 @@ def files(tmp_path_factory):
         "intname": 'name = 5\n[[layer]]\nname = "a"\nsize_bytes = 4\n'
                    'bandwidth_bytes_per_s = 1e9\n',
         "neglat": layer.format(s="4", b="1e9") + "latency_s = -1\n",
+        "infsize": layer.format(s="1e309", b="1e9"),
+        "items": 'name = "h"\nlayer = [1, 2]\n',
+        "two": '[[hierarchy.a.layer]]\nname = "a"\nsize_bytes = 1\nbandwidth_bytes_per_s = 1\n'
+               '[[hierarchy.b.layer]]\nname = "a"\nsize_bytes = 1\nbandwidth_bytes_per_s = 1\n',
     }.items():
         paths[name] = root / f"{name}.toml"
         paths[name].write_text(text)
@@ -143,6 +147,8 @@ CASES = [
     (BOUND + ["alpha +"], "syntax error"),
     (BOUND + ["rho = "], "formula"),
     (BOUND + ["rho = alpha; 1"], "syntax error"),
+    (BOUND + ["rho = eta = alpha"], "syntax error"),
+    (BOUND + ["alpha = 5"], "syntax error"),
     (BOUND + ["alpha\x00"], "null bytes"),
     (BOUND + ["alpha", "--algorithm", "dot"], "--algorithm was given more than once"),
     # ------------------------------------------------------------ density bound: numbers
@@ -193,6 +199,12 @@ CASES = [
     (DOT + ["--hierarchy", "{dupe}"], "appear twice"),
     (DOT + ["--hierarchy", "{intname}"], "hierarchy name = 5"),
     (DOT + ["--hierarchy", "{neglat}"], "latency_s = -1"),
+    (DOT + ["--hierarchy", "{infsize}"], "size_bytes = inf"),
+    (DOT + ["--hierarchy", "{items}"], "layer 0 is not a table"),
+    (DOT + ["--hierarchy", "{two}"], "defines 2 hierarchies (a, b)"),
+    (DOT + ["--hierarchy", "{file}"], "not valid TOML"),
+    (BOUND + ["matmul", "--problem-bytes", "1e-300", "--computations", "1e300"],
+     "density ρ = inf"),
     (DOT + ["--hierarchy", "src-map-c", "--hierarchy", "src-map-c"], "--hierarchy was given"),
     (DOT + ["--out", "/proc/x.png"], "--out = '/proc/x.png' is invalid: cannot be written"),
     (DOT + ["--out", "{ok}/x.pdf"], "figures are written as .png or .svg"),

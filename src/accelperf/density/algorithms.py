@@ -126,10 +126,9 @@ def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -
     """
     s = _positive("operand_bytes", operand_bytes)
     body, kind = str(text).strip(), "rho"
-    for prefix in ("rho", "eta"):
-        head, sep, rest = body.partition("=")
-        if sep and head.strip() == prefix:
-            body, kind = rest, prefix
+    head, sep, rest = body.partition("=")
+    if sep and head.strip() in ("rho", "eta"):      # one prefix: "rho = eta = ..." is an error
+        body, kind = rest, head.strip()
     f = Formula(body, variables=("alpha", "s"))
     if kind == "rho":
         eta = lambda a: f(alpha=a, s=s) * a

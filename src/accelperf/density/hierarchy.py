@@ -167,6 +167,9 @@ class Hierarchy:
         if "hierarchy" in data and isinstance(data["hierarchy"], dict) and "layer" not in data:
             # Either [hierarchy] name=... with [[layer]] below, or [[hierarchy.NAME.layer]].
             tables = data["hierarchy"]
+            if len(tables) > 1:
+                raise invalid("hierarchy", str(path), f"it defines {len(tables)} hierarchies "
+                              f"({', '.join(map(str, tables))}); put one in each file")
             if len(tables) == 1 and isinstance(next(iter(tables.values())), dict):
                 name, body = next(iter(tables.items()))
                 return cls.from_dict(name, body, str(path))
