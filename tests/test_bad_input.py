@@ -323,6 +323,11 @@ def test_no_output_or_directory_is_created_by_a_refused_measurement(cli, tmp_pat
     assert code == 2 and not (tmp_path / "new").exists()
 
 
+def test_help_may_be_asked_twice(cli):
+    code, out, _ = cli("density", "bound", "--help", "--help")
+    assert code == 0 and "--algorithm" in out
+
+
 def test_a_group_alone_prints_its_help_and_exits_2(cli):
     code, out, err = cli("density")
     assert code == 2 and "Commands:" in out and "bound" in out and err == ""

@@ -48,7 +48,8 @@ class StrictCommand(click.Command):
             order = []                      # the real parse below reports it
         seen: dict[str, int] = {}
         for param in order:
-            if isinstance(param, click.Option) and not param.multiple and not param.count:
+            if isinstance(param, click.Option) and not (param.multiple or param.count
+                                                         or param.is_eager):  # --help twice: help
                 seen[param.name] = seen.get(param.name, 0) + 1
                 if seen[param.name] == 2:
                     spelled = " / ".join(param.opts + param.secondary_opts)
