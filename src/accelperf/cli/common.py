@@ -105,10 +105,16 @@ class RealType(click.ParamType):
             raise invalid(name, value, "must be a finite number")
         if self.positive and number <= 0:
             raise invalid(name, value, "must be > 0")
-        if (self.low is not None and number < self.low) or \
-                (self.high is not None and number > self.high):
-            raise invalid(name, value, f"must be between {self.low:g} and {self.high:g}")
+        if self.low is not None and number < self.low:
+            raise invalid(name, value, self._range())
+        if self.high is not None and number > self.high:
+            raise invalid(name, value, self._range())
         return number
+
+    def _range(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"must be between {self.low:g} and {self.high:g}"
+        return f"must be >= {self.low:g}" if self.low is not None else f"must be <= {self.high:g}"
 
 
 POSITIVE = RealType(positive=True)

@@ -95,8 +95,8 @@ def interrupted(kernel: str, times: dict, planned: int, what: str) -> Measuremen
 
 
 # The largest granularity measured: openssl speed and the offload's shared memory hold a few
-# buffers of that size; beyond 1 GiB a sweep is hours and the page cache, not the kernel,
-# would be measured.
+# buffers of that size; beyond 1 GiB a sweep takes hours and times the memory system far
+# more than the crypto kernel.
 MAX_GRANULARITY = 2**30
 
 
