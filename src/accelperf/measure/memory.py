@@ -29,6 +29,7 @@ import numpy as np
 
 from ..density.hierarchy import Hierarchy, Layer
 from ..errors import ModelError
+from .crypto import MeasurementError      # a probe that cannot run is a failed run (status 1)
 from .cpuinfo import cpu_flags, cpu_model
 from .native import load_kernels
 
@@ -134,7 +135,7 @@ def cache_levels() -> list[CacheLevel]:
             if size and size > 0:
                 levels[level] = size
     if not levels:
-        raise ModelError("the operating system reports no cache sizes "
+        raise MeasurementError("the operating system reports no cache sizes "
                          "(/sys/devices/system/cpu/cpu0/cache and sysconf are empty)")
     out = [CacheLevel(f"L{k}", v) for k, v in sorted(levels.items())]
     out.append(CacheLevel("DRAM", _physical_memory()))
