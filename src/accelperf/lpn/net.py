@@ -188,16 +188,28 @@ class Model:
             if self.tokens_from_input is None:
                 raise NetError(f"model {self.name!r} has no tokens_from_input (Ψ) to turn an "
                                f"input into tokens")
-            produced = self.tokens_from_input(user_input)
+            try:
+                produced = self.tokens_from_input(user_input)
+            except ModelError:
+                raise
+            except Exception as exc:     # a user model's Ψ that did not check its input
+                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: its Ψ (tokens_from_input) failed with "
+                               f"{type(exc).__name__}: {exc}") from None
             if not isinstance(produced, dict):
                 if self.start is None:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
                                    f"no start place")
                 produced = {self.places[self.start].name: produced}
+            made = 0
             for place_name, given in produced.items():
                 pid = self.place_id(place_name)
                 converted = _token_tuples(self.places[pid].token_type, given, place_name)
                 tokens.setdefault(pid, []).extend(converted)
+                made += len(converted)
+            if not made:
+                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: it gives no tokens, so nothing would run")
         return Marking(self.name, {p: tuple(ts) for p, ts in tokens.items()})
 
     def initial_tokens(self, user_input=None) -> dict:
@@ -207,6 +219,11 @@ class Model:
     @staticmethod
     def _token_tuple(ttype: TokenType, tok, place: str) -> tuple:
         return _token_tuples(ttype, [tok], place)[0]
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)

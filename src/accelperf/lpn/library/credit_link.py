@@ -10,6 +10,7 @@ handed on as one token.
 
 from __future__ import annotations
 
+from ..inputs.values import entries, whole
 from ..net import Net, NetError, Out, Place
 
 
@@ -73,9 +74,15 @@ def credit_link(**link_options):
     received = net.place("received", message)
     start = attach_credit_link(net, received, **link_options)
     net.start, net.done = start, received
-    net.tokens_from_input = lambda sizes: [{"bytes": int(b)} for b in sizes]
+    net.tokens_from_input = message_tokens
     net.default_input = [4096, 256, 100, 1500, 64 * 1024]
     return net.build()
+
+
+def message_tokens(sizes) -> list[dict]:
+    """Ψ: a JSON list of message sizes in bytes (each at least 1) → one token each."""
+    return [{"bytes": whole(b, f"--input[{i}] (message bytes)", low=1)}
+            for i, b in enumerate(entries(sizes, "--input (message sizes in bytes)"))]
 
 
 def pipeline_over_link(**link_options):
