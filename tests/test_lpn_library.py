@@ -150,3 +150,11 @@ def test_limit_stops_with_report_and_status_1(cli):
     code, _, err = cli("lpn", "simulate", "block-pipeline", "--max-commits", "10")
     assert code == 1 and "past max_commits = 10" in err and "marking" in err
     assert "colour_convert: needs 1 tokens in spatial" in err
+
+
+def test_list_shows_every_models_input_format(cli):
+    code, out, _ = cli("lpn", "list")
+    assert code == 0
+    for name, builder in LIBRARY.items():
+        assert name in out and builder().input_format
+    assert "instructions [kind" in out          # square brackets survive rich markup

@@ -33,11 +33,14 @@ def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
 def lpn_list():
     """The library's example accelerators."""
     from ..lpn.library import LIBRARY
-    table = Table(title="LPN library models")
-    table.add_column("name")
-    table.add_column("description")
+    from rich.markup import escape
+    table = Table(title="LPN library models (accelperf lpn simulate NAME --input ...)")
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it models")
+    table.add_column("--input")
     for name, builder in LIBRARY.items():
-        table.add_row(name, builder().description)
+        model = builder()
+        table.add_row(name, escape(model.description), escape(model.input_format or "none"))
     console.print(table)
 
 

@@ -148,6 +148,7 @@ class Model:
     description: str = ""
     ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
     input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
+    input_format: str = ""             # what Ψ takes, in words
 
     def place_id(self, name: str) -> int:
         for i, p in enumerate(self.places):
@@ -294,7 +295,8 @@ def _one_token(ttype: TokenType, tok, place: str) -> tuple:
 class Net:
     """Builder for a Latency Petri Net (see the module docstring)."""
 
-    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1):
+    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1,
+                 input_format: str = ""):
         """``ticks_per_cycle`` > 1 lets delays count fractions of a cycle (the simulator
         reports cycles); ``input_reader``, set later, reads the model's own input file
         format for ``--input FILE``."""
@@ -304,6 +306,7 @@ class Net:
         self.name = name
         self.description = description
         self.ticks_per_cycle = ticks_per_cycle
+        self.input_format = input_format      # what --input takes, in words (lpn list)
         self.input_reader = None
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
@@ -475,7 +478,7 @@ class Net:
         return Model(self.name, tuple(places.values()), transitions,
                      None if start_name is None else index[start_name], index[done_name],
                      initial, self.tokens_from_input, self.default_input, self.description,
-                     self.ticks_per_cycle, self.input_reader)
+                     self.ticks_per_cycle, self.input_reader, self.input_format)
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:

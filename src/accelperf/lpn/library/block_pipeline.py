@@ -86,7 +86,9 @@ DEFAULT_IMAGE = {"width": 64, "height": 64, "mean_nnz": 12, "seed": 1}
 
 def block_pipeline(buffer_blocks: int = 2):
     net = Net("block-pipeline", "made-up 4-stage block pipeline (not the paper's decoder): "
-              "pipelined IDCT, bounded buffers; input: per-block non-zero counts")
+              "pipelined IDCT, bounded buffers",
+              input_format="a JSON list of per-block non-zero counts (0..64), "
+                           "{blocks, nnz} or {width, height, mean_nnz, seed}")
     block = net.token_type("Block", "nnz")
     start = net.place("blocks", block)
     net.start, net.done = start, add_block_stages(net, start, buffer_blocks)

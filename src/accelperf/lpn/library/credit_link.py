@@ -69,7 +69,8 @@ def attach_credit_link(net: Net, into: Place, *, payload_bytes: int = 256, credi
 
 
 def credit_link(**link_options):
-    net = Net("credit-link", "credit-based link: packets, credits, serialisation, flight")
+    net = Net("credit-link", "credit-based link: packets, credits, serialisation, flight",
+              input_format="a JSON list of message sizes in bytes")
     message = net.token_type("Message", "bytes")
     received = net.place("received", message)
     start = attach_credit_link(net, received, **link_options)
@@ -90,7 +91,8 @@ def pipeline_over_link(**link_options):
     blocks arriving over the credit link (each block is a transaction of 16 + 2·nnz
     bytes)."""
     from .block_pipeline import DEFAULT_IMAGE, add_block_stages, image_blocks
-    net = Net("pipeline-over-link", "the block pipeline behind a credit-based link")
+    net = Net("pipeline-over-link", "the block pipeline behind a credit-based link",
+              input_format="as block-pipeline")
     block = net.token_type("Block", "nnz")
     blocks = net.place("blocks", block)
     start = attach_credit_link(net, blocks, **link_options)
