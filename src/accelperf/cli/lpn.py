@@ -51,8 +51,9 @@ def lpn_list():
 @click.argument("model_spec", metavar="MODEL")
 @click.argument("more_inputs", nargs=-1, metavar="[INPUT...]")
 @click.option("--input", "input_texts", metavar="FILE|JSON", multiple=True,
-              help="The accelerator's input for Ψ (a JSON file or inline JSON); default: "
-                   "the model's own example input. Several (--input A B C) run a batch.")
+              help="The accelerator's input for Ψ (a file in the model's own format, a JSON "
+                   "file or inline JSON); default: the model's own example input. Several "
+                   "(--input A B C) run a batch.")
 @click.option("--inputs", "inputs_glob", metavar="DIR|GLOB",
               help="Run a batch over every file in DIR, or the files matching GLOB.")
 @click.option("--backend", type=click.Choice(["python", "compiled", "auto"]),
@@ -98,8 +99,8 @@ def lpn_simulate(model_spec, more_inputs, input_texts, inputs_glob, backend, wor
                          f"or .csv")
     model = load_model(model_spec)
     _note_backend(backend)
-    result = _run_lpn(model, load_input(texts[0] if texts else None), trace=trace_out
-                      is not None, backend=backend, **limits)
+    result = _run_lpn(model, load_input(texts[0] if texts else None, model),
+                      trace=trace_out is not None, backend=backend, **limits)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)
@@ -158,7 +159,7 @@ def _simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out
     if not named:
         raise ModelError("--input/--inputs: a batch needs at least one input")
     model = load_model(model_spec)
-    inputs = [(name, load_input(text)) for name, text in named]
+    inputs = [(name, load_input(text, model)) for name, text in named]
     _note_backend(backend)
     from rich.progress import Progress
     from rich.console import Console
@@ -215,7 +216,7 @@ def lpn_show(model_spec, out, run, input_text):
     if out.suffix.lower() not in (".svg", ".html"):
         raise ModelError(f"--out = '{out}' is invalid: write .svg or .html")
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text)) if run or input_text else None
+    result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")

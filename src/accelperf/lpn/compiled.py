@@ -37,8 +37,8 @@ from pathlib import Path
 from ..errors import ModelError
 from .expr import OPERATORS, EvaluationError, Expr
 from .net import Marking, Model, Transition
-from .semantics import (NO_ROUTE, FiringError, below_zero, firing_failed, stuck_places,
-                        too_few_to_copy)
+from .semantics import (NO_ROUTE, FiringError, below_zero, firing_failed, in_cycles,
+                        stuck_places, too_few_to_copy)
 from .semantics import _stalled as stalled_message
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
@@ -508,7 +508,9 @@ class CompiledEngine:
         r = self.run(marking, None if limit_time == float("inf") else limit_time,
                      limit_commits, limit_cycle, trace, expected_done)
         names = [t.name for t in model.transitions]
-        firings = None if r.trace is None else [Firing(names[t], s, e) for t, s, e in r.trace]
+        cyc = lambda ticks: in_cycles(ticks, model.ticks_per_cycle)   # noqa: E731
+        firings = None if r.trace is None else \
+            [Firing(names[t], cyc(s), cyc(e)) for t, s, e in r.trace]
         commits, busy, busy_since, area, area_since, slots, inflight, next_start = \
             r.per_transition
         max_occ, free, locked = r.per_place
@@ -526,17 +528,18 @@ class CompiledEngine:
             initial = {pid: len(ts) for pid, ts in marking.tokens.items()}
             return sim.verdict(model, result, initial, expected_done, report)
         if r.status == R_ERROR:
-            message, cls = firing_failed(model.transitions[r.error[0]], r.now,
+            message, cls = firing_failed(model.transitions[r.error[0]], cyc(r.now),
                                          FiringError(self._error_text(*r.error[1:]))), \
                 sim.SimulationError
         elif r.status == R_MAX_TIME:
-            message, cls = (f"stopped at cycle {r.now}: the next event is at {r.t_next}, "
+            message, cls = (f"stopped at cycle {cyc(r.now)}: the next event is at "
+                            f"{cyc(r.t_next)}, "
                             f"past max_time = {max_time}"), sim.LimitError
         elif r.status == R_MAX_COMMITS:
-            message, cls = (f"stopped at cycle {r.now} after {r.total} commits, past "
+            message, cls = (f"stopped at cycle {cyc(r.now)} after {r.total} commits, past "
                             f"max_commits = {limit_commits}"), sim.LimitError
         else:
-            message, cls = stalled_message(r.now, limit_cycle), sim.LimitError
+            message, cls = stalled_message(cyc(r.now), limit_cycle), sim.LimitError
         raise cls(message, report(message), result)
 
     def _error_text(self, code, op, a, b, msg) -> str:

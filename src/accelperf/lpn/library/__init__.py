@@ -8,6 +8,9 @@ from .credit_link import attach_credit_link, credit_link, jpeg_over_link
 from .darwin import darwin_gact, darwin_latency_formula
 from .fig2 import fig2_pipeline
 from .jpeg import jpeg_decoder
+from .menshen import menshen_pipeline
+from .protoacc import protoacc_serializer
+from .vta import vta
 
 LIBRARY = {
     "fig2-pipeline": fig2_pipeline,
@@ -15,6 +18,9 @@ LIBRARY = {
     "darwin": darwin_gact,
     "credit-link": credit_link,
     "jpeg-over-link": jpeg_over_link,
+    "protoacc": protoacc_serializer,
+    "menshen": menshen_pipeline,
+    "vta": vta,
 }
 
 
@@ -27,4 +33,4 @@ def build(name: str):
 
 
 __all__ = ["LIBRARY", "build", "fig2_pipeline", "jpeg_decoder", "darwin_gact",
-           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link"]
+           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link", "vta"]
