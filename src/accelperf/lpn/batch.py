@@ -102,9 +102,9 @@ def _init_worker(model, backend, limits):
     _JOB = (model, backend, limits)
 
 
-def _pool_task(index: int, name: str, user_input) -> tuple[int, BatchRow]:
+def _pool_task(first: int, chunk: list) -> tuple[int, list]:
     model, backend, limits = _JOB
-    return index, run_one(model, name, user_input, backend, limits)
+    return first, [run_one(model, name, x, backend, limits) for name, x in chunk]
 
 
 def _cluster_task(spec, name: str, user_input, backend: str, limits: dict) -> BatchRow:
@@ -183,15 +183,20 @@ def _in_process(model, items, backend, limits, tick) -> list:
 
 def _local_pool(model, items, backend, limits, n, tick) -> list:
     # fork: the workers inherit the model (its Ψ may be a lambda, which pickle refuses)
-    # and the compiled engine already loaded here.
+    # and the compiled engine already loaded here. Inputs go out in chunks, a few per
+    # worker, so that passing them costs little next to a short compiled run.
     context = multiprocessing.get_context("fork")
+    size = max(1, min(64, len(items) // (8 * n)))
     rows = [None] * len(items)
     with ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker,
                              initargs=(model, backend, limits)) as pool:
-        futures = [pool.submit(_pool_task, i, name, x) for i, (name, x) in enumerate(items)]
-        for done, future in enumerate(as_completed(futures), 1):
-            index, row = future.result()
-            rows[index] = row
+        futures = [pool.submit(_pool_task, i, items[i:i + size])
+                   for i in range(0, len(items), size)]
+        done = 0
+        for future in as_completed(futures):
+            first, chunk = future.result()
+            rows[first:first + len(chunk)] = chunk
+            done += len(chunk)
             tick(done, len(items))
     return rows
 
