@@ -2,6 +2,8 @@
 traces, results, limits, reports and error texts; int64 range; choosing a backend."""
 
 import dataclasses
+import json
+import os
 import warnings
 
 import pytest
@@ -16,6 +18,18 @@ from test_lpn_semantics import LIMITS, assert_same, credit_net, zero_delay_loop
 
 pytestmark = pytest.mark.skipif(compiled.compiler_missing() is not None,
                                 reason=f"compiled backend: {compiled.compiler_missing()}")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory):
+    """The nets these tests draw are compiled into a cache of their own, not the user's."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
 
 
 def same_result(model, marking, **options):
@@ -207,10 +221,20 @@ def test_the_net_is_compiled_once_not_per_input(monkeypatch, tmp_path):
 
 
 def test_cli_backend_option(capsys):
-    import json
-
     from accelperf.cli.app import main
     assert main(["lpn", "simulate", "credit-link", "--backend", "compiled", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["backend"] == "compiled" and out["final_marking"]["received"] == 5
     assert main(["lpn", "simulate", "credit-link", "--backend", "nope"]) == 2
+
+
+def test_cli_auto_without_a_compiler_notes_the_fallback_once(cli, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(compiled, "_ENGINES", {})
+    code, out, err = cli("lpn", "simulate", "credit-link", "--backend", "auto", "--json")
+    assert code == 0 and json.loads(out)["backend"] == "python"
+    assert err.strip().splitlines() == [
+        "note: --backend auto runs the Python engine: no C compiler found ($CC, cc, gcc or "
+        "clang on PATH)"]

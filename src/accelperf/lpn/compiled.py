@@ -438,9 +438,12 @@ class CompiledEngine:
         for pid, place in enumerate(self.model.places):
             tokens = marking.tokens.get(pid, ())
             counts.append(len(tokens))
-            if place.token_type.properties:
+            stride = len(place.token_type.properties)
+            if stride:
                 try:
-                    values.extend(array("q", list(itertools.chain.from_iterable(tokens))))
+                    flat = [v for (v,) in tokens] if stride == 1 else \
+                        list(itertools.chain.from_iterable(tokens))     # one-property: faster
+                    values.extend(array("q", flat))
                 except OverflowError:
                     bad = next(v for tok in tokens for v in tok
                                if not INT64_MIN <= v <= INT64_MAX)
@@ -567,14 +570,18 @@ class CompiledEngine:
 
 # ---------------------------------------------------------------------- which engine
 _ENGINES: dict = {}
+_KEEP = 64        # engines kept per process (each holds its model, so ids stay unique)
 
 
 def engine(model: Model) -> CompiledEngine:
     """The compiled engine of ``model``, built on first use in this process."""
     key = id(model)
-    held = _ENGINES.get(key)
+    held = _ENGINES.pop(key, None)
     if held is None or held.model is not model:
-        held = _ENGINES[key] = CompiledEngine(model)
+        held = CompiledEngine(model)
+    _ENGINES[key] = held                  # most recently used last
+    while len(_ENGINES) > _KEEP:
+        del _ENGINES[next(iter(_ENGINES))]
     return held
 
 
