@@ -229,7 +229,7 @@ static inline int32_t dirty_pop(Ctx *C) {
     return top;
 }
 /* x += n * dt for the utilisation statistics, refusing to wrap. */
-static int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
+static inline int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
     int64_t p;
     if (__builtin_mul_overflow(n, dt, &p) || __builtin_add_overflow(*x, p, x)) {
         fail_op(&C->err, OP_TIME, *x, p);
