@@ -75,7 +75,7 @@ def test_compiled_follows_the_reference_on_the_library(name):
 
 
 def test_a_large_input_gives_the_python_engines_result():
-    model = LIBRARY["jpeg"]()
+    model = LIBRARY["block-pipeline"]()
     r, _ = same_result(model, model.marking({"width": 256, "height": 256, "mean_nnz": 20}))
     assert r.total_commits == 4 * 3 * 32 * 32
 

@@ -58,7 +58,7 @@ def report(tmp_path_factory):
     fig.subplots().plot([1, 2, 3], [3, 1, 2])
     rep.figure(sec, fig, "small", "a small matplotlib figure")
     sec.blocks.append('<figure><img src="figures/small.png" alt="the PNG"></figure>')
-    model = build("jpeg")
+    model = build("jpeg-decoder")
     (out / "figures" / "lpn-jpeg.svg").write_text(net_svg(model, simulate(model)), "utf-8")
     sec.blocks.append('<figure><img src="figures/lpn-jpeg.svg" alt="JPEG decoder LPN">'
                       "<figcaption>the decoder</figcaption></figure>")

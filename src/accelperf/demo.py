@@ -212,7 +212,7 @@ def lpn_section(report: Report) -> None:
         "non-zero coefficients each). Transitions are coloured by utilisation; the bottleneck "
         "is the reddest. Entropy decoding costs 4 + 3·nnz cycles, so at higher compression "
         "(fewer non-zero coefficients) colour conversion becomes the bottleneck instead.")
-    model = build("jpeg")
+    model = build("block-pipeline")
     result = simulate(model)
     (report.out / "figures" / "lpn-jpeg.svg").write_text(net_svg(model, result), "utf-8")
     sec.blocks.append('<figure><img src="figures/lpn-jpeg.svg" alt="JPEG decoder LPN">'

@@ -12,7 +12,7 @@ from ..errors import ModelError
 from ..report import dump_json
 from ..units import format_size
 from .app import cli
-from .common import POSITIVE, check_output, console, figure_path, progress_run
+from .common import POSITIVE, RealType, check_output, console, figure_path, progress_run
 
 
 @cli.group()
@@ -24,8 +24,9 @@ def density():
 @click.option("--algorithm", "algo", required=True, metavar="NAME|FORMULA",
               help="dot, matmul, allpairs, or a formula in alpha and s "
                    "('rho = sqrt(alpha)/(2*s)**1.5' or 'eta = ...').")
-@click.option("--operand-bytes", type=POSITIVE, default=None,
-              help="Operand size s in bytes (default 4; 32 for allpairs).")
+@click.option("--operand-bytes", type=RealType(low=1 / 8, high=2 ** 30), default=None,
+              help="Operand size s in bytes, from one bit (0.125) to 1 GiB (default 4; 32 "
+                   "for allpairs).")
 @click.option("--hierarchy", "hier", default="src-map-c", show_default=True,
               metavar="NAME|FILE.toml", help="A built-in hierarchy or a TOML file.")
 @click.option("--compute-ceiling", type=POSITIVE, default=None,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from ..errors import ModelError
+from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
-from .common import console
+from .common import check_output, console
 
 
 @cli.group()
@@ -39,11 +40,14 @@ def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
 def lpn_list():
     """The library's example accelerators."""
     from ..lpn.library import LIBRARY
-    table = Table(title="LPN library models")
-    table.add_column("name")
-    table.add_column("description")
+    from rich.markup import escape
+    table = Table(title="LPN library models (accelperf lpn simulate NAME --input ...)")
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it models")
+    table.add_column("--input")
     for name, builder in LIBRARY.items():
-        table.add_row(name, builder().description)
+        model = builder()
+        table.add_row(name, escape(model.description), escape(model.input_format or "none"))
     console.print(table)
 
 
@@ -83,20 +87,17 @@ def lpn_simulate(model_spec, more_inputs, input_texts, inputs_glob, backend, wor
     or on many (a batch: one row per input)."""
     from ..lpn.loader import load_input, load_model
     if more_inputs and not input_texts:
-        raise ModelError(f"INPUT = {more_inputs[0]!r} is invalid: inputs follow --input "
-                         f"(--input A B C)")
+        raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
     texts = list(input_texts) + list(more_inputs)
     limits = dict(max_time=max_time, max_commits=max_commits,
                   max_firings_per_cycle=max_firings_per_cycle)
     if len(texts) > 1 or inputs_glob or out or workers or scheduler:
         if trace_out is not None:
-            raise ModelError(f"--trace = '{trace_out}' is invalid with a batch: trace one "
-                             f"input at a time")
+            raise invalid("--trace", str(trace_out), "a batch has no trace: trace one "
+                                                     "input at a time")
         return _simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
                                out, limits, as_json)
-    if trace_out is not None and trace_out.suffix.lower() not in (".json", ".csv"):
-        raise ModelError(f"--trace = '{trace_out}' is invalid: write .json (Chrome trace) "
-                         f"or .csv")
+    check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec)
     _note_backend(backend)
     result = _run_lpn(model, load_input(texts[0] if texts else None, model),
@@ -139,8 +140,8 @@ def _batch_inputs(texts, pattern) -> list[tuple[str, str]]:
         files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else \
             sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
         if not files:
-            raise ModelError(f"--inputs = {pattern!r} is invalid: no files there (a "
-                             f"directory or a glob such as 'inputs/*.json')")
+            raise invalid("--inputs", pattern, "no files there (a directory or a glob "
+                                               "such as 'inputs/*.json')")
         named += [(str(p), str(p)) for p in files]
     return named
 
@@ -149,21 +150,15 @@ def _simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out
                     as_json):
     from ..lpn.batch import simulate_many
     from ..lpn.loader import load_input, load_model
-    if out is not None:
-        if out.suffix.lower() not in (".csv", ".json"):
-            raise ModelError(f"--out = '{out}' is invalid: write .csv or .json")
-        if not out.parent.is_dir():
-            raise ModelError(f"--out = '{out}' is invalid: directory {str(out.parent)!r} "
-                             f"does not exist")
+    check_output(out, "--out", (".csv", ".json"))
     named = _batch_inputs(texts, pattern)
     if not named:
         raise ModelError("--input/--inputs: a batch needs at least one input")
     model = load_model(model_spec)
     inputs = [(name, load_input(text, model)) for name, text in named]
     _note_backend(backend)
-    from rich.progress import Progress
     from rich.console import Console
-    import sys
+    from rich.progress import Progress
     with Progress(console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(f"simulating {len(inputs)} inputs", total=len(inputs))
@@ -213,11 +208,9 @@ def lpn_show(model_spec, out, run, input_text):
     """Draw MODEL: places, transitions, weights, capacities, delays."""
     from ..lpn.loader import load_input, load_model
     from ..lpn.viz import net_html, net_svg
-    if out.suffix.lower() not in (".svg", ".html"):
-        raise ModelError(f"--out = '{out}' is invalid: write .svg or .html")
+    check_output(out, "--out", (".svg", ".html"))
     model = load_model(model_spec)
     result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")
     click.echo(f"wrote {out}", err=True)

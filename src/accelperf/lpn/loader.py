@@ -34,7 +34,19 @@ def load_model(spec: str) -> Model:
     if not callable(func):
         raise ModelError(f"MODEL = {spec!r} is invalid: {path_text} has no function "
                          f"{func_name!r}")
-    model = func()
+    try:
+        model = func()
+    except ModelError:
+        raise
+    except TypeError as exc:
+        if "argument" not in str(exc):
+            raise ModelError(f"MODEL = {spec!r}: {func_name}() failed: TypeError: {exc}") \
+                from None
+        raise ModelError(f"MODEL = {spec!r} is invalid: {func_name}() must build the model "
+                         f"with no arguments ({exc})") from None
+    except Exception as exc:         # the user's build function: say it failed, in one line
+        raise ModelError(f"MODEL = {spec!r}: {func_name}() failed: {type(exc).__name__}: "
+                         f"{exc}") from None
     if isinstance(model, Net):
         model = model.build()
     if not isinstance(model, Model):
@@ -43,10 +55,24 @@ def load_model(spec: str) -> Model:
     return model
 
 
+JPEG_SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe")
+
+
+def _not_a_number(word: str):
+    raise ModelError(f"--input holds {word}: an accelerator's input is made of finite "
+                     f"numbers")
+
+
+def _starts_like_jpeg(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(2) == b"\xff\xd8"
+
+
 def load_input(text: str | None, model: Model | None = None):
     """The user's input for Ψ: a file in the model's own format (when the model has an
-    ``input_reader`` and the file's name does not end in .json), a .csv file's text (the
-    model's Ψ parses it), a JSON file, or JSON written inline."""
+    ``input_reader`` and the file's name does not end in .json), a JPEG file (read by
+    accelperf.lpn.inputs), a .csv file's text (the model's Ψ parses it), a JSON file, or
+    JSON written inline."""
     if text is None:
         return None
     path = Path(text)
@@ -57,15 +83,25 @@ def load_input(text: str | None, model: Model | None = None):
     if is_file and model is not None and model.input_reader is not None and \
             path.suffix.lower() != ".json":
         return model.input_reader(path)
+    if is_file and (path.suffix.lower() in JPEG_SUFFIXES or _starts_like_jpeg(path)):
+        from .inputs import read_jpeg
+        return read_jpeg(path)
     if is_file and path.suffix.lower() == ".csv":
         return path.read_text("utf-8")          # CSV text: the model's Ψ parses it
     try:
-        if is_file:
-            return json.loads(path.read_text("utf-8"))
-        return json.loads(text)
+        value = json.loads(path.read_text("utf-8") if is_file else text,
+                           parse_constant=_not_a_number)
+    except UnicodeDecodeError:
+        raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "
+                         f"(give a .jpg or JSON)") from None
     except json.JSONDecodeError as exc:
         raise ModelError(f"--input = {text!r} is invalid: neither a file nor JSON ({exc})") \
             from None
     except OSError:
         raise ModelError(f"--input = {text!r} is invalid: not a readable file or JSON") \
             from None
+    if value is None:
+        raise ModelError(f"--input = {text!r} is invalid: null is no input; leave --input out "
+                         f"for the model's default")
+    return value
+

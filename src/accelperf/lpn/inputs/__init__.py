@@ -17,3 +17,9 @@ def abridged(value):
     """``value`` itself for an error message, or the start of its text when that is long."""
     text = repr(value)
     return value if len(text) <= 60 else _Abridged(text[:57] + "...")
+
+
+# Imported last: a reader may use the helpers above.
+from .jpeg import JpegBlocks, JpegSample, read_jpeg, scan_jpeg  # noqa: E402
+
+__all__ = ["abridged", "JpegBlocks", "JpegSample", "read_jpeg", "scan_jpeg"]
