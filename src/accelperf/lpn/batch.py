@@ -97,14 +97,14 @@ def run_one(model: Model, name: str, user_input, backend: str, limits: dict) -> 
 _JOB: tuple | None = None
 
 
-def _init_worker(model, backend, limits):
+def _init_worker(model, items, backend, limits):
     global _JOB
-    _JOB = (model, backend, limits)
+    _JOB = (model, items, backend, limits)
 
 
-def _pool_task(first: int, chunk: list) -> tuple[int, list]:
-    model, backend, limits = _JOB
-    return first, [run_one(model, name, x, backend, limits) for name, x in chunk]
+def _pool_task(first: int, last: int) -> tuple[int, list]:
+    model, items, backend, limits = _JOB
+    return first, [run_one(model, name, x, backend, limits) for name, x in items[first:last]]
 
 
 def _cluster_task(spec, name: str, user_input, backend: str, limits: dict) -> BatchRow:
@@ -182,16 +182,16 @@ def _in_process(model, items, backend, limits, tick) -> list:
 
 
 def _local_pool(model, items, backend, limits, n, tick) -> list:
-    # fork: the workers inherit the model (its Ψ may be a lambda, which pickle refuses)
-    # and the compiled engine already loaded here. Inputs go out in chunks, a few per
-    # worker, so that passing them costs little next to a short compiled run.
+    # fork: the workers inherit the model (its Ψ may be a lambda, which pickle refuses),
+    # the inputs and the compiled engine already loaded here; a task is a range of input
+    # indices, a few per worker, so that handing out work costs little next to a short
+    # compiled run.
     context = multiprocessing.get_context("fork")
     size = max(1, min(64, len(items) // (8 * n)))
     rows = [None] * len(items)
     with ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker,
-                             initargs=(model, backend, limits)) as pool:
-        futures = [pool.submit(_pool_task, i, items[i:i + size])
-                   for i in range(0, len(items), size)]
+                             initargs=(model, items, backend, limits)) as pool:
+        futures = [pool.submit(_pool_task, i, i + size) for i in range(0, len(items), size)]
         done = 0
         for future in as_completed(futures):
             first, chunk = future.result()
