@@ -2,6 +2,7 @@
 process, a local pool and a Dask cluster; the CLI's batch options."""
 
 import csv
+from pathlib import Path
 import json
 
 import pytest
@@ -120,3 +121,21 @@ def test_cli_batch_from_inputs_and_a_glob_as_json(cli, tmp_path):
 def test_cli_batch_checks_before_work(cli, args, message):
     code, _, err = cli("lpn", "simulate", "block-pipeline", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_batch_over_the_shipped_jpegs(cli, tmp_path):
+    from importlib import resources
+    folder = resources.files("accelperf") / "data" / "jpeg"
+    out = tmp_path / "r.csv"
+    code, _, _ = cli("lpn", "simulate", "jpeg-decoder", "--inputs", f"{folder}/*.jpg",
+                     "--out", str(out), "--backend", "auto")
+    rows = {Path(r["name"]).name: r for r in csv.DictReader(out.open())}
+    assert len(rows) == len(list(Path(str(folder)).glob("*.jpg"))) >= 4
+    failed = {n for n, r in rows.items() if r["error"]}
+    assert failed == {n for n in rows if "_444" in n} and code == (1 if failed else 0)
+    assert all("4:2:0 JPEGs only" in rows[n]["error"] for n in failed)
+    model = LIBRARY["jpeg-decoder"]()
+    from accelperf.lpn.loader import load_input
+    name = "hopper_64x48_q90_420.jpg"
+    single = simulate(model, load_input(str(Path(str(folder)) / name), model))
+    assert rows[name]["latency"] == str(single.latency)
