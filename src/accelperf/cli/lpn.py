@@ -54,7 +54,7 @@ def lpn_list():
 @lpn.command("simulate")
 @click.argument("model_spec", metavar="MODEL")
 @click.argument("more_inputs", nargs=-1, metavar="[INPUT...]")
-@click.option("--input", "input_texts", metavar="FILE|JSON", multiple=True,
+@click.option("--input", "input_text", metavar="FILE|JSON",
               help="The accelerator's input for Ψ (a file in the model's own format, a JSON "
                    "file or inline JSON); default: the model's own example input. Several "
                    "(--input A B C) run a batch.")
@@ -80,15 +80,16 @@ def lpn_list():
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every firing: .json (Chrome trace events, for Perfetto) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def lpn_simulate(model_spec, more_inputs, input_texts, inputs_glob, backend, workers,
+def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, workers,
                  scheduler, out, max_time, max_commits, max_firings_per_cycle, trace_out,
                  as_json):
     """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
     or on many (a batch: one row per input)."""
     from ..lpn.loader import load_input, load_model
-    if more_inputs and not input_texts:
+    if more_inputs and input_text is None:
         raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
-    texts = list(input_texts) + list(more_inputs)
+    # --input A B C: click gives A to --input and B, C as extra arguments.
+    texts = ([] if input_text is None else [input_text]) + list(more_inputs)
     limits = dict(max_time=max_time, max_commits=max_commits,
                   max_firings_per_cycle=max_firings_per_cycle)
     if len(texts) > 1 or inputs_glob or out or workers or scheduler:
