@@ -13,11 +13,11 @@ from lpn_random import nets
 LIMITS = dict(max_time=60, max_commits=400, max_firings_per_cycle=60)
 
 
-def engine_run(model, marking, **limits) -> semantics.Run:
+def engine_run(model, marking, backend="python", **limits) -> semantics.Run:
     """The fast engine's outcome in the reference's terms."""
     stopped, message = None, ""
     try:
-        r = simulate(model, marking, trace=True, **limits)
+        r = simulate(model, marking, trace=True, backend=backend, **limits)
     except SimulationError as exc:
         r, message = exc.result, str(exc)
         stopped = ("deadlock" if isinstance(exc, DeadlockError) else
@@ -28,9 +28,9 @@ def engine_run(model, marking, **limits) -> semantics.Run:
                          r.done_tokens, stopped, message)
 
 
-def assert_same(model, marking, **limits):
+def assert_same(model, marking, backend="python", **limits):
     ref = semantics.run(model, marking.tokens, **limits)
-    fast = engine_run(model, marking, **limits)
+    fast = engine_run(model, marking, backend, **limits)
     assert fast.stopped == ref.stopped, (fast.message, ref.message)
     assert fast.message == ref.message
     assert fast.firings == ref.firings

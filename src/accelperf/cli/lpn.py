@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
 
+from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
 from .common import check_output, console
@@ -18,12 +20,17 @@ def lpn():
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
-             max_firings_per_cycle=None):
+             max_firings_per_cycle=None, backend="python"):
     """Simulate; a run that cannot finish prints its report and exits 1 (130 on Ctrl-C)."""
+    import warnings
+
     from ..lpn import Interrupted, SimulationError, simulate
     try:
-        return simulate(model, user_input, max_time=max_time, max_commits=max_commits,
-                        max_firings_per_cycle=max_firings_per_cycle, trace=trace)
+        with warnings.catch_warnings():          # auto's fallback: noted once, by the CLI
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return simulate(model, user_input, max_time=max_time, max_commits=max_commits,
+                            max_firings_per_cycle=max_firings_per_cycle, trace=trace,
+                            backend=backend)
     except SimulationError as exc:
         click.echo(exc.report, err=True)
         raise SystemExit(130 if isinstance(exc, Interrupted) else 1) from None
@@ -46,9 +53,23 @@ def lpn_list():
 
 @lpn.command("simulate")
 @click.argument("model_spec", metavar="MODEL")
+@click.argument("more_inputs", nargs=-1, metavar="[INPUT...]")
 @click.option("--input", "input_text", metavar="FILE|JSON",
               help="The accelerator's input for Ψ (a file in the model's own format, a JSON "
-                   "file or inline JSON); default: the model's own example input.")
+                   "file or inline JSON); default: the model's own example input. Several "
+                   "(--input A B C) run a batch.")
+@click.option("--inputs", "inputs_glob", metavar="DIR|GLOB",
+              help="Run a batch over every file in DIR, or the files matching GLOB.")
+@click.option("--backend", type=click.Choice(["python", "compiled", "auto"]),
+              default="python", show_default=True,
+              help="Python engine, the net compiled to C once (cached), or compiled when a "
+                   "C compiler is available.")
+@click.option("--workers", type=click.IntRange(1), default=None,
+              help="Processes for a batch (default: all cores).")
+@click.option("--scheduler", metavar="tcp://HOST:8786",
+              help="Run the batch on this Dask cluster (pip install 'accelperf[dask]').")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the batch's rows to .csv or .json.")
 @click.option("--max-time", type=click.IntRange(0), default=None,
               help="Stop when the next event is later than cycle N.")
 @click.option("--max-commits", type=click.IntRange(0), default=None,
@@ -59,15 +80,29 @@ def lpn_list():
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every firing: .json (Chrome trace events, for Perfetto) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def lpn_simulate(model_spec, input_text, max_time, max_commits, max_firings_per_cycle,
-                 trace_out, as_json):
-    """Simulate MODEL (a library name or path/to/file.py:build_function)."""
+def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, workers,
+                 scheduler, out, max_time, max_commits, max_firings_per_cycle, trace_out,
+                 as_json):
+    """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
+    or on many (a batch: one row per input)."""
     from ..lpn.loader import load_input, load_model
+    if more_inputs and input_text is None:
+        raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
+    # --input A B C: click gives A to --input and B, C as extra arguments.
+    texts = ([] if input_text is None else [input_text]) + list(more_inputs)
+    limits = dict(max_time=max_time, max_commits=max_commits,
+                  max_firings_per_cycle=max_firings_per_cycle)
+    if len(texts) > 1 or inputs_glob or out or workers or scheduler:
+        if trace_out is not None:
+            raise invalid("--trace", str(trace_out), "a batch has no trace: trace one "
+                                                     "input at a time")
+        return _simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
+                               out, limits, as_json)
     check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text, model), max_time, max_commits,
-                      trace=trace_out is not None,
-                      max_firings_per_cycle=max_firings_per_cycle)
+    _note_backend(backend)
+    result = _run_lpn(model, load_input(texts[0] if texts else None, model),
+                      trace=trace_out is not None, backend=backend, **limits)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)
@@ -79,13 +114,88 @@ def lpn_simulate(model_spec, input_text, max_time, max_commits, max_firings_per_
         return
     console.print(f"[bold]{model.name}[/bold]: latency [bold]{result.latency}[/bold] cycles, "
                   f"{result.total_commits} commits, bottleneck [bold]{result.bottleneck}"
-                  f"[/bold]")
+                  f"[/bold] ({result.backend} engine)")
     table = Table()
     for col in ("transition", "commits", "busy cycles", "utilisation"):
         table.add_column(col, justify="right")
     for name, u in result.utilisation.items():
         table.add_row(name, str(result.commits[name]), str(result.busy[name]), f"{u:.1%}")
     console.print(table)
+
+
+def _note_backend(backend: str) -> None:
+    """One line on stderr when "auto" will fall back to the Python engine."""
+    if backend == "auto":
+        from ..lpn.compiled import compiler_missing
+        why = compiler_missing()
+        if why:
+            click.echo(f"note: --backend auto runs the Python engine: {why}", err=True)
+
+
+def _batch_inputs(texts, pattern) -> list[tuple[str, str]]:
+    """(name, text for load_input) of every input, checked before any work starts."""
+    import glob
+    named = [(t, t) for t in texts]
+    if pattern:
+        path = Path(pattern)
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else \
+            sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+        if not files:
+            raise invalid("--inputs", pattern, "no files there (a directory or a glob "
+                                               "such as 'inputs/*.json')")
+        named += [(str(p), str(p)) for p in files]
+    return named
+
+
+def _simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out, limits,
+                    as_json):
+    from ..lpn.batch import simulate_many
+    from ..lpn.loader import load_input, load_model
+    check_output(out, "--out", (".csv", ".json"))
+    named = _batch_inputs(texts, pattern)
+    if not named:
+        raise ModelError("--input/--inputs: a batch needs at least one input")
+    model = load_model(model_spec)
+    inputs = [(name, load_input(text, model)) for name, text in named]
+    _note_backend(backend)
+    from rich.console import Console
+    from rich.progress import Progress
+    with Progress(console=Console(stderr=True), transient=True,
+                  disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(f"simulating {len(inputs)} inputs", total=len(inputs))
+        result = simulate_many(model_spec if scheduler else model, inputs, backend=backend,
+                               workers=workers, scheduler=scheduler,
+                               progress=lambda done, total: bar.update(task, completed=done),
+                               **{k: v for k, v in limits.items() if v is not None})
+    if out is not None:
+        _write_rows(result, out)
+        click.echo(f"wrote {out}", err=True)
+    if as_json:
+        click.echo(dump_json(result.to_dict()))
+    else:
+        table = Table(title=f"{result.model}: {len(result.rows)} inputs, "
+                            f"{len(result.failures)} failed, {result.workers} worker(s), "
+                            f"{result.seconds:.2f} s")
+        for col in ("input", "latency", "commits", "bottleneck", "seconds", "error"):
+            table.add_column(col, justify="left" if col in ("input", "error") else "right")
+        for r in result.rows:
+            table.add_row(r.name, str(r.latency), str(r.commits), str(r.bottleneck),
+                          f"{r.seconds:.3f}", r.error or "")
+        console.print(table)
+    if result.failures:
+        raise SystemExit(1)
+
+
+def _write_rows(result, out: Path) -> None:
+    import csv
+    rows = [r.to_dict() for r in result.rows]
+    if out.suffix.lower() == ".json":
+        out.write_text(dump_json(result.to_dict()), encoding="utf-8")
+        return
+    with out.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 @lpn.command("show")

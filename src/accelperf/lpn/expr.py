@@ -86,6 +86,22 @@ def _call(name: str):
     return lambda *xs: f"{name}({', '.join(xs)})"
 
 
+def _checked(name: str):
+    """A C helper of the compiled engine that records an error in ``E`` (its first
+    argument) instead of returning a wrong number."""
+    return lambda *xs: f"{name}(E, {', '.join(xs)})"
+
+
+def _nested(name: str):
+    """min/max of any arity as nested calls of a two-operand C helper."""
+    def render(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = f"{name}({out}, {x})"
+        return out
+    return render
+
+
 def _sympy(name: str):
     """A SymPy constructor looked up on first use, so importing this module stays cheap."""
     def build(*xs):
@@ -111,8 +127,10 @@ class Operator:
     arity: number of operands (``None``: one or more); operands: the kind each operand
     must have ("int", "bool", or "any" for where's branches); result: "int", "bool", or
     "same" (the kind of the branches). Backends: ``evaluate`` on integer/bool operands,
-    ``python`` and ``text`` on rendered operand strings, ``sympy`` on SymPy operands. The
-    ``python`` entry may call the helpers in :data:`PYTHON_HELPERS`.
+    ``python``, ``c`` and ``text`` on rendered operand strings, ``sympy`` on SymPy operands.
+    The ``python`` entry may call the helpers in :data:`PYTHON_HELPERS`; the ``c`` entry the
+    checked int64 helpers of the compiled engine (``lpn_add(E, a, b)`` ...: Python's floor
+    division and modulo, exact ``/``, and an error instead of a silent wrap past 64 bits).
     """
 
     name: str
@@ -124,6 +142,7 @@ class Operator:
     sympy: Callable
     text: Callable
     lazy: bool = False           # evaluate gets thunks: only the chosen branch is computed
+    c: Callable | None = None    # C text (lazy ops use C's own lazy && || ?:)
 
 
 def _where_eval(c, a, b):
@@ -140,41 +159,61 @@ def _or_eval(*xs):
 
 _OPS = [
     Operator("add", 2, "int", "int", lambda a, b: a + b, _infix("+"),
-             lambda a, b: a + b, _infix("+")),
+             lambda a, b: a + b, _infix("+"),
+             c=_checked("lpn_add")),
     Operator("sub", 2, "int", "int", lambda a, b: a - b, _infix("-"),
-             lambda a, b: a - b, _infix("-")),
+             lambda a, b: a - b, _infix("-"),
+             c=_checked("lpn_sub")),
     Operator("mul", 2, "int", "int", lambda a, b: a * b, _infix("*"),
-             lambda a, b: a * b, _infix("*")),
+             lambda a, b: a * b, _infix("*"),
+             c=_checked("lpn_mul")),
     Operator("floordiv", 2, "int", "int", floor_div, _call("_floordiv"), _sympy_floordiv,
-             _infix("//")),
-    Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%")),
+             _infix("//"),
+             c=_checked("lpn_floordiv")),
+    Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%"),
+             c=_checked("lpn_mod")),
     Operator("div", 2, "int", "int", exact_div, _call("_exact_div"),
-             lambda a, b: a / b, _infix("/")),
+             lambda a, b: a / b, _infix("/"),
+             c=_checked("lpn_div")),
     Operator("neg", 1, "int", "int", lambda a: -a, lambda a: f"(-{a})", lambda a: -a,
-             lambda a: f"-{a}"),
-    Operator("abs", 1, "int", "int", abs, _call("abs"), _sympy("Abs"), _call("abs")),
-    Operator("min", None, "int", "int", min, _call("min"), _sympy("Min"), _call("min")),
-    Operator("max", None, "int", "int", max, _call("max"), _sympy("Max"), _call("max")),
+             lambda a: f"-{a}",
+             c=_checked("lpn_neg")),
+    Operator("abs", 1, "int", "int", abs, _call("abs"), _sympy("Abs"), _call("abs"),
+             c=_checked("lpn_abs")),
+    Operator("min", None, "int", "int", min, _call("min"), _sympy("Min"), _call("min"),
+             c=_nested("lpn_min")),
+    Operator("max", None, "int", "int", max, _call("max"), _sympy("Max"), _call("max"),
+             c=_nested("lpn_max")),
     Operator("lt", 2, "int", "bool", lambda a, b: a < b, _infix("<"), _sympy("Lt"),
-             _infix("<")),
+             _infix("<"),
+             c=_infix("<")),
     Operator("le", 2, "int", "bool", lambda a, b: a <= b, _infix("<="), _sympy("Le"),
-             _infix("<=")),
+             _infix("<="),
+             c=_infix("<=")),
     Operator("gt", 2, "int", "bool", lambda a, b: a > b, _infix(">"), _sympy("Gt"),
-             _infix(">")),
+             _infix(">"),
+             c=_infix(">")),
     Operator("ge", 2, "int", "bool", lambda a, b: a >= b, _infix(">="), _sympy("Ge"),
-             _infix(">=")),
+             _infix(">="),
+             c=_infix(">=")),
     Operator("eq", 2, "int", "bool", lambda a, b: a == b, _infix("=="), _sympy("Eq"),
-             _infix("==")),
+             _infix("=="),
+             c=_infix("==")),
     Operator("ne", 2, "int", "bool", lambda a, b: a != b, _infix("!="), _sympy("Ne"),
-             _infix("!=")),
+             _infix("!="),
+             c=_infix("!=")),
     Operator("and", None, "bool", "bool", _and_eval, lambda *xs: "(" + " and ".join(xs) + ")",
-             _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", lazy=True),
+             _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", lazy=True,
+             c=lambda *xs: "(" + " && ".join(xs) + ")"),
     Operator("or", None, "bool", "bool", _or_eval, lambda *xs: "(" + " or ".join(xs) + ")",
-             _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", lazy=True),
+             _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", lazy=True,
+             c=lambda *xs: "(" + " || ".join(xs) + ")"),
     Operator("not", 1, "bool", "bool", lambda a: not a, lambda a: f"(not {a})",
-             _sympy("Not"), lambda a: f"not {a}"),
+             _sympy("Not"), lambda a: f"not {a}",
+             c=lambda a: f"(!{a})"),
     Operator("where", 3, "any", "same", _where_eval, lambda c, a, b: f"({a} if {c} else {b})",
-             _sympy_where, _call("where"), lazy=True),
+             _sympy_where, _call("where"), lazy=True,
+             c=lambda c, a, b: f"({c} ? {a} : {b})"),
 ]
 OPERATORS: dict[str, Operator] = {op.name: op for op in _OPS}
 """Every operator of a traced expression, by node name (the leaves ``const``, ``prop`` and

@@ -79,6 +79,8 @@ class SimResult:
     one."""
     final_marking: dict = field(default_factory=dict)
     """Tokens (free and locked) left in each place when the run ended."""
+    backend: str = "python"
+    """The engine that ran: "python" or "compiled"."""
 
     @property
     def bottleneck(self) -> str:
@@ -91,7 +93,8 @@ class SimResult:
                 "commits": dict(self.commits), "utilisation": self.utilisation,
                 "busy_cycles": dict(self.busy), "max_occupancy": dict(self.max_occupancy),
                 "done_tokens": self.done_tokens, "total_commits": self.total_commits,
-                "bottleneck": self.bottleneck, "final_marking": dict(self.final_marking)}
+                "bottleneck": self.bottleneck, "final_marking": dict(self.final_marking),
+                "backend": self.backend}
 
     def write_trace_csv(self, path: str | Path) -> Path:
         """One row per firing: transition, start cycle, commit cycle, duration."""
@@ -141,9 +144,25 @@ def _ids(lists) -> list[list[int]]:
     return [sorted(set(x)) for x in lists]
 
 
+def dirty_lists(model: Model) -> tuple[list[list[int]], list[list[int]]]:
+    """Per transition, who to re-check after it starts and after it commits: locking
+    changes the free tokens of its inputs; a commit changes its inputs' and outputs'
+    counts. Route targets are added when a route is taken (``model.watchers()``)."""
+    watchers = model.watchers()
+    start = _ids([w for p in t.inputs for w in watchers[p] if w != t.id]
+                 for t in model.transitions)
+    commit = _ids([w for p in t.inputs + tuple(a.place for a in t.outputs)
+                   for w in watchers[p]] + [t.id] for t in model.transitions)
+    return start, commit
+
+
+BACKENDS = ("python", "compiled", "auto")
+
+
 def simulate(model: Model, user_input=None, *, max_time: int | None = None,
              max_commits: int | None = None, max_firings_per_cycle: int | None = None,
-             trace: bool = False, expected_done: int | None = None) -> SimResult:
+             trace: bool = False, expected_done: int | None = None,
+             backend: str = "python") -> SimResult:
     """Run ``model`` on ``user_input`` (turned into tokens by the model's Ψ, or a
     :class:`~.net.Marking` from ``model.marking(...)``), by the rules of :mod:`.semantics`.
 
@@ -153,7 +172,13 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
     without the clock moving (default :data:`~.semantics.DEFAULT_MAX_FIRINGS_PER_CYCLE`),
     SimulationError when a function fails, Interrupted on Ctrl-C; each carries a report
     and the statistics so far.
+
+    ``backend``: "python" (this engine), "compiled" (:mod:`.compiled`: the same rules in
+    C, compiled once per net; int64 values) or "auto" (compiled when a C compiler is
+    available, else this engine with a warning); ``result.backend`` says which ran.
     """
+    if backend not in BACKENDS:
+        raise ModelError(f"backend = {backend!r} is invalid: one of {', '.join(BACKENDS)}")
     tpc = model.ticks_per_cycle                 # time runs in ticks, is told in cycles
     cyc = lambda ticks: in_cycles(ticks, tpc)
     limit_time = _check_limit("max_time", max_time) * tpc
@@ -167,6 +192,12 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
         marking = user_input
     else:
         marking = model.marking(user_input)
+    if backend != "python":
+        from .compiled import choose
+        engine = choose(model, backend)
+        if engine is not None:
+            return engine.simulate(marking, max_time, limit_time, limit_commits, limit_cycle,
+                                   trace, expected_done)
     places, transitions = model.places, model.transitions
     n_places, n_trans = len(places), len(transitions)
     queues = [deque() for _ in range(n_places)]
@@ -187,12 +218,7 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
     probes = [c[0] for c in compiled]
     fires = [c[1] for c in compiled]
     commits_fn = [c[2] for c in compiled]
-    # Who to re-check: locking changes the free tokens of the inputs; a commit changes the
-    # inputs' and outputs' counts. Route targets are added when a route is taken.
-    start_dirty = _ids([w for p in t.inputs for w in watchers[p] if w != t.id]
-                       for t in transitions)
-    commit_dirty = _ids([w for p in t.inputs + tuple(a.place for a in t.outputs)
-                         for w in watchers[p]] + [t.id] for t in transitions)
+    start_dirty, commit_dirty = dirty_lists(model)
 
     inflight = [0] * n_trans
     wake_at = [-1] * n_trans
@@ -315,16 +341,27 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
     done_time, done_count = done_box
     result = _result(model, done_time, last_commit, commits, busy, max_occ, done_count, total,
                      firings, inflight, busy_since, area, area_since, slots, queues, locked)
-    counts = [len(q) for q in queues]
+    return verdict(model, result, initial_counts, expected_done,
+                   lambda msg: _report(model, queues, locked, inflight, next_start, now, msg))
+
+
+def verdict(model: Model, result: SimResult, initial_counts: dict, expected_done,
+            report) -> SimResult:
+    """R7 on a finished run: the result, or a DeadlockError when work is left (or fewer
+    than ``expected_done`` tokens reached the done place); ``report(msg)`` writes the
+    report of where the run stands."""
+    # Nothing is in flight at the end, so the final marking holds only free tokens.
+    counts = [result.final_marking[p.name] for p in model.places]
     stuck = stuck_places(model, counts, initial_counts)
+    done_count = result.done_tokens
     short = expected_done is not None and done_count < expected_done
     if stuck or short:
         what = (f"only {done_count} of {expected_done} expected tokens reached "
-                f"{places[model.done].name!r}" if short else
+                f"{model.places[model.done].name!r}" if short else
                 f"tokens are left in {', '.join(stuck)}")
-        msg = f"deadlock at cycle {cyc(last_commit)}: no transition can fire and {what}"
-        raise DeadlockError(msg, _report(model, queues, locked, inflight, next_start, now,
-                                         msg), result)
+        # end_time is the last commit, already in cycles
+        msg = f"deadlock at cycle {result.end_time}: no transition can fire and {what}"
+        raise DeadlockError(msg, report(msg), result)
     return result
 
 
