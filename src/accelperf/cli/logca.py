@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from ..errors import ModelError
-from ..logca import LogCA, summary
+from ..logca import LogCA, ModelSummary, summary
 from ..logca import presets as preset_table
 from ..report import dump_json
 from ..units import format_size, parse_frequency, powers_of_two
@@ -34,7 +34,8 @@ def logca():
     """LogCA: speedup, break-even and half-acceleration granularities, bound type."""
 
 
-def _render_summary(model: LogCA, info: dict) -> None:
+def _render_summary(info: ModelSummary) -> None:
+    model = info.model
     params = Table(title=f"LogCA model: {model.label}", show_header=True)
     for col in ("L", "o", "C", "A", "β", "latency", "unit", "frequency"):
         params.add_column(col, justify="right")
@@ -46,31 +47,29 @@ def _render_summary(model: LogCA, info: dict) -> None:
     for col in ("metric", "target", "exact", "paper's closed form", "rel. diff"):
         metrics.add_column(col, justify="right")
     remarks = []
-    for key, label in (("g1", "g1"), ("g_half", "g_A/2"), ("g_A", "g_A")):
-        r = info[key]
-        exact = fmt_g(r["value"]) if r["exists"] else "does not exist"
-        if len(r["crossings"]) > 1:
-            exact += f"\nfalls below at {fmt_g(r['crossings'][1])}"
-        closed = "—" if r["closed_form"] is None else f"{r['closed_form']:.6g}"
-        if r["equation"]:
-            closed += f" [{r['equation'].replace(chr(39) + '17', '')}]"
-        diff = r["closed_form_relative_error"]
-        remarks += [f"[bold]{label}[/bold]: {x}" for x in (r["reason"], r["note"]) if x]
-        metrics.add_row(label, f"{r['target_speedup']:g}", exact, closed,
+    for label, r in zip(("g1", "g_A/2", "g_A"), info.metrics.values()):
+        exact = fmt_g(r.root) if r.exists else "does not exist"
+        if len(r.roots) > 1:
+            exact += f"\nfalls below at {fmt_g(r.roots[1])}"
+        closed = "—" if r.closed_form is None else f"{r.closed_form:.6g}"
+        if r.equation:
+            closed += f" [{r.equation.replace(chr(39) + '17', '')}]"
+        diff = r.closed_form_relative_error
+        remarks += [f"[bold]{label}[/bold]: {x}" for x in (r.reason, r.note) if x]
+        metrics.add_row(label, f"{r.target:g}", exact, closed,
                         "—" if diff is None else f"{diff:.2%}")
     console.print(metrics)
     for line in remarks:
         console.print(line)
-    b = info["bound_detail"]
-    console.print(f"[bold]{b['kind']}-bound[/bold]: speedup → {b['limit']:.4g} "
-                  f"({b['expression']}, {b['equation']}): {b['explanation']}")
-    if info["peak"]:
-        p = info["peak"]
-        console.print(f"[bold]peak[/bold]: speedup {p['speedup']:.4g} at "
-                      f"{fmt_g(p['granularity'])}, falling beyond it (Implication 4)")
-    lim = info["limits"]
-    console.print(f"speedup at g = 1 B (eqs. 4/10): {lim['small_g']:.4g};  "
-                  f"large-g limit: {lim['large_g']:.4g}")
+    b = info.bound
+    console.print(f"[bold]{b.kind}-bound[/bold]: speedup → {b.limit:.4g} "
+                  f"({b.expression}, {b.equation}): {b.explanation}")
+    if info.peak:
+        p = info.peak
+        console.print(f"[bold]peak[/bold]: speedup {p.speedup:.4g} at "
+                      f"{fmt_g(p.granularity)}, falling beyond it (Implication 4)")
+    console.print(f"speedup at g = 1 B (eqs. 4/10): {model.small_g_limit():.4g};  "
+                  f"large-g limit: {model.large_g_limit():.4g}")
 
 
 @logca.command("show")
@@ -84,9 +83,9 @@ def logca_show(as_json, **spec):
                          f"one model (use `logca curve` to overlay several)")
     info = summary(models[0])
     if as_json:
-        click.echo(dump_json(info))
+        click.echo(dump_json(info.to_dict()))
     else:
-        _render_summary(models[0], info)
+        _render_summary(info)
 
 
 @logca.command("curve")
@@ -278,7 +277,7 @@ def logca_whatif(changes, out, as_json, **spec):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def logca_case_study(name, lo, hi, factor, threshold, out, as_json):
     """The paper's case studies: SPARC crypto evolution, GPU memory interfaces (§5.4)."""
-    from ..logca.casestudies import run_case_study
+    from ..logca.casestudies import CUTOFF_COLUMNS, run_case_study
     check_range(lo, hi)
     out = figure_path(out)
     result = run_case_study(name, factor, threshold, lo, hi)
@@ -291,18 +290,10 @@ def logca_case_study(name, lo, hi, factor, threshold, out, as_json):
         click.echo(dump_json(result.to_dict()))
         return
     table = Table(title=f"{result.study.title}: cut-off granularities")
-    table.add_column("design")
-    for p in ("L", "o", "C", "A"):
-        table.add_column(f"{p} cut-off", justify="right")
-    table.add_column("bands")
-    for row, analysis in zip(result.cutoffs(), result.analyses):
-        cells = []
-        for p in ("L", "o", "C", "A"):
-            r = row[p]
-            cells.append("absent" if not r["present"] else
-                         "whole range" if r["cutoff"] is None else format_size(r["cutoff"]))
-        table.add_row(row["design"], *cells,
-                      " | ".join(b.parameters or "none" for b in analysis.bands))
+    for col in CUTOFF_COLUMNS:
+        table.add_column(col, justify="left" if col in ("design", "bands") else "right")
+    for row in result.cutoffs():
+        table.add_row(*row.cells())
     console.print(table)
     for design, why in result.omitted.items():
         console.print(f"omitted: {design} — {why}")

@@ -471,19 +471,46 @@ def bound_type(model: LogCA) -> Bound:
                  f"intensity C/L = {model.C / model.L:.4g} and {kind_text}")
 
 
-def summary(model: LogCA, method: str = "chandrupatla") -> dict:
-    """Every metric of one model as a JSON-ready dict (the `logca show --json` object)."""
-    peak = peak_speedup(model)
-    bound = bound_type(model)
-    return {
-        "parameters": model.parameters(),
-        "g1": break_even_granularity(model, method).to_dict(),
-        "g_half": half_acceleration_granularity(model, method).to_dict(),
-        "g_A": peak_acceleration_granularity(model, method).to_dict(),
-        "bound": bound.kind,
-        "bound_detail": bound.to_dict(),
-        "peak": None if peak is None else peak.to_dict(),
-        "limits": {"small_g": model.small_g_limit(), "large_g": model.large_g_limit(),
-                   "computational_intensity": model.computational_intensity},
-        "units": {"granularity": "bytes", "time": model.unit},
-    }
+@dataclass(frozen=True)
+class ModelSummary:
+    """Every metric of one model (the `logca show` result): g1, g_{A/2}, g_A, the bound,
+    the peak and the limits of eqs. 3/4/9/10."""
+
+    model: LogCA
+    g1: GranularityResult
+    g_half: GranularityResult
+    g_A: GranularityResult
+    bound: Bound
+    peak: Peak | None
+
+    @property
+    def metrics(self) -> dict[str, GranularityResult]:
+        """The three granularity metrics by their JSON key, in table order."""
+        return {"g1": self.g1, "g_half": self.g_half, "g_A": self.g_A}
+
+    def to_dict(self) -> dict:
+        m = self.model
+        return {
+            "parameters": m.parameters(),
+            **{key: r.to_dict() for key, r in self.metrics.items()},
+            "bound": self.bound.kind,
+            "bound_detail": self.bound.to_dict(),
+            "peak": None if self.peak is None else self.peak.to_dict(),
+            "limits": {"small_g": m.small_g_limit(), "large_g": m.large_g_limit(),
+                       "computational_intensity": m.computational_intensity},
+            "units": {"granularity": "bytes", "time": m.unit},
+        }
+
+    def __repr__(self) -> str:
+        g1 = "none" if self.g1.root is None else format_size(self.g1.root)
+        gh = "none" if self.g_half.root is None else format_size(self.g_half.root)
+        return (f"ModelSummary({self.model.label}: g1 {g1}, g_A/2 {gh}, "
+                f"{self.bound.kind}-bound → {self.bound.limit:.4g})")
+
+
+def summary(model: LogCA, method: str = "chandrupatla") -> ModelSummary:
+    """Every metric of one model (``.to_dict()`` is the `logca show --json` object)."""
+    return ModelSummary(model=model, g1=break_even_granularity(model, method),
+                        g_half=half_acceleration_granularity(model, method),
+                        g_A=peak_acceleration_granularity(model, method),
+                        bound=bound_type(model), peak=peak_speedup(model))

@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # pragma: no cover
 Latency = Literal["independent", "dependent"]
 Unit = Literal["cycles", "seconds"]
 LATENCY_KINDS = ("independent", "dependent")
+
+# The granularities ISCA'17 sweeps (Figs. 3-11): 16 B to "32MB", which steps in powers of two
+# and so is 32 MiB = 2^25 bytes. Every command, figure and analysis defaults to it.
+DEFAULT_RANGE = (16.0, float(2**25))
 UNITS = ("cycles", "seconds")
 
 

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..logca import LogCA, summary
+from ..logca import DEFAULT_RANGE, LogCA, summary
 from ..units import log_grid
 from .axes import granularity_axis
 
 
-def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = 16.0,
-                   hi: float = float(2**25), *, points: int = 400, asymptotes: bool = True,
+def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = DEFAULT_RANGE[0],
+                   hi: float = DEFAULT_RANGE[1], *, points: int = 400, asymptotes: bool = True,
                    title: str | None = None, figsize=(7.5, 4.8)) -> Figure:
     """Speedup against granularity for one or several models on one axis.
 
@@ -41,17 +41,17 @@ def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = 16.0,
             if len(models) == 1:
                 ax.plot(g, model.amdahl_bound(g), color=colour, lw=0.8, ls=":", alpha=0.8,
                         label="overhead bound C·g^β/(o+L₁)")
-        for key, marker, text in (("g1", "o", "g₁"), ("g_half", "s", "g_A/2")):
-            for x in info[key]["crossings"]:
+        for metric, marker, text in ((info.g1, "o", "g₁"), (info.g_half, "s", "g_A/2")):
+            for x in metric.roots:
                 if lo <= x <= hi:
                     ax.plot([x], [float(model.speedup(x))], marker=marker, color=colour,
                             ms=7, mec="black", zorder=5)
                     if len(models) <= 3:
                         ax.annotate(text, (x, float(model.speedup(x))), textcoords="offset points",
                                     xytext=(4, -12), fontsize=8, color=colour)
-        peak = info["peak"]
-        if peak and lo <= peak["granularity"] <= hi:
-            ax.plot([peak["granularity"]], [peak["speedup"]], marker="^", color=colour, ms=7,
+        peak = info.peak
+        if peak and lo <= peak.granularity <= hi:
+            ax.plot([peak.granularity], [peak.speedup], marker="^", color=colour, ms=7,
                     mec="black", zorder=5)
     ax.axhline(1.0, color="0.4", lw=0.8)
     ax.set_yscale("log")
