@@ -316,7 +316,11 @@ def _closed_form(model: LogCA, metric: str) -> tuple[float | None, str | None, s
             eq += " (g_A coincides with g_A/2)"
         if o + L == 0:
             return None, eq, None
-        return (scale * (o + L) / C) ** (1 / b), eq, None
+        # in logs: (x)^(1/β) overflows a double for small β long before the root does
+        ln_value = math.log(scale * (o + L) / C) / b
+        if ln_value > math.log(np.finfo(float).max):
+            return None, eq, f"{eq} gives a granularity beyond 1e308 bytes"
+        return math.exp(ln_value), eq, None
     if metric == "g1":
         num, den, eq = C * (b - 1) * (A - 1) + A * o, C * b * (A - 1) - A * L, "ISCA'17 eq. 11"
     else:
