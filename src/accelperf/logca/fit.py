@@ -31,7 +31,7 @@ from ..errors import ModelError
 from ..units import format_size
 from ..validate import real_number
 from .metrics import break_even_granularity, half_acceleration_granularity
-from .model import LogCA
+from .model import MAGNITUDE, LogCA
 
 MIN_POINTS = 6
 
@@ -85,6 +85,13 @@ class FitResult:
     method: str = ""
     host_constant: FittedParameter | None = None
     excluded: tuple = ()          # granularities outside --from/--to, left out of the fit
+
+    def speedup(self, g) -> np.ndarray:
+        """The fitted speedup at ``g``: the model's, with the host per-call constant c0 added
+        to T0 when the fit has one."""
+        if self.host_constant is None:
+            return self.model.speedup(g)
+        return (self.host_constant.value + self.model.T0(g)) / self.model.T1(g)
 
     @property
     def relative_error(self) -> np.ndarray:
@@ -143,10 +150,12 @@ def _check(name: str, values, n: int | None = None) -> np.ndarray:
     arr = np.asarray(values, float)
     if arr.ndim != 1 or (n is not None and arr.size != n):
         raise ModelError(f"{name} must be a list of {n or 'some'} numbers, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
+    ok = np.isfinite(arr) & (arr >= 1 / MAGNITUDE) & (arr <= MAGNITUDE)
+    if not np.all(ok):
+        bad = float(arr[~ok][0])
         raise ModelError(f"{name} contains {bad!r}: times and granularities must be finite "
-                         f"and > 0")
+                         f"and > 0, between {1 / MAGNITUDE:g} and {MAGNITUDE:g} (the "
+                         f"magnitudes a LogCA model can carry)")
     return arr
 
 

@@ -475,6 +475,57 @@ def bound_type(model: LogCA) -> Bound:
                  f"intensity C/L = {model.C / model.L:.4g} and {kind_text}")
 
 
+# Bytes beyond any addressable memory (256 TiB: the 48-bit virtual address space of x86-64
+# and ARMv8): an asymptote approached only past it is, for every practical purpose, never
+# reached by one offload.
+PRACTICAL_SIZE = 2.0**48
+
+
+@dataclass(frozen=True)
+class BoundReach:
+    """Whether the large-g limit of §3.1 is approached at a practical size: where the speedup
+    reaches ``fraction`` of it, and the speedup at :data:`PRACTICAL_SIZE`."""
+
+    limit: float
+    fraction: float
+    granularity: float | None       # None: the curve never reaches fraction·limit
+    speedup_at_practical: float
+    practical: bool                 # reached at or below PRACTICAL_SIZE
+
+    def describe(self) -> str:
+        if self.limit == 0:
+            return (f"the speedup falls towards 0 at large granularities; it is "
+                    f"{self.speedup_at_practical:.3g} at 2^48 bytes (256 TiB)")
+        target = self.fraction * self.limit
+        if self.practical:
+            return (f"the speedup reaches {self.fraction:.0%} of its limit ({target:.4g}) at "
+                    f"{format_size(self.granularity)}")
+        where = ("at no representable size" if self.granularity is None
+                 else f"only at {self.granularity:.3g} bytes")
+        return (f"the limit {self.limit:.4g} is beyond any practical size: the speedup is "
+                f"{self.speedup_at_practical:.3g} at 2^48 bytes (256 TiB, the largest address "
+                f"space) and reaches {self.fraction:.0%} of the limit {where}")
+
+    def to_dict(self) -> dict:
+        return {"limit": self.limit, "fraction": self.fraction,
+                "granularity": self.granularity, "practical": self.practical,
+                "practical_size": PRACTICAL_SIZE,
+                "speedup_at_practical_size": self.speedup_at_practical, "text": self.describe()}
+
+
+def bound_reach(model: LogCA, fraction: float = 0.9) -> BoundReach:
+    """Where the speedup gets within ``fraction`` of its large-g limit (eqs. 3, 9), exactly."""
+    if not (0 < fraction < 1):
+        raise invalid("fraction", fraction, "must lie strictly between 0 and 1")
+    limit = model.large_g_limit()
+    at_practical = float(model.speedup(PRACTICAL_SIZE))
+    if limit == 0:
+        return BoundReach(0.0, fraction, None, at_practical, False)
+    r = granularity_for_speedup(model, fraction * limit)
+    g = r.root if r.exists else None
+    return BoundReach(limit, fraction, g, at_practical, g is not None and g <= PRACTICAL_SIZE)
+
+
 @dataclass(frozen=True)
 class ModelSummary:
     """Every metric of one model (the `logca show` result): g1, g_{A/2}, g_A, the bound,
