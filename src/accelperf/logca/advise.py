@@ -1,15 +1,17 @@
 """"Does offloading g bytes pay, by how much, and what limits it there?" for one or several
 accelerators at one granularity (ISCA'17 §3: bounds §3.1, regions §3.2, break-even eq. 5/11).
 
-Three upper bounds cap the speedup at any granularity g: the acceleration A (eq. 3), the
-overhead (Amdahl) bound ``C·g^β / (o + L1(g))`` (eq. 4 at g = 1) and, with granularity-dependent
-latency, the intensity bound ``C/L · g^(β−1)`` (eq. 9). The one that binds at g is the
-smallest. The parameters that limit the speedup at g are those whose improvement by ``factor``
+Since ``speedup = 1 / ((o + L1(g))/(C·g^β) + 1/A)`` (eqs. 2, 8), three upper bounds cap it at
+any granularity g, one per cost: the acceleration A (eq. 3), the overhead bound ``C·g^β/o``
+(eq. 4 without latency) and the latency bound ``C·g^β/L1(g)``, which is the intensity bound
+``C/L·g^(β−1)`` of eq. 9 when latency grows with g. The smallest binds at g: it names the
+cost that dominates there. The parameters that limit the speedup at g are those whose improvement by ``factor``
 raises it by at least ``threshold`` there: the regions analysis of §3.2 at one point.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,8 +23,7 @@ from .metrics import break_even_granularity
 from .model import LogCA
 from .regions import PARAMETERS, gain_array
 
-BOUND_EXPRESSIONS = {"acceleration": "A", "overhead": "C·g^β/(o + L1(g))",
-                     "intensity": "C/L·g^(β−1)"}
+BOUND_EXPRESSIONS = {"acceleration": "A", "overhead": "C·g^β/o", "latency": "C·g^β/L1(g)"}
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Advice:
     at: float
     speedup: float
     pays: bool
-    bound: str                       # "acceleration", "overhead" or "intensity"
+    bound: str                       # "acceleration", "overhead" or "latency"
     bound_value: float
     limited_by: tuple[str, ...]      # parameters, largest gain first
     gains: dict = field(repr=False)  # parameter -> relative speedup gain of the improvement
@@ -68,8 +69,11 @@ class Advice:
 
 def binding_bound(model: LogCA, g: float) -> tuple[str, float]:
     """The smallest of the three upper bounds on the speedup at ``g``, and its value."""
-    bounds = {"acceleration": model.A, "overhead": float(model.amdahl_bound(g)),
-              "intensity": float(model.intensity_bound(g))}
+    host = float(model.T0(g))
+    with np.errstate(divide="ignore"):
+        bounds = {"acceleration": model.A,
+                  "overhead": host / model.o if model.o > 0 else math.inf,
+                  "latency": host / float(model.latency_time(g)) if model.L > 0 else math.inf}
     name = min(bounds, key=bounds.get)
     return name, bounds[name]
 

@@ -107,7 +107,9 @@ class ParameterSolution:
 
     ``value`` is None when no value meets it (``reason`` says why) or when every value does
     (``reason`` says so too). ``direction`` says which side meets the target: "at most"
-    (L, o) or "at least" (C, A)."""
+    (L, o) or "at least" (C, A). A value with a ``reason`` is the edge where the metric stops
+    existing rather than a point where it equals the target (``achieved`` is its value
+    there)."""
 
     parameter: str
     current: float
@@ -154,16 +156,12 @@ def _met(model: LogCA, target: Target, parameters, values) -> np.ndarray:
     return target.met(observed)
 
 
-def _search(met, lo: np.ndarray, hi: np.ndarray, zero: np.ndarray):
-    """Rows of a monotone yes/no question ``met(values, rows)`` over ln(value) in [lo, hi]
-    (value 0 also tried where ``zero``): the boundary value of each row (NaN where the
-    answer does not change), and the answers at the low and high ends."""
-    n = lo.size
-    everything = np.arange(n)
+def _search(met, lo: np.ndarray, hi: np.ndarray):
+    """Rows of a monotone yes/no question ``met(values, rows)`` over ln(value) in [lo, hi]:
+    the boundary value of each row (NaN where the answer does not change), and the answers
+    at the low and high ends."""
+    everything = np.arange(lo.size)
     met_lo, met_hi = met(np.exp(lo), everything), met(np.exp(hi), everything)
-    # L and o reach 0 exactly: a target met only there still has a boundary above 0.
-    at_zero = np.flatnonzero(zero)
-    met_lo[at_zero] |= met(np.zeros(at_zero.size), at_zero)
     rows = np.flatnonzero(met_lo != met_hi)
     a, b, side = lo[rows], hi[rows], met_lo[rows]
     for _ in range(2100):      # 2 × 1050 halvings reach adjacent doubles from any bracket
@@ -172,7 +170,7 @@ def _search(met, lo: np.ndarray, hi: np.ndarray, zero: np.ndarray):
             break
         same = met(np.exp(mid), rows) == side
         a, b = np.where(same, mid, a), np.where(same, b, mid)
-    values = np.full(n, np.nan)
+    values = np.full(lo.size, np.nan)
     # The metric is continuous, so both ends of the final bracket give the target to within
     # one unit in the last place; return the end on the met side.
     values[rows] = np.exp(np.where(side, a, b))
@@ -182,8 +180,8 @@ def _search(met, lo: np.ndarray, hi: np.ndarray, zero: np.ndarray):
 def _reason(model: LogCA, target: Target, parameter: str, best: float | None) -> str:
     """Why no value of ``parameter`` meets the target: what its best limit still gives."""
     limit = {"L": "L = 0", "o": "o = 0", "C": f"C × {SPAN:.0e}", "A": f"A × {SPAN:.0e}"}
-    reached = "the metric does not exist" if best is None or not math.isfinite(best) else \
-        target.describe(best)
+    reached = (f"no {METRIC_NAMES[target.metric]} at all" if best is None or
+               not math.isfinite(best) else target.describe(best))
     why = {
         "o": "the latency alone exceeds the budget",
         "L": "the overhead alone exceeds the budget",
@@ -194,6 +192,20 @@ def _reason(model: LogCA, target: Target, parameter: str, best: float | None) ->
         why = f"the speedup never exceeds A = {model.A:g} (eq. 3)"
     return f"no value of {parameter} meets {target.text}: even {limit[parameter]} gives " \
            f"{reached}; {why}"
+
+
+def _edge(target: Target, parameter: str, value: float, achieved: float,
+          direction: str) -> str | None:
+    """None where the boundary meets the target exactly; otherwise the boundary is where the
+    metric stops existing (sub-linear work with growing latency: the two crossings of the
+    target merge at the curve's peak and vanish, Implication 4), said in words."""
+    if math.isfinite(achieved) and abs(achieved / target.value - 1) < 1e-6:
+        return None
+    beyond = "above" if direction == "at most" else "below"
+    return (f"{target.text} holds up to {parameter} = {value:.6g}, where "
+            f"{target.describe(achieved) if math.isfinite(achieved) else 'the metric'} still "
+            f"meets it; {beyond} that the speedup never reaches the target's level at all "
+            f"(the curve peaks below it, ISCA'17 Implication 4)")
 
 
 def solve_design(model: LogCA, target: Target | str) -> DesignResult:
@@ -216,22 +228,31 @@ def solve_design(model: LogCA, target: Target | str) -> DesignResult:
     lo, hi = np.log(scale / SPAN), np.log(scale * SPAN)
     zero = np.isin(params, ("L", "o"))
     values, met_lo, met_hi = _search(lambda v, rows: _met(model, target, params[rows], v),
-                                     lo, hi, zero)
+                                     lo, hi)
     boundary = met_lo != met_hi
     solutions = {}
     for i, p in enumerate(DESIGN_PARAMETERS):
         if boundary[i]:
             v = float(values[i])
             achieved = float(evaluate(target, **_single(model, p, v)))
-            solutions[p] = ParameterSolution(p, float(now[i]), v,
-                                             "at most" if met_lo[i] else "at least",
-                                             achieved, None)
+            direction = "at most" if met_lo[i] else "at least"
+            solutions[p] = ParameterSolution(p, float(now[i]), v, direction, achieved,
+                                             _edge(target, p, v, achieved, direction))
         elif met_lo[i]:
             solutions[p] = ParameterSolution(p, float(now[i]), None, None, None,
                                              f"met for every value of {p} (the others held)")
         else:
             best_value = 0.0 if zero[i] else float(np.exp(hi[i]))
             best = float(evaluate(target, **_single(model, p, best_value)))
+            if zero[i] and target.met(best):
+                # o = 0 (or L = 0) exactly changes the curve's shape: with o = 0 and growing
+                # latency the speedup starts at A and falls (Implication 4)
+                solutions[p] = ParameterSolution(
+                    p, float(now[i]), 0.0, "at most", best,
+                    f"met only with {p} = 0 exactly ({target.describe(best)}): any {p} > 0 "
+                    f"down to {np.exp(lo[i]):.3g} misses it, because {p} = 0 changes the "
+                    f"shape of the curve (ISCA'17 Implication 4)")
+                continue
             solutions[p] = ParameterSolution(p, float(now[i]), None, None, None,
                                              _reason(model, target, p, best))
     return DesignResult(model, target, current if math.isfinite(current) else None, met_now,
@@ -291,7 +312,7 @@ def feasibility_curve(model: LogCA, target: Target | str, x_parameter: str,
         return target.met(evaluate(target, cols["L"], cols["o"], cols["C"], cols["A"],
                                    model.beta, model.dependent))
 
-    ys, _, _ = _search(met, lo, hi, np.full(points, y_parameter in ("L", "o")))
+    ys, _, _ = _search(met, lo, hi)
     direction = "at most" if y_parameter in ("L", "o") else "at least"
     return FeasibilityCurve(model, target, x_parameter, y_parameter, xs, ys, direction)
 

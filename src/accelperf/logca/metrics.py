@@ -164,9 +164,14 @@ def solve_crossings(K, beta, o, L, dependent, method: str = "chandrupatla") -> C
         # Keep brackets inside representable granularities; a root outside is reported.
         a, b = np.clip(brk_lo, -X_LIMIT, X_LIMIT), np.clip(brk_hi, -X_LIMIT, X_LIMIT)
         sub = tuple(arr[todo] for arr in args)
-        fa, fb = _phi(a[todo], *sub), _phi(b[todo], *sub)
+        with np.errstate(over="ignore"):
+            fa, fb = _phi(a[todo], *sub), _phi(b[todo], *sub)
         bad = np.zeros(n, bool)
         bad[todo] = (fa * fb > 0) | (a[todo] >= b[todo])
+        # A falling crossing beyond the representable range leaves the rising one standing.
+        only_second = bad & (status == TWO) & (out is second)
+        status[only_second] = RISING
+        bad &= ~only_second
         status[bad] = BEYOND
         todo &= ~bad
         idx = np.flatnonzero(todo)
