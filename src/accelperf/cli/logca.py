@@ -430,7 +430,9 @@ def _row_problems(path: Path) -> list[str]:
     try:
         lines = [x for x in path.read_text("utf-8").splitlines()
                  if x.strip() and not x.startswith("#")]
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        raise ModelError(f"data = '{path}' is invalid: not a text (UTF-8) CSV file") from None
+    except OSError:
         return []                  # read_timings names the problem in its own words
     seen, kernels, dupes = set(), {}, set()
     for row in csv.DictReader(lines):
@@ -486,8 +488,8 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if lo is not None and hi is not None:
         check_range(lo, hi)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
-    timings = read_timings(data, statistic)
     notes = _row_problems(data)
+    timings = read_timings(data, statistic)
     if frequency == "auto":
         freq = timings.core_clock_hz
         if freq is None:
@@ -699,6 +701,9 @@ def logca_times(lo, hi, points, out, as_json, **spec):
     console.print(table)
 
 
+LPN_MAX_SIZE = 16 * 2**20
+
+
 def _sizes(text: str) -> list[float]:
     """``16B..1MiB`` (the powers of two between) or a comma list ``64B,4KiB,1MiB``."""
     from ..units import parse_size
@@ -715,6 +720,10 @@ def _sizes(text: str) -> list[float]:
     if len(sizes) > 64:
         raise ModelError(f"--sizes = {text!r} gives {len(sizes)} granularities: at most 64 "
                          f"(each is a simulation)")
+    if max(sizes) > LPN_MAX_SIZE:
+        raise ModelError(f"--sizes = {text!r} is invalid: at most {format_size(LPN_MAX_SIZE)} "
+                         f"per offload (a simulation's time grows with its size: 1 MiB "
+                         f"takes about 2 s)")
     return sizes
 
 
