@@ -111,6 +111,56 @@ def logca_analysis_section(report: Report) -> None:
               caption="What-if: SPARC T3 AES with SPARC T4's interface costs (o = 435, L = 500)")
 
 
+def logca_answers_section(report: Report) -> None:
+    """Answers rather than curves: advise at a few sizes, a design target solved backwards,
+    and the speedup band when o and L are uncertain (ISCA'17 §3, CAL §5)."""
+    from .logca.advise import rank
+    from .logca.design import solve_design
+    from .logca.uncertainty import monte_carlo, parse_parameter
+    from .plot.logca import speedup_figure
+
+    sec = report.section(
+        "LogCA: does it pay at my size?",
+        "`accelperf logca advise` at a few sizes for the four SPARC AES designs, ranked: the "
+        "speedup, whether it pays, the bound that binds there (acceleration A, overhead "
+        "C·g^β/o or latency C·g^β/L1), the parameters whose 10x improvement raises the "
+        "speedup there by 20% or more, and the smallest size from which the offload pays.")
+    designs = [preset(d, "aes") for d in ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine",
+                                          "sparc-t4-instr")]
+    rows, data = [], {}
+    for g in (64, 1024, 16384):
+        ranked = rank(designs, g)
+        data[str(g)] = [a.to_dict() for a in ranked]
+        for i, a in enumerate(ranked, start=1):
+            rows.append([format_size(g), i, a.model.label, f"{a.speedup:.3g}",
+                         "yes" if a.pays else "no", a.bound, ", ".join(a.limited_by) or "—",
+                         _g(a.break_even)])
+    sec.table(["size", "rank", "design", "speedup", "pays", "bound there", "limited by",
+               "pays from (B)"], rows, caption="logca advise, several designs ranked per size")
+    report.data(sec, data, "logca-advise", "the advice behind the table (JSON)")
+    t2 = preset("ultrasparc-t2", "aes")
+    design = solve_design(t2, "g1<=64B")
+    sec.table(["parameter", "now", "needed for g1 <= 64 B", "why not"],
+              [[p, f"{s.current:g}", "—" if s.value is None else
+                f"{s.direction} {s.value:.4g}", s.reason or ""]
+               for p, s in design.solutions.items()],
+              caption="logca design: UltraSPARC T2 AES, each parameter alone (exact roots)")
+    uncertain = {"L": parse_parameter("L", "1500±20%"),
+                 "o": parse_parameter("o", "lognormal(2.9e4, 0.2)")}
+    band = monte_carlo(t2, uncertain, samples=4000, seed=0)
+    report.figure(sec, speedup_figure(t2, *DEFAULT_RANGE, band=band,
+                                      title="UltraSPARC T2 AES with L = 1500±20% and "
+                                            "o ~ lognormal(2.9e4, 0.2)"),
+                  "logca-uncertainty-band",
+                  "Speedup with its 90% Monte-Carlo band (4000 draws, seed 0)")
+    q1, qh = band.g1.quantiles, band.g_half.quantiles
+    sec.paragraph(f"Over the draws g1 lies in {format_size(q1['p5'])}..{format_size(q1['p95'])}"
+                  f" (median {format_size(q1['p50'])}) and g_A/2 in "
+                  f"{format_size(qh['p5'])}..{format_size(qh['p95'])} (90% intervals).")
+    report.data(sec, band.to_dict(), "logca-uncertainty-band", "the band and distributions "
+                                                               "(JSON)")
+
+
 def logca_case_studies_section(report: Report) -> None:
     """Both retrospective case studies of ISCA'17 §5.4 (Figs. 10 and 11)."""
     from .logca.casestudies import CASE_STUDIES, CUTOFF_COLUMNS, run_case_study
@@ -264,6 +314,7 @@ def build_demo_report(out: str | Path) -> Path:
     report = Report(out, title="accelperf demo report")
     logca_presets_section(report)
     logca_analysis_section(report)
+    logca_answers_section(report)
     logca_case_studies_section(report)
     measured_aes_section(report)
     density_section(report)
