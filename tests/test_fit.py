@@ -280,15 +280,13 @@ def test_fit_cli_range_host_constant_and_row_checks(cli, tmp_path):
     d = json.loads(out)
     assert code == 0 and d["host_constant"]["value"] == pytest.approx(c0 * 0.98, rel=1e-4)
     assert d["excluded_granularities"] == [16.0, 32.0, 2.0**25]
-    # a duplicated row is reported, the last one used
+    # a duplicated row and host/accelerated rows of two kernels are refused by the reader
     text = path.read_text() + "aes,host,1024,1e-6,1e-6,1e-6,5\n"
     path.write_text(text)
-    code, out, _ = cli("logca", "fit", str(path), "--latency", "independent", "--bootstrap",
-                       "0", "--json")
-    assert code == 0 and any("several rows (host 1024 B)" in w
-                             for w in json.loads(out)["warnings"])
-    # host rows of one kernel, accelerated rows of another: rejected
+    code, _, err = cli("logca", "fit", str(path))
+    assert code == 2 and "a second host timing at 1024 B" in err
     mixed = tmp_path / "mixed.csv"
-    mixed.write_text(path.read_text().replace("aes,accel", "sha,accel"))
+    mixed.write_text(text.replace("aes,accel", "sha,accel").replace(
+        "aes,host,1024,1e-6,1e-6,1e-6,5\n", ""))
     code, _, err = cli("logca", "fit", str(mixed))
-    assert code == 2 and "host rows are for kernel(s) aes but accelerated rows for sha" in err
+    assert code == 2 and "mixes kernels aes, sha" in err

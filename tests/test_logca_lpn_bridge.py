@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from accelperf import LogCA, ModelError
-from accelperf.logca.lpn_bridge import (JPEG_BLOCK_BYTES, fit_from_latency, host_from_times,
+from accelperf.logca.lpn_bridge import (BLOCK_BYTES, fit_from_latency, host_from_times,
                                         mapping)
 
 SIZES = [64, 256, 1024, 4096, 2**14, 2**16, 2**20]
@@ -60,9 +60,9 @@ def test_host_from_times_is_the_power_law():
 
 
 def test_jpeg_mapping_is_whole_blocks():
-    mp = mapping("jpeg-over-link")
+    mp = mapping("pipeline-over-link")
     image, actual = mp.input_at(1000)
-    assert image == {"blocks": 25, "nnz": 12} and actual == 25 * JPEG_BLOCK_BYTES
+    assert image == {"blocks": 25, "nnz": 12} and actual == 25 * BLOCK_BYTES
     assert mp.input_at(1)[0]["blocks"] == 1
     assert mp.transfer == "credit-link" and mp.transfer_input_at(1000) == [40] * 25
     with pytest.raises(ModelError, match="mapping exists for"):
@@ -72,14 +72,14 @@ def test_jpeg_mapping_is_whole_blocks():
 def test_from_lpn_matches_the_simulator(cli):
     from accelperf.lpn import simulate
     from accelperf.lpn.loader import load_model
-    code, out, _ = cli("logca", "from-lpn", "jpeg-over-link", "--sizes", "64B..16KiB",
+    code, out, _ = cli("logca", "from-lpn", "pipeline-over-link", "--sizes", "64B..16KiB",
                        "--host-C", "12.5", "--json")
     d = json.loads(out)
     assert code == 0 and d["granularity_dependent"] is True and d["unit"] == "cycles"
     assert d["transfer_model"] == "credit-link" and len(d["points"]) == 9
-    model = load_model("jpeg-over-link")
+    model = load_model("pipeline-over-link")
     for p in d["points"][::4]:          # the points are the simulator's own latencies
-        blocks = int(p["granularity"]) // JPEG_BLOCK_BYTES
+        blocks = int(p["granularity"]) // BLOCK_BYTES
         assert p["t1_simulated"] == simulate(model, {"blocks": blocks, "nnz": 12}).latency
     # the decoder is pipelined behind the link: T1 is linear in g and the fit reproduces it
     assert d["fit_error"]["t1_max"] < 1e-6
@@ -94,7 +94,7 @@ def test_from_lpn_figure_and_host_csv(cli, tmp_path):
     host.write_text("granularity_bytes,host_cycles\n" + "".join(
         f"{g},{12.5 * g}\n" for g in (64, 1024, 16384)))
     fig = tmp_path / "lpn.png"
-    code, out, err = cli("logca", "from-lpn", "jpeg-over-link", "--sizes", "64B,1KiB,16KiB",
+    code, out, err = cli("logca", "from-lpn", "pipeline-over-link", "--sizes", "64B,1KiB,16KiB",
                          "--host-csv", str(host), "--no-transfer", "--out", str(fig))
     assert code == 0 and fig.read_bytes()[:4] == b"\x89PNG"
     assert "cannot be told apart" in " ".join(out.split())

@@ -424,35 +424,6 @@ def logca_case_study(name, lo, hi, factor, threshold, out, as_json):
         console.print(f"omitted: {design} — {why}")
 
 
-def _row_problems(path: Path) -> list[str]:
-    """What ``read_timings`` resolves silently: several rows for one (mode, size) are
-    reported; host and accelerated rows of different kernels are rejected."""
-    try:
-        lines = [x for x in path.read_text("utf-8").splitlines()
-                 if x.strip() and not x.startswith("#")]
-    except UnicodeDecodeError:
-        raise ModelError(f"data = '{path}' is invalid: not a text (UTF-8) CSV file") from None
-    except OSError:
-        return []                  # read_timings names the problem in its own words
-    seen, kernels, dupes = set(), {}, set()
-    for row in csv.DictReader(lines):
-        key = (row.get("mode"), row.get("granularity_bytes"))
-        if key in seen:
-            dupes.add(key)
-        seen.add(key)
-        kernels.setdefault(row.get("mode"), set()).add(row.get("kernel"))
-    host, accel = kernels.get("host", set()), kernels.get("accel", set())
-    if host and accel and host != accel:
-        raise ModelError(f"data = '{path}' is invalid: host rows are for kernel(s) "
-                         f"{', '.join(sorted(map(str, host)))} but accelerated rows for "
-                         f"{', '.join(sorted(map(str, accel)))}; fit one kernel at a time")
-    if not dupes:
-        return []
-    shown = ", ".join(f"{m} {g} B" for m, g in sorted(dupes, key=str)[:4])
-    return [f"{len(dupes)} (mode, granularity) pair(s) have several rows ({shown}"
-            f"{', ...' if len(dupes) > 4 else ''}): the last row of each was used"]
-
-
 @logca.command("fit")
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--latency", type=click.Choice(["independent", "dependent", "auto"]),
@@ -488,7 +459,6 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if lo is not None and hi is not None:
         check_range(lo, hi)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
-    notes = _row_problems(data)
     timings = read_timings(data, statistic)
     if frequency == "auto":
         freq = timings.core_clock_hz
@@ -503,7 +473,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if draws:
         from ..logca.uncertainty import from_fit, monte_carlo
         band = monte_carlo(result.model, from_fit(result), result.granularity, samples=draws)
-    warnings = list(result.warnings) + notes
+    warnings = list(result.warnings)
     if out is not None:
         from ..plot.fit import fit_figure
         save(fit_figure(result, band=band), out)

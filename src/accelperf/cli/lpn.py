@@ -18,14 +18,16 @@ def lpn():
     """Latency Petri Nets: simulate an accelerator's micro-architecture, draw it."""
 
 
-def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False):
-    from ..lpn import SimulationError, simulate
+def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
+             max_firings_per_cycle=None):
+    """Simulate; a run that cannot finish prints its report and exits 1 (130 on Ctrl-C)."""
+    from ..lpn import Interrupted, SimulationError, simulate
     try:
         return simulate(model, user_input, max_time=max_time, max_commits=max_commits,
-                        trace=trace)
+                        max_firings_per_cycle=max_firings_per_cycle, trace=trace)
     except SimulationError as exc:
         click.echo(exc.report, err=True)
-        raise SystemExit(1) from None
+        raise SystemExit(130 if isinstance(exc, Interrupted) else 1) from None
 
 
 @lpn.command("list")
@@ -43,23 +45,29 @@ def lpn_list():
 @lpn.command("simulate")
 @click.argument("model_spec", metavar="MODEL")
 @click.option("--input", "input_text", metavar="FILE|JSON",
-              help="The accelerator's input for Ψ (a JSON file or inline JSON); default: "
-                   "the model's own example input.")
-@click.option("--max-time", type=click.IntRange(0), default=None, help="Stop after N cycles.")
+              help="The accelerator's input for Ψ (a file in the model's own format, a JSON "
+                   "file or inline JSON); default: the model's own example input.")
+@click.option("--max-time", type=click.IntRange(0), default=None,
+              help="Stop when the next event is later than cycle N.")
 @click.option("--max-commits", type=click.IntRange(0), default=None,
-              help="Stop after N commits.")
+              help="Stop after N commits (default 100,000,000).")
+@click.option("--max-firings-per-cycle", type=click.IntRange(1), default=None,
+              help="Stop after N firings start without the clock moving, a zero-delay "
+                   "loop (default 1,000,000).")
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every firing: .json (Chrome trace events, for Perfetto) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def lpn_simulate(model_spec, input_text, max_time, max_commits, trace_out, as_json):
+def lpn_simulate(model_spec, input_text, max_time, max_commits, max_firings_per_cycle,
+                 trace_out, as_json):
     """Simulate MODEL (a library name or path/to/file.py:build_function)."""
     from ..lpn.loader import load_input, load_model
     if trace_out is not None and trace_out.suffix.lower() not in (".json", ".csv"):
         raise ModelError(f"--trace = '{trace_out}' is invalid: write .json (Chrome trace) "
                          f"or .csv")
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text), max_time, max_commits,
-                      trace=trace_out is not None)
+    result = _run_lpn(model, load_input(input_text, model), max_time, max_commits,
+                      trace=trace_out is not None,
+                      max_firings_per_cycle=max_firings_per_cycle)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)
@@ -94,7 +102,7 @@ def lpn_show(model_spec, out, run, input_text):
     if out.suffix.lower() not in (".svg", ".html"):
         raise ModelError(f"--out = '{out}' is invalid: write .svg or .html")
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text)) if run or input_text else None
+    result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")

@@ -41,24 +41,24 @@ class Mapping:
     transfer_input_at: Callable | None = field(default=None, repr=False)
 
 
-JPEG_NNZ = 12                      # non-zero coefficients per block (the decoder's default)
-JPEG_BLOCK_BYTES = 16 + 2 * JPEG_NNZ   # a compressed block on the link (jpeg_over_link)
+BLOCK_NNZ = 12                   # non-zero coefficients per block (block_pipeline's default)
+BLOCK_BYTES = 16 + 2 * BLOCK_NNZ     # a compressed block on the link (pipeline_over_link)
 
 
-def _jpeg_blocks(g: float) -> int:
-    return max(1, int(round(g / JPEG_BLOCK_BYTES)))
+def _blocks(g: float) -> int:
+    return max(1, int(round(g / BLOCK_BYTES)))
 
 
 MAPPINGS = {
-    "jpeg-over-link": Mapping(
-        "jpeg-over-link",
-        f"g bytes of compressed 8x8 blocks with nnz = {JPEG_NNZ} ({JPEG_BLOCK_BYTES} B each on "
-        f"the link): max(1, round(g / {JPEG_BLOCK_BYTES})) blocks; the link alone is the "
-        f"credit-link model carrying the same {JPEG_BLOCK_BYTES}-byte transactions",
-        lambda g: ({"blocks": _jpeg_blocks(g), "nnz": JPEG_NNZ},
-                   _jpeg_blocks(g) * JPEG_BLOCK_BYTES),
+    "pipeline-over-link": Mapping(
+        "pipeline-over-link",
+        f"g bytes of compressed 8x8 blocks with nnz = {BLOCK_NNZ} ({BLOCK_BYTES} B each on "
+        f"the link): max(1, round(g / {BLOCK_BYTES})) blocks; the link alone is the "
+        f"credit-link model carrying the same {BLOCK_BYTES}-byte transactions",
+        lambda g: ({"blocks": _blocks(g), "nnz": BLOCK_NNZ},
+                   _blocks(g) * BLOCK_BYTES),
         "credit-link",
-        lambda g: [JPEG_BLOCK_BYTES] * _jpeg_blocks(g)),
+        lambda g: [BLOCK_BYTES] * _blocks(g)),
     "credit-link": Mapping(
         "credit-link", "one transaction of g bytes (a link with no accelerator behind it: "
                        "only o and L are meaningful)",

@@ -171,6 +171,7 @@ def solve_crossings(K, beta, o, L, dependent, method: str = "chandrupatla") -> C
         # A falling crossing beyond the representable range leaves the rising one standing.
         only_second = bad & (status == TWO) & (out is second)
         status[only_second] = RISING
+        todo &= ~only_second
         bad &= ~only_second
         status[bad] = BEYOND
         todo &= ~bad

@@ -1,131 +1,264 @@
-"""Per-transition Python code for the simulator's hot path.
+"""Per-transition Python code for the fast engine's hot path.
 
-Each transition gets two generated functions, written from its expression trees:
+The rules are those of :mod:`.semantics`; this module only writes them out, per transition,
+as straight-line Python from the transition's expression trees. Each transition gets three
+generated functions over the run's state lists (``Q`` free-token deques, ``L`` locked
+counts, ``M`` occupancy high-water marks, ``D`` = [latency, done tokens]):
 
-* ``enable(now)`` reads the head tokens, checks guard and weights, locks (pops) the tokens
-  and returns ``(delay, heads, taken, weights)``, or None when it cannot fire;
-* ``commit(firing, now)`` pushes the output tokens, keeps the occupancy high-water marks
-  and the done-place count, and returns the place a route chose (or None).
+* ``probe(now)`` — rule R2 (b)–(f): None when the transition cannot start (its interval
+  aside); it changes nothing (used to drop a stale wake-up);
+* ``fire(now)`` — R2 then R3: None when it cannot start, False when only its interval holds
+  it back (until ``NS[id]``), else it works out the tokens to produce on the state as it
+  is, locks the input tokens, sets the next start and returns the firing;
+* ``commit(firing, now)`` — rule R4: releases the locked tokens, appends the produced
+  ones, keeps the high-water marks and the done-place count; returns the place a route
+  chose (or None).
 
-Unrolling a transition's arity, inlining constant weights and evaluating expressions as
-straight-line Python roughly doubles the simulator's speed over a generic interpreter
-loop. The source is generated from our own trees, never from user text.
+Unrolling a transition's arity, inlining constant weights and counts and evaluating
+expressions as straight-line Python roughly doubles the engine's speed over interpreting
+the rules. The source is generated from our own trees, never from user text.
 """
 
 from __future__ import annotations
 
-from .expr import to_python
+from .expr import PYTHON_HELPERS, to_python
 from .net import Model, Transition
-
-
-class FiringError(Exception):
-    """Raised by generated code; the simulator turns it into a SimulationError."""
+from .semantics import NO_ROUTE, FiringError, below_zero, too_few_to_copy
 
 
 def _const(e):
     return e.args[0] if e.op == "const" else None
 
 
-def _enable_source(t: Transition) -> list[str]:
-    lines = ["def enable(now):"]
-    nu = t.user_inputs
-    for k, pid in enumerate(t.inputs):
-        lines.append(f"    q{k} = Q[{pid}]")
-    for k in range(nu):
-        if k in t.needs_head:
-            lines += [f"    if not q{k}: return None", f"    a{k} = q{k}[0]"]
-        else:
-            lines.append(f"    a{k} = q{k}[0] if q{k} else None")
+class _Writer:
+    """Renders one transition's expressions over the generated functions' locals."""
+
+    def __init__(self, model: Model, t: Transition):
+        self.model, self.t = model, t
+
+    def token(self, arg, tok, index):
+        return f"h{arg}[{index}]" if tok == 0 else f"qa{arg}[{tok}][{index}]"
+
+    def count(self, place):
+        pid = self.model.place_id(place)
+        return f"(len(Q[{pid}]) + L[{pid}])"
+
+    def expr(self, e) -> str:
+        return to_python(e, self.token, self.count)
+
+    def name(self, pid) -> str:
+        return self.model.places[pid].name
+
+    def view(self) -> list[str]:
+        """Locals for the argument places and their head tokens (rule R2 b)."""
+        t = self.t
+        lines = [f"    qa{k} = Q[{pid}]" for k, pid in enumerate(t.arg_places)]
+        for arg, k in t.needs:
+            lines += [f"    if len(qa{arg}) < {k}: return None", f"    h{arg} = qa{arg}[0]"]
+        return lines
+
+
+def _conditions(w: _Writer) -> list[str]:
+    """Rule R2 (b)-(f) and the delay and interval: ``return None`` when it cannot start."""
+    t = w.t
+    lines = w.view()
+    present = {t.arg_places[arg]: k for arg, k in t.needs}
     if t.guard is not None:
-        lines.append(f"    if not {to_python(t.guard)}: return None")
-    for k, w in enumerate(t.weights):
-        c = _const(w)
+        lines.append(f"    if not {w.expr(t.guard)}: return None")
+    for k, (pid, e) in enumerate(zip(t.inputs, t.weights)):
+        c = _const(e)
         if c is not None:
-            lines.append(f"    if len(q{k}) < {c}: return None")
+            if present.get(pid, 0) < c:           # (b) did not already make sure
+                lines.append(f"    if len(Q[{pid}]) < {c}: return None")
+            continue
+        what = f"weight on input {w.name(pid)!r}"
+        lines += [f"    w{k} = {w.expr(e)}",
+                  f"    if w{k} < 0: raise FiringError(below_zero({what!r}, w{k}))",
+                  f"    if len(Q[{pid}]) < w{k}: return None"]
+    for k, (pid, e) in enumerate(t.reads):
+        what = f"read arc on {w.name(pid)!r}"
+        lines += [f"    r{k} = {w.expr(e)}",
+                  f"    if r{k} < 0: raise FiringError(below_zero({what!r}, r{k}))",
+                  f"    if len(Q[{pid}]) < r{k}: return None"]
+    for k, (pid, e) in enumerate(t.inhibits):
+        what = f"inhibitor arc on {w.name(pid)!r}"
+        lines += [f"    i{k} = {w.expr(e)}",
+                  f"    if i{k} < 0: raise FiringError(below_zero({what!r}, i{k}))",
+                  f"    if len(Q[{pid}]) + L[{pid}] >= i{k}: return None"]
+    for var, e, what in (("d", t.delay, "delay"), ("ii", t.initiation_interval,
+                                                    "initiation interval")):
+        c = _const(e)
+        if c is not None:
+            lines.append(f"    {var} = {c}")
         else:
-            lines += [f"    w{k} = {to_python(w)}",
-                      f"    if w{k} < 0: raise FiringError('weight on input {k} evaluated to ' "
-                      f"+ str(w{k}))",
-                      f"    if len(q{k}) < w{k}: return None"]
-    c = _const(t.delay)
-    if c is not None:
-        lines.append(f"    d = {c}")
-    else:
-        lines += [f"    d = {to_python(t.delay)}",
-                  "    if d < 0: raise FiringError('delay evaluated to ' + str(d))"]
-    taken, weights = [], []
-    for k, (pid, w) in enumerate(zip(t.inputs, t.weights)):
-        c = _const(w)
-        if c == 1:
-            lines.append(f"    t{k} = [q{k}.popleft()]")
-            lines.append(f"    L[{pid}] += 1")
-            weights.append("1")
-        else:
-            n = str(c) if c is not None else f"w{k}"
-            lines.append(f"    t{k} = [q{k}.popleft() for _ in range({n})]")
-            lines.append(f"    L[{pid}] += {n}")
-            weights.append(n)
-        taken.append(f"t{k}")
-    heads = "".join(f"a{k}, " for k in range(nu))
-    lines.append(f"    return (d, ({heads}), ({', '.join(taken)},), ({', '.join(weights)},))")
+            lines += [f"    {var} = {w.expr(e)}",
+                      f"    if {var} < 0: raise FiringError(below_zero({what!r}, {var}))"]
     return lines
 
 
-def _emit_lines(arc, done_pid: int, indent: str) -> list[str]:
-    pid = arc.place
+def _probe_source(w: _Writer) -> list[str]:
+    """``probe(now)``: can it start, the interval aside? (True or None; changes nothing)."""
+    return ["def probe(now):"] + _conditions(w) + ["    return True"]
+
+
+def _weight(t: Transition, k: int) -> str:
+    c = _const(t.weights[k])
+    return str(c) if c is not None else f"w{k}"
+
+
+def _single_inputs(t: Transition) -> set[int]:
+    """Weight-1 inputs whose every copy is of exactly that one token: the firing carries
+    the token itself rather than a list (the common case, and measurably faster)."""
+    arcs = [a for a in t.outputs + t.routes if a.copy_from is not None]
+    return {a.copy_from for a in arcs if _const(t.weights[a.copy_from]) == 1} - \
+        {a.copy_from for a in arcs if _const(a.count) != 1}
+
+
+def _single_copy(t: Transition, arc) -> bool:
+    return arc.copy_from is not None and arc.copy_from in _single_inputs(t)
+
+
+def _carried(arc) -> bool:
+    """Whether an output arc's tokens are computed at start (else: c empty tokens)."""
+    return not (arc.props is None and arc.copy_from is None and _const(arc.count) is not None)
+
+
+def _arc_start(w: _Writer, arc, k: str, indent: str) -> tuple[list[str], list[str]]:
+    """Lines before the inputs are locked (evaluate on the start state) and after
+    (build the tokens, which may copy locked ones)."""
+    t = w.t
+    name = w.name(arc.place)
     c = _const(arc.count)
-    n = str(c) if c is not None else "n"
-    lines = [] if c is not None else [f"{indent}n = {to_python(arc.count)}"]
-    lines.append(f"{indent}q = Q[{pid}]")
+    n = str(c) if c is not None else f"n{k}"
+    before = [] if c is not None else [
+        f"{indent}n{k} = {w.expr(arc.count)}",
+        f"{indent}if n{k} < 0: raise FiringError(below_zero({f'count into {name!r}'!r}, n{k}))"]
     if arc.copy_from is not None:
-        src = f"taken[{arc.copy_from}]"
-        lines += [f"{indent}src = {src}",
-                  f"{indent}if {n} > len(src): raise FiringError('copies ' + str({n}) + "
-                  f"' tokens but consumed only ' + str(len(src)))",
-                  f"{indent}q.extend(src if {n} == len(src) else src[:{n}])"]
+        src = w.name(t.inputs[arc.copy_from])
+        taken = _weight(t, arc.copy_from)
+        if not (c is not None and taken.isdigit() and c <= int(taken)):
+            before.append(f"{indent}if {n} > {taken}: raise FiringError("
+                          f"too_few_to_copy({n}, {name!r}, {taken}, {src!r}))")
+        after = [f"{indent}o{k} = t{arc.copy_from}" if _single_copy(t, arc) else
+                 f"{indent}o{k} = t{arc.copy_from}[:{n}]"]
+    elif arc.props is not None:
+        before.append(f"{indent}v{k} = ({''.join(w.expr(e) + ', ' for e in arc.props)})")
+        after = [f"{indent}o{k} = [v{k}] * {n}"]
     else:
-        token = "()" if arc.props is None else \
-            "(" + "".join(f"{to_python(e)}, " for e in arc.props) + ")"
-        lines.append(f"{indent}q.append({token})" if c == 1 else
-                     f"{indent}q.extend([{token}] * {n})")
-    lines += [f"{indent}o = len(q) + L[{pid}]",
-              f"{indent}if o > M[{pid}]: M[{pid}] = o"]
-    if pid == done_pid:
-        lines += [f"{indent}D[0] = now", f"{indent}D[1] += {n}"]
+        after = [f"{indent}o{k} = [()] * {n}"]
+    return before, after
+
+
+def _fire_source(w: _Writer, tid: int) -> list[str]:
+    """``fire(now)``: R2, then R3 — None (cannot start), False (held back by its interval
+    until NS[tid]) or the firing ``(delay, weights, carried outputs, route)``."""
+    t = w.t
+    lines = ["def fire(now):"] + _conditions(w) + [f"    if now < NS[{tid}]: return False"]
+    after, outs = [], []
+    for k, arc in enumerate(t.outputs):
+        if _carried(arc):
+            b, a = _arc_start(w, arc, str(k), "    ")
+            lines += b
+            after += a
+            outs.append(f"o{k}")
+    route = "None"
+    if t.routes:
+        for r, arc in enumerate(t.routes):
+            lines.append(f"    {'if' if r == 0 else 'elif'} {w.expr(arc.condition)}:")
+            b, _ = _arc_start(w, arc, "_r", "        ")
+            lines += b + [f"        rp = {arc.place}", f"        rk = {r}"]
+        lines += ["    else:", "        raise FiringError(NO_ROUTE)"]
+        for r, arc in enumerate(t.routes):
+            _, a = _arc_start(w, arc, "_r", "        ")
+            after += [f"    {'if' if r == 0 else 'elif'} rk == {r}:"] + a
+        route = "(rp, o_r)"
+    copied = {arc.copy_from for arc in t.outputs + t.routes if arc.copy_from is not None}
+    single = _single_inputs(t)
+    for k, pid in enumerate(t.inputs):
+        n = _weight(t, k)
+        if k in single and k in copied:
+            lines.append(f"    t{k} = Q[{pid}].popleft()")
+        elif k in copied:
+            lines.append(f"    q = Q[{pid}]; t{k} = [q.popleft() for _ in range({n})]")
+        elif n == "1":
+            lines.append(f"    Q[{pid}].popleft()")
+        else:
+            lines.append(f"    q = Q[{pid}]\n    for _ in range({n}): q.popleft()")
+        lines.append(f"    L[{pid}] += {n}")
+    lines += after + [f"    NS[{tid}] = now + ii"]
+    weights = "".join(_weight(t, k) + ", " for k in range(len(t.inputs)))
+    lines.append(f"    return (d, ({weights}), ({''.join(o + ', ' for o in outs)}), {route})")
     return lines
 
 
-def _commit_source(t: Transition, done_pid: int) -> list[str]:
-    lines = ["def commit(firing, now):", "    heads, taken, weights = firing[1], firing[2], firing[3]"]
-    for k in range(t.user_inputs):
-        lines.append(f"    a{k} = heads[{k}]")
-    for k, pid in enumerate(t.inputs):
-        lines.append(f"    L[{pid}] -= weights[{k}]")
+def _push(pid: int, tokens: str | None, fixed: int | None, done: int, indent: str,
+          single: bool = False) -> list[str]:
+    if single:
+        lines = [f"{indent}q = Q[{pid}]; q.append({tokens})"]
+        done_lines = [f"{indent}D[0] = now; D[1] += 1"]
+    elif tokens is None:
+        if not fixed:
+            return []
+        add = "q.append(())" if fixed == 1 else f"q.extend([()] * {fixed})"
+        lines = [f"{indent}q = Q[{pid}]; {add}"]
+        done_lines = [f"{indent}D[0] = now; D[1] += {fixed}"]
+    else:
+        lines = [f"{indent}q = Q[{pid}]; q.extend({tokens})"]
+        done_lines = [f"{indent}if {tokens}: D[0] = now; D[1] += len({tokens})"]
+    lines.append(f"{indent}o = len(q) + L[{pid}]\n{indent}if o > M[{pid}]: M[{pid}] = o")
+    return lines + (done_lines if pid == done else [])
+
+
+def _commit_source(w: _Writer) -> list[str]:
+    t, done = w.t, w.model.done
+    lines = ["def commit(f, now):"]
+    for k, (pid, e) in enumerate(zip(t.inputs, t.weights)):
+        c = _const(e)
+        lines.append(f"    L[{pid}] -= {c if c is not None else f'f[1][{k}]'}")
+    carried = 0
     for arc in t.outputs:
-        lines += _emit_lines(arc, done_pid, "    ")
+        if _single_copy(t, arc):
+            lines += _push(arc.place, f"f[2][{carried}]", None, done, "    ", single=True)
+            carried += 1
+        elif _carried(arc):
+            lines += _push(arc.place, f"f[2][{carried}]", None, done, "    ")
+            carried += 1
+        else:
+            lines += _push(arc.place, None, _const(arc.count), done, "    ")
     if t.routes:
-        for i, arc in enumerate(t.routes):
-            lines.append(f"    {'if' if i == 0 else 'elif'} {to_python(arc.condition)}:")
-            lines += _emit_lines(arc, done_pid, "        ")
-            lines.append(f"        return {arc.place}")
-        lines.append("    return -1")
+        if any(_single_copy(t, a) for a in t.routes):
+            lines += ["    rp, toks = f[3]", "    if type(toks) is not list: toks = [toks]"]
+        else:
+            lines.append("    rp, toks = f[3]")
+        lines += ["    q = Q[rp]; q.extend(toks)",
+                  "    o = len(q) + L[rp]", "    if o > M[rp]: M[rp] = o",
+                  f"    if rp == {done} and toks: D[0] = now; D[1] += len(toks)",
+                  "    return rp"]
     else:
         lines.append("    return None")
     return lines
 
 
-def compile_transitions(model: Model, queues, locked, max_occ, done_box):
-    """(enable, commit) functions for every transition, bound to the run's state lists."""
+def compile_transitions(model: Model, queues, locked, max_occ, done_box, next_start):
+    """(probe, fire, commit) for every transition, bound to one run's state lists."""
     out = []
     for t in model.transitions:
-        code = t.compiled.get("sim_code")
+        code = t.compiled.get("python")
         if code is None:                    # generated once per model, bound per run
-            source = "\n".join(_enable_source(t) + [""] + _commit_source(t, model.done))
-            code = t.compiled["sim_code"] = compile(source, f"<lpn transition {t.name}>",
-                                                    "exec")
-        namespace = {"Q": queues, "L": locked, "M": max_occ, "D": done_box,
-                     "FiringError": FiringError, "__builtins__": {
-                         "len": len, "range": range, "str": str, "min": min, "max": max}}
+            code = t.compiled["python"] = compile(source_of(model, t),
+                                                  f"<lpn transition {t.name}>", "exec")
+        namespace = {"Q": queues, "L": locked, "M": max_occ, "D": done_box, "NS": next_start,
+                     "FiringError": FiringError, "below_zero": below_zero,
+                     "too_few_to_copy": too_few_to_copy, "NO_ROUTE": NO_ROUTE,
+                     "__builtins__": {"len": len, "range": range, "type": type, "list": list},
+                     **PYTHON_HELPERS}
         exec(code, namespace)
-        out.append((namespace["enable"], namespace["commit"]))
+        out.append((namespace["probe"], namespace["fire"], namespace["commit"]))
     return out
+
+
+def source_of(model: Model, t: Transition) -> str:
+    """The generated source of one transition (for reading and debugging)."""
+    w = _Writer(model, t)
+    return "\n".join(_probe_source(w) + [""] + _fire_source(w, t.id) + [""] +
+                     _commit_source(w))

@@ -1,24 +1,46 @@
 """Traceable LPN functions: expression trees built by running a function on proxies.
 
-Guard, weight, delay and producer functions are ordinary Python over token properties.
-They are called once at build time with proxy tokens; every operation on a proxy builds a
-node of an :class:`Expr` tree instead of computing a number. That tree is the single
-source for every later use: integer evaluation in the simulator (:func:`compile_python`),
-SymPy expressions for performance interfaces (:func:`to_sympy`) and, in later releases,
-Z3 terms and C code.
+Guard, weight, delay, initiation-interval and producer functions are ordinary Python over
+token properties. They are called once at build time with proxy tokens; every operation on
+a proxy builds a node of an :class:`Expr` tree instead of computing a number. That tree is
+the single source for every later use: integer evaluation (the reference semantics), Python
+text (the fast engine), SymPy (performance interfaces) and human text (pictures, reports).
 
-What a function may do: integer arithmetic (``+ - * // %``, ``-x``, ``**`` with a constant
-exponent), comparisons, and the helpers :func:`where`, :func:`minimum`, :func:`maximum`,
-:func:`both`, :func:`either` and :func:`negate`. A Python ``if``, ``and``/``or``/``not``,
-built-in ``min``/``max`` on traced values, ``/`` or float constants cannot be represented;
-tracing rejects them and names the line of the function that used them.
+**One operator table.** Every operator is declared once in :data:`OPERATORS`, with its
+arity, the kind of its result and one entry per backend. A backend is a column of that
+table, so adding one (Z3, C) adds an entry per operator, never another chain of ``if``\\ s.
+
+What a function may use
+-----------------------
+* ``x.prop`` — a property of the first (head) free token of the place bound to ``x``;
+  ``x[i].prop`` — of its i-th free token (0-based, ``i`` a plain integer);
+* :func:`count` ``(place)`` — the number of tokens (free and locked) in any place;
+* ``+ - * // %``, unary ``-``, ``**`` with a constant exponent, ``abs``, built-in ``max`` and
+  ``min`` (or :func:`maximum` / :func:`minimum`), comparisons, ``& | ~`` (or :func:`both`,
+  :func:`either`, :func:`negate`), :func:`where` for choices;
+* ``/`` — **exact** division: time stays in whole cycles, so a run where ``a / b`` is not a
+  whole number stops with an error naming the transition and the values.
+
+A Python ``if``, ``and``/``or``/``not``, loops over token values or float constants cannot be
+represented; tracing rejects them and names the line of the function that used them.
+
+Binding arguments
+-----------------
+A function sees the places of its transition: its input places, then its read places, in
+declaration order. It takes either one parameter per place, positionally, or only some of
+them **by name**: every parameter named after one of those places (characters that cannot
+appear in a Python name are written ``_``, so place ``link.rx`` is parameter ``link_rx``).
 """
 
 from __future__ import annotations
 
 import inspect
 import linecache
+import re
 import sys
+import types
+from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import ModelError
 
@@ -27,12 +49,148 @@ class TraceError(ModelError):
     """A function the tracer cannot represent as an integer expression tree."""
 
 
-_INT_OPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}
-_CMP_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+class EvaluationError(ModelError):
+    """An expression that has no integer value for the tokens at hand (division by zero,
+    inexact ``/``)."""
 
 
+# ---------------------------------------------------------------------- the operator table
+def exact_div(a: int, b: int) -> int:
+    """``a / b`` when it is a whole number; an :class:`EvaluationError` otherwise."""
+    if b == 0:
+        raise EvaluationError(f"{a} / {b}: division by zero")
+    q, r = divmod(a, b)
+    if r:
+        raise EvaluationError(f"{a} / {b} is not a whole number: LPN time and counts are "
+                              f"integers; use // to round down")
+    return q
+
+
+def floor_div(a: int, b: int) -> int:
+    if b == 0:
+        raise EvaluationError(f"{a} // {b}: division by zero")
+    return a // b
+
+
+def modulo(a: int, b: int) -> int:
+    if b == 0:
+        raise EvaluationError(f"{a} % {b}: modulo by zero")
+    return a % b
+
+
+def _infix(symbol: str):
+    return lambda a, b: f"({a} {symbol} {b})"
+
+
+def _call(name: str):
+    return lambda *xs: f"{name}({', '.join(xs)})"
+
+
+def _sympy(name: str):
+    """A SymPy constructor looked up on first use, so importing this module stays cheap."""
+    def build(*xs):
+        import sympy
+        return getattr(sympy, name)(*xs)
+    return build
+
+
+def _sympy_floordiv(a, b):
+    import sympy
+    return sympy.floor(a / b)
+
+
+def _sympy_where(c, a, b):
+    import sympy
+    return sympy.Piecewise((a, c), (b, True))
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One row of the operator table.
+
+    arity: number of operands (``None``: one or more); operands: the kind each operand
+    must have ("int", "bool", or "any" for where's branches); result: "int", "bool", or
+    "same" (the kind of the branches). Backends: ``evaluate`` on integer/bool operands,
+    ``python`` and ``text`` on rendered operand strings, ``sympy`` on SymPy operands. The
+    ``python`` entry may call the helpers in :data:`PYTHON_HELPERS`.
+    """
+
+    name: str
+    arity: int | None
+    operands: str
+    result: str
+    evaluate: Callable
+    python: Callable
+    sympy: Callable
+    text: Callable
+    lazy: bool = False           # evaluate gets thunks: only the chosen branch is computed
+
+
+def _where_eval(c, a, b):
+    return a() if c() else b()
+
+
+def _and_eval(*xs):
+    return all(x() for x in xs)
+
+
+def _or_eval(*xs):
+    return any(x() for x in xs)
+
+
+_OPS = [
+    Operator("add", 2, "int", "int", lambda a, b: a + b, _infix("+"),
+             lambda a, b: a + b, _infix("+")),
+    Operator("sub", 2, "int", "int", lambda a, b: a - b, _infix("-"),
+             lambda a, b: a - b, _infix("-")),
+    Operator("mul", 2, "int", "int", lambda a, b: a * b, _infix("*"),
+             lambda a, b: a * b, _infix("*")),
+    Operator("floordiv", 2, "int", "int", floor_div, _call("_floordiv"), _sympy_floordiv,
+             _infix("//")),
+    Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%")),
+    Operator("div", 2, "int", "int", exact_div, _call("_exact_div"),
+             lambda a, b: a / b, _infix("/")),
+    Operator("neg", 1, "int", "int", lambda a: -a, lambda a: f"(-{a})", lambda a: -a,
+             lambda a: f"-{a}"),
+    Operator("abs", 1, "int", "int", abs, _call("abs"), _sympy("Abs"), _call("abs")),
+    Operator("min", None, "int", "int", min, _call("min"), _sympy("Min"), _call("min")),
+    Operator("max", None, "int", "int", max, _call("max"), _sympy("Max"), _call("max")),
+    Operator("lt", 2, "int", "bool", lambda a, b: a < b, _infix("<"), _sympy("Lt"),
+             _infix("<")),
+    Operator("le", 2, "int", "bool", lambda a, b: a <= b, _infix("<="), _sympy("Le"),
+             _infix("<=")),
+    Operator("gt", 2, "int", "bool", lambda a, b: a > b, _infix(">"), _sympy("Gt"),
+             _infix(">")),
+    Operator("ge", 2, "int", "bool", lambda a, b: a >= b, _infix(">="), _sympy("Ge"),
+             _infix(">=")),
+    Operator("eq", 2, "int", "bool", lambda a, b: a == b, _infix("=="), _sympy("Eq"),
+             _infix("==")),
+    Operator("ne", 2, "int", "bool", lambda a, b: a != b, _infix("!="), _sympy("Ne"),
+             _infix("!=")),
+    Operator("and", None, "bool", "bool", _and_eval, lambda *xs: "(" + " and ".join(xs) + ")",
+             _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", lazy=True),
+    Operator("or", None, "bool", "bool", _or_eval, lambda *xs: "(" + " or ".join(xs) + ")",
+             _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", lazy=True),
+    Operator("not", 1, "bool", "bool", lambda a: not a, lambda a: f"(not {a})",
+             _sympy("Not"), lambda a: f"not {a}"),
+    Operator("where", 3, "any", "same", _where_eval, lambda c, a, b: f"({a} if {c} else {b})",
+             _sympy_where, _call("where"), lazy=True),
+]
+OPERATORS: dict[str, Operator] = {op.name: op for op in _OPS}
+"""Every operator of a traced expression, by node name (the leaves ``const``, ``prop`` and
+``count`` are not operators: each backend says how to read them)."""
+
+PYTHON_HELPERS = {"_exact_div": exact_div, "_floordiv": floor_div, "_mod": modulo,
+                  "abs": abs, "min": min, "max": max}
+"""Names the ``python`` column may call; generated code is run with exactly these."""
+
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "div": "/",
+           "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+# ---------------------------------------------------------------------- the tree
 class Expr:
-    """A node: ``op`` names it, ``args`` holds children (or the constant / property)."""
+    """A node: ``op`` names it, ``args`` holds children (or a leaf's data)."""
 
     __slots__ = ("op", "args", "kind")
     __hash__ = object.__hash__     # == builds a node, so identity hashing is kept
@@ -40,7 +198,6 @@ class Expr:
     def __init__(self, op: str, args: tuple, kind: str):
         self.op, self.args, self.kind = op, args, kind
 
-    # ------------------------------------------------------------ construction helpers
     @staticmethod
     def lift(value) -> "Expr":
         if isinstance(value, Expr):
@@ -55,30 +212,24 @@ class Expr:
         raise TraceError(f"{value!r} ({type(value).__name__}) cannot appear in an LPN "
                          f"function: only integers and token properties can")
 
-    def _int(self, other, op: str, swap: bool = False) -> "Expr":
-        other = Expr.lift(other)
-        for side in (self, other):
-            if side.kind != "int":
-                raise TraceError(f"arithmetic '{_INT_OPS[op]}' on a condition: a comparison "
-                                 f"is not a number; use where(cond, 1, 0)")
-        a, b = (other, self) if swap else (self, other)
-        return Expr(op, (a, b), "int")
+    def _binary(self, other, op: str, swap: bool = False) -> "Expr":
+        a, b = (Expr.lift(other), self) if swap else (self, Expr.lift(other))
+        return apply(op, a, b)
 
-    def __add__(self, o): return self._int(o, "add")
-    def __radd__(self, o): return self._int(o, "add", True)
-    def __sub__(self, o): return self._int(o, "sub")
-    def __rsub__(self, o): return self._int(o, "sub", True)
-    def __mul__(self, o): return self._int(o, "mul")
-    def __rmul__(self, o): return self._int(o, "mul", True)
-    def __floordiv__(self, o): return self._int(o, "floordiv")
-    def __rfloordiv__(self, o): return self._int(o, "floordiv", True)
-    def __mod__(self, o): return self._int(o, "mod")
-    def __rmod__(self, o): return self._int(o, "mod", True)
-
-    def __neg__(self):
-        if self.kind != "int":
-            raise TraceError("'-' on a condition: use negate(cond) for logical not")
-        return Expr("neg", (self,), "int")
+    def __add__(self, o): return self._binary(o, "add")
+    def __radd__(self, o): return self._binary(o, "add", True)
+    def __sub__(self, o): return self._binary(o, "sub")
+    def __rsub__(self, o): return self._binary(o, "sub", True)
+    def __mul__(self, o): return self._binary(o, "mul")
+    def __rmul__(self, o): return self._binary(o, "mul", True)
+    def __floordiv__(self, o): return self._binary(o, "floordiv")
+    def __rfloordiv__(self, o): return self._binary(o, "floordiv", True)
+    def __mod__(self, o): return self._binary(o, "mod")
+    def __rmod__(self, o): return self._binary(o, "mod", True)
+    def __truediv__(self, o): return self._binary(o, "div")
+    def __rtruediv__(self, o): return self._binary(o, "div", True)
+    def __neg__(self): return apply("neg", self)
+    def __abs__(self): return apply("abs", self)
 
     def __pos__(self):
         return self
@@ -91,23 +242,12 @@ class Expr:
             result = result * self
         return result
 
-    def __truediv__(self, o):
-        raise TraceError("'/' is float division: LPN functions use integer division '//'")
-
-    __rtruediv__ = __truediv__
-
-    def _cmp(self, other, op: str) -> "Expr":
-        other = Expr.lift(other)
-        if self.kind != "int" or other.kind != "int":
-            raise TraceError(f"comparison '{_CMP_OPS[op]}' between conditions: compare numbers")
-        return Expr(op, (self, other), "bool")
-
-    def __lt__(self, o): return self._cmp(o, "lt")
-    def __le__(self, o): return self._cmp(o, "le")
-    def __gt__(self, o): return self._cmp(o, "gt")
-    def __ge__(self, o): return self._cmp(o, "ge")
-    def __eq__(self, o): return self._cmp(o, "eq")      # type: ignore[override]
-    def __ne__(self, o): return self._cmp(o, "ne")      # type: ignore[override]
+    def __lt__(self, o): return self._binary(o, "lt")
+    def __le__(self, o): return self._binary(o, "le")
+    def __gt__(self, o): return self._binary(o, "gt")
+    def __ge__(self, o): return self._binary(o, "ge")
+    def __eq__(self, o): return self._binary(o, "eq")      # type: ignore[override]
+    def __ne__(self, o): return self._binary(o, "ne")      # type: ignore[override]
 
     def __and__(self, o): return both(self, o)
     def __rand__(self, o): return both(o, self)
@@ -117,9 +257,8 @@ class Expr:
 
     def __bool__(self):
         raise TraceError("a traced value was used where Python needs a plain bool (an `if`, "
-                         "`and`/`or`/`not`, a chained comparison, or built-in min()/max()): "
-                         "write where(cond, a, b), both(), either(), negate(), minimum() or "
-                         "maximum() instead")
+                         "`and`/`or`/`not`, or a chained comparison): write where(cond, a, b), "
+                         "both(), either() or negate() instead")
 
     def __index__(self):
         raise TraceError("a traced value was used as a Python index or count (e.g. range()): "
@@ -135,27 +274,44 @@ class Expr:
         return to_text(self)
 
 
-def _bool_args(*values) -> tuple:
-    out = tuple(Expr.lift(v) for v in values)
-    for v in out:
-        if v.kind != "bool":
+def apply(op: str, *operands) -> Expr:
+    """The node ``op(operands)``, checked against the operator table."""
+    spec = OPERATORS[op]
+    args = tuple(Expr.lift(v) for v in operands)
+    if spec.arity is not None and len(args) != spec.arity:
+        raise TraceError(f"{op} takes {spec.arity} operand(s), not {len(args)}")
+    if not args:
+        raise TraceError(f"{op} needs at least one operand")
+    if spec.operands == "any":                         # where(cond, a, b)
+        if args[0].kind != "bool":
+            raise TraceError("where(cond, a, b): cond must be a comparison or condition")
+        if args[1].kind != args[2].kind:
+            raise TraceError("where(cond, a, b): a and b must both be numbers or both "
+                             "conditions")
+        return Expr(op, args, args[1].kind)
+    for a in args:
+        if a.kind != spec.operands:
+            if spec.operands == "int":
+                what = f"'{_SYMBOL[op]}'" if op in _SYMBOL else f"{op}()"
+                raise TraceError(f"{what} on a condition: a comparison is not a number; use "
+                                 f"where(cond, 1, 0)")
             raise TraceError("both()/either()/negate() take conditions (comparisons)")
-    return out
+    return Expr(op, args, spec.result)
 
 
 def both(*conditions) -> Expr:
     """Logical and of conditions (``a & b`` also works)."""
-    return Expr("and", _bool_args(*conditions), "bool")
+    return apply("and", *conditions)
 
 
 def either(*conditions) -> Expr:
     """Logical or of conditions (``a | b`` also works)."""
-    return Expr("or", _bool_args(*conditions), "bool")
+    return apply("or", *conditions)
 
 
 def negate(condition) -> Expr:
     """Logical not (``~cond`` also works)."""
-    return Expr("not", _bool_args(condition), "bool")
+    return apply("not", condition)
 
 
 def where(condition, if_true, if_false):
@@ -163,58 +319,99 @@ def where(condition, if_true, if_false):
     conditions). On plain Python values it simply picks one."""
     if not any(isinstance(v, Expr) for v in (condition, if_true, if_false)):
         return if_true if condition else if_false
-    c, a, b = (Expr.lift(v) for v in (condition, if_true, if_false))
-    if c.kind != "bool":
-        raise TraceError("where(cond, a, b): cond must be a comparison or condition")
-    if a.kind != b.kind:
-        raise TraceError("where(cond, a, b): a and b must both be numbers or both conditions")
-    return Expr("where", (c, a, b), a.kind)
+    return apply("where", condition, if_true, if_false)
 
 
 def minimum(*values):
-    """The smallest of several numbers (traced or plain)."""
+    """The smallest of several numbers (traced or plain); built-in ``min`` works too."""
     return _extremum("min", values)
 
 
 def maximum(*values):
-    """The largest of several numbers (traced or plain)."""
+    """The largest of several numbers (traced or plain); built-in ``max`` works too."""
     return _extremum("max", values)
 
 
 def _extremum(op, values):
+    if len(values) == 1 and not isinstance(values[0], Expr):
+        values = tuple(values[0])                       # max([a, b]) as well as max(a, b)
     if not values:
         raise TraceError(f"{op}imum() needs at least one value")
     if not any(isinstance(v, Expr) for v in values):
         return min(values) if op == "min" else max(values)
-    args = tuple(Expr.lift(v) for v in values)
-    if any(a.kind != "int" for a in args):
-        raise TraceError(f"{op}imum() takes numbers, not conditions")
-    return Expr(op, args, "int")
+    return apply(op, *values)
 
 
-def prop(arg: int, name: str, index: int) -> Expr:
-    """Property ``name`` (position ``index`` in its token type) of input token ``arg``."""
-    return Expr("prop", (arg, name, index), "int")
+def count(place) -> Expr:
+    """The number of tokens, free and locked, in ``place`` (a Place or its name) when the
+    firing starts. Only meaningful inside a traced function."""
+    name = getattr(place, "name", place)
+    if not isinstance(name, str):
+        raise TraceError(f"count() takes a place or a place name, not {place!r}")
+    return Expr("count", (name,), "int")
+
+
+def prop(arg: int, name: str, index: int, token: int = 0) -> Expr:
+    """Property ``name`` (position ``index`` in its token type) of the ``token``-th free
+    token of the transition's place number ``arg``."""
+    return Expr("prop", (arg, name, index, token), "int")
 
 
 # ---------------------------------------------------------------------- tracing
 class TokenProxy:
-    """Stands in for an input token while a function is traced."""
+    """Stands in for the tokens of one place while a function is traced: attribute access
+    reads the head token, ``[i]`` the i-th free token."""
 
-    __slots__ = ("_arg", "_type", "_place")
+    __slots__ = ("_arg", "_type", "_place", "_token")
 
-    def __init__(self, arg: int, token_type, place: str):
-        self._arg, self._type, self._place = arg, token_type, place
+    def __init__(self, arg: int, token_type, place: str, token: int = 0):
+        self._arg, self._type, self._place, self._token = arg, token_type, place, token
 
     def __getattr__(self, name: str) -> Expr:
         props = self._type.properties
         if name not in props:
             raise TraceError(f"tokens of {self._place!r} are {self._type.name} tokens with "
                              f"properties {list(props) or 'none'}; they have no {name!r}")
-        return prop(self._arg, name, props.index(name))
+        return prop(self._arg, name, props.index(name), self._token)
 
-    def __getitem__(self, name: str) -> Expr:
-        return self.__getattr__(name)
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.__getattr__(key)
+        if isinstance(key, Expr):
+            raise TraceError(f"{self._place}[...]: the token index must be a plain integer, "
+                             f"not a token value")
+        if isinstance(key, bool) or not isinstance(key, int) or key < 0 or self._token:
+            raise TraceError(f"{self._place}[{key!r}]: give a token index >= 0 (the i-th free "
+                             f"token of the place), once")
+        return TokenProxy(self._arg, self._type, self._place, key)
+
+
+def parameter_name(place: str) -> str:
+    """The parameter name that binds ``place`` by name: non-name characters become ``_``."""
+    name = re.sub(r"\W", "_", place)
+    return f"_{name}" if name[:1].isdigit() else name
+
+
+def _builtin_free(func):
+    """``func`` re-made so that built-in ``max``/``min`` on traced values build nodes.
+
+    Built-in max compares its arguments and asks the result for a bool, which a traced
+    comparison cannot give; the copy sees :func:`maximum`/:func:`minimum` instead (only
+    where the module itself does not define ``max``/``min``)."""
+    code = getattr(func, "__code__", None)
+    if code is None or not isinstance(func, types.FunctionType):
+        return func
+    used = set(code.co_names)
+    swap = {n: f for n, f in (("max", maximum), ("min", minimum))
+            if n in used and n not in func.__globals__}
+    if not swap:
+        return func
+    scope = dict(func.__globals__)
+    scope.update(swap)
+    clone = types.FunctionType(code, scope, func.__name__, func.__defaults__,
+                               func.__closure__)
+    clone.__kwdefaults__ = func.__kwdefaults__
+    return clone
 
 
 def _line_of(func, exc_tb=None) -> str:
@@ -239,9 +436,35 @@ def _line_of(func, exc_tb=None) -> str:
     return f"{code.co_filename}:{frame_line}: {source}"
 
 
+def _bind(func, inputs: list[tuple[str, object]], what: str) -> list[TokenProxy]:
+    """The proxies to call ``func`` with: by position (one per place) or by name."""
+    proxies = [TokenProxy(i, ttype, name) for i, (name, ttype) in enumerate(inputs)]
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return proxies
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return proxies
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+    by_name: dict[str, int] = {}
+    for i, (name, _) in enumerate(inputs):
+        by_name.setdefault(parameter_name(name), i)
+    if positional and all(p.name in by_name for p in positional):
+        return [proxies[by_name[p.name]] for p in positional]
+    if len(positional) == len(inputs):
+        return proxies
+    names = ", ".join(n for n, _ in inputs) or "none"
+    raise TraceError(f"{what} takes {len(positional)} argument(s) but the transition has "
+                     f"{len(inputs)} input/read place(s) ({names}): give one parameter per "
+                     f"place, in order, or name each parameter after a place "
+                     f"({', '.join(parameter_name(n) for n, _ in inputs) or 'none'})")
+
+
 def trace(func, inputs: list[tuple[str, object]], what: str, want: str = "int",
           origin=None) -> Expr:
-    """Trace ``func`` called with one proxy per input (``(place name, token type)``).
+    """Trace ``func`` over the places ``inputs`` (``(place name, token type)``, the
+    transition's input places then its read places).
 
     ``what`` names the function in errors ("delay of transition 'idct'"); ``want`` is the
     kind of result required: "int" or "bool"; ``origin`` is the user's function whose
@@ -256,21 +479,9 @@ def trace(func, inputs: list[tuple[str, object]], what: str, want: str = "int",
     else:
         if not callable(func):
             raise TraceError(f"{what} must be an integer or a function, not {func!r}")
+        proxies = _bind(func, inputs, what)
         try:
-            params = [p for p in inspect.signature(func).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-            varargs = any(p.kind == p.VAR_POSITIONAL
-                          for p in inspect.signature(func).parameters.values())
-        except (TypeError, ValueError):
-            params, varargs = [None] * len(inputs), False
-        if not varargs and len(params) != len(inputs):
-            names = ", ".join(n for n, _ in inputs) or "none"
-            raise TraceError(f"{what} takes {len(params)} argument(s) but the transition has "
-                             f"{len(inputs)} input place(s) ({names}): give one parameter "
-                             f"per input place, in order")
-        proxies = [TokenProxy(i, ttype, name) for i, (name, ttype) in enumerate(inputs)]
-        try:
-            result = func(*proxies)
+            result = _builtin_free(func)(*proxies)
         except TraceError as exc:
             raise TraceError(f"{what}: {exc} [at {_line_of(origin, exc.__traceback__)}]") \
                 from None
@@ -288,138 +499,149 @@ def trace(func, inputs: list[tuple[str, object]], what: str, want: str = "int",
 
 
 # ---------------------------------------------------------------------- uses of a tree
+LEAVES = ("const", "prop", "count")
+
+
 def walk(expr: Expr):
     """Every node of the tree, parents first."""
     stack = [expr]
     while stack:
         node = stack.pop()
         yield node
-        if node.op not in ("const", "prop"):
+        if node.op not in LEAVES:
             stack.extend(reversed(node.args))
 
 
 def referenced_args(expr: Expr) -> set[int]:
-    """Which input tokens the expression reads."""
+    """Which of the transition's places the expression reads tokens of."""
     return {n.args[0] for n in walk(expr) if n.op == "prop"}
 
 
-def evaluate(expr: Expr, tokens) -> int | bool:
-    """Reference integer evaluation by walking the tree (``tokens[i]`` is a tuple)."""
-    op, a = expr.op, expr.args
-    if op == "const":
-        return a[0]
-    if op == "prop":
-        return tokens[a[0]][a[2]]
-    if op == "where":
-        return evaluate(a[1], tokens) if evaluate(a[0], tokens) else evaluate(a[2], tokens)
-    values = [evaluate(x, tokens) for x in a]
-    if op == "add": return values[0] + values[1]
-    if op == "sub": return values[0] - values[1]
-    if op == "mul": return values[0] * values[1]
-    if op == "floordiv": return values[0] // values[1]
-    if op == "mod": return values[0] % values[1]
-    if op == "neg": return -values[0]
-    if op == "lt": return values[0] < values[1]
-    if op == "le": return values[0] <= values[1]
-    if op == "gt": return values[0] > values[1]
-    if op == "ge": return values[0] >= values[1]
-    if op == "eq": return values[0] == values[1]
-    if op == "ne": return values[0] != values[1]
-    if op == "and": return all(values)
-    if op == "or": return any(values)
-    if op == "not": return not values[0]
-    if op == "min": return min(values)
-    if op == "max": return max(values)
-    raise ValueError(f"unknown node {op}")
+def tokens_needed(exprs) -> dict[int, int]:
+    """For each place the expressions read: how many free tokens must be present (the
+    largest token index read, plus one)."""
+    need: dict[int, int] = {}
+    for e in exprs:
+        for n in walk(e):
+            if n.op == "prop":
+                need[n.args[0]] = max(need.get(n.args[0], 0), n.args[3] + 1)
+    return need
 
 
-def to_python(expr: Expr) -> str:
-    """Python source for the expression over tuples ``a0, a1, ...``."""
-    op, a = expr.op, expr.args
+def counted_places(expr: Expr) -> set[str]:
+    """The places whose token count the expression reads."""
+    return {n.args[0] for n in walk(expr) if n.op == "count"}
+
+
+def fold(expr: Expr, leaf: Callable, column: str):
+    """Render ``expr`` through one backend column of the operator table; ``leaf(node)``
+    renders the leaves."""
+    if expr.op in LEAVES:
+        return leaf(expr)
+    render = getattr(OPERATORS[expr.op], column)
+    return render(*(fold(a, leaf, column) for a in expr.args))
+
+
+def evaluate(expr: Expr, token, count_of=None) -> int | bool:
+    """Reference integer evaluation: ``token(arg, tok)`` gives a token's property tuple,
+    ``count_of(place name)`` a place's token count. Raises EvaluationError (division by
+    zero, inexact ``/``)."""
+    op = expr.op
     if op == "const":
-        return repr(a[0])
+        return expr.args[0]
     if op == "prop":
-        return f"a{a[0]}[{a[2]}]"
-    if op in _INT_OPS:
-        return f"({to_python(a[0])} {_INT_OPS[op]} {to_python(a[1])})"
-    if op in _CMP_OPS:
-        return f"({to_python(a[0])} {_CMP_OPS[op]} {to_python(a[1])})"
-    if op == "neg":
-        return f"(-{to_python(a[0])})"
-    if op == "where":
-        return f"({to_python(a[1])} if {to_python(a[0])} else {to_python(a[2])})"
-    if op in ("and", "or"):
-        return "(" + f" {op} ".join(to_python(x) for x in a) + ")"
-    if op == "not":
-        return f"(not {to_python(a[0])})"
-    if op in ("min", "max"):
-        return f"{op}(" + ", ".join(to_python(x) for x in a) + ")"
-    raise ValueError(f"unknown node {op}")
+        arg, _, index, tok = expr.args
+        return token(arg, tok)[index]
+    if op == "count":
+        return count_of(expr.args[0])
+    spec = OPERATORS[op]
+    if spec.lazy:
+        return spec.evaluate(*(lambda a=a: evaluate(a, token, count_of) for a in expr.args))
+    return spec.evaluate(*(evaluate(a, token, count_of) for a in expr.args))
+
+
+def evaluate_on(expr: Expr, tokens) -> int | bool:
+    """Evaluate over head tokens only: ``tokens[arg]`` is the head token's tuple."""
+    return evaluate(expr, lambda arg, tok: tokens[arg] if tok == 0 else
+                    _no_token(arg, tok))
+
+
+def _no_token(arg, tok):
+    raise EvaluationError(f"token {tok} of place {arg} is not given")
+
+
+def to_python(expr: Expr, token=None, count_of=None) -> str:
+    """Python source for the expression. By default ``a{arg}[{index}]`` reads the head
+    token's tuple ``a{arg}``; ``token(arg, tok, index)`` and ``count_of(name)`` may render
+    the leaves differently. The source may call :data:`PYTHON_HELPERS`."""
+    def leaf(node):
+        if node.op == "const":
+            return repr(node.args[0])
+        if node.op == "prop":
+            arg, _, index, tok = node.args
+            if token is not None:
+                return token(arg, tok, index)
+            if tok:
+                raise ValueError("to_python without token= renders head tokens only")
+            return f"a{arg}[{index}]"
+        if count_of is None:
+            raise ValueError("to_python: the expression counts tokens; give count_of=")
+        return count_of(node.args[0])
+    return fold(expr, leaf, "python")
 
 
 def compile_python(expr: Expr, nargs: int):
-    """A fast Python function ``f(a0, ..., a{n-1})`` computing the expression.
+    """A Python function ``f(a0, ..., a{n-1})`` of the head tokens computing the expression.
 
     The source is generated from our own tree (never from user text), so compiling it is
     as safe as the tree itself."""
     params = ", ".join(f"a{i}" for i in range(nargs))
     source = f"lambda {params}: {to_python(expr)}"
-    return eval(compile(source, "<lpn-expression>", "eval"), {"__builtins__": {"min": min,
-                                                                               "max": max}})
+    return eval(compile(source, "<lpn-expression>", "eval"),
+                {"__builtins__": {}, **PYTHON_HELPERS})
 
 
-def to_sympy(expr: Expr, symbols):
-    """The expression in SymPy; ``symbols(arg, name)`` gives the symbol of a property."""
-    import sympy as sp
-    op, a = expr.op, expr.args
-    conv = lambda x: to_sympy(x, symbols)
-    if op == "const":
-        return sp.true if a[0] is True else sp.false if a[0] is False else sp.Integer(a[0])
-    if op == "prop":
-        return symbols(a[0], a[1])
-    if op == "add": return conv(a[0]) + conv(a[1])
-    if op == "sub": return conv(a[0]) - conv(a[1])
-    if op == "mul": return conv(a[0]) * conv(a[1])
-    if op == "floordiv": return sp.floor(conv(a[0]) / conv(a[1]))
-    if op == "mod": return sp.Mod(conv(a[0]), conv(a[1]))
-    if op == "neg": return -conv(a[0])
-    if op == "lt": return sp.Lt(conv(a[0]), conv(a[1]))
-    if op == "le": return sp.Le(conv(a[0]), conv(a[1]))
-    if op == "gt": return sp.Gt(conv(a[0]), conv(a[1]))
-    if op == "ge": return sp.Ge(conv(a[0]), conv(a[1]))
-    if op == "eq": return sp.Eq(conv(a[0]), conv(a[1]))
-    if op == "ne": return sp.Ne(conv(a[0]), conv(a[1]))
-    if op == "and": return sp.And(*map(conv, a))
-    if op == "or": return sp.Or(*map(conv, a))
-    if op == "not": return sp.Not(conv(a[0]))
-    if op == "where":
-        if expr.kind == "bool":
-            return sp.Or(sp.And(conv(a[0]), conv(a[1])), sp.And(sp.Not(conv(a[0])), conv(a[2])))
-        return sp.Piecewise((conv(a[1]), conv(a[0])), (conv(a[2]), True))
-    if op == "min": return sp.Min(*map(conv, a))
-    if op == "max": return sp.Max(*map(conv, a))
-    raise ValueError(f"unknown node {op}")
+def to_sympy(expr: Expr, symbols, counts=None):
+    """The expression in SymPy; ``symbols(arg, name)`` gives the symbol of a head-token
+    property (``symbols(arg, name, tok)`` is called for later tokens), ``counts(place)`` the
+    symbol of a place's token count."""
+    import sympy
+
+    def leaf(node):
+        if node.op == "const":
+            v = node.args[0]
+            return sympy.true if v is True else sympy.false if v is False else sympy.Integer(v)
+        if node.op == "prop":
+            arg, name, _, tok = node.args
+            return symbols(arg, name) if tok == 0 else symbols(arg, name, tok)
+        if counts is None:
+            return sympy.Symbol(f"count_{parameter_name(node.args[0])}", integer=True,
+                                nonnegative=True)
+        return counts(node.args[0])
+    return fold(expr, leaf, "sympy")
 
 
 def to_text(expr: Expr, names=None) -> str:
-    """Readable infix text; ``names(arg, name)`` labels properties (default ``t0.name``)."""
-    op, a = expr.op, expr.args
+    """Readable infix text; ``names(arg, name)`` labels head-token properties (default
+    ``t0.name``; later tokens read ``t0[2].name``)."""
     label = names or (lambda arg, name: f"t{arg}.{name}")
-    t = lambda x: to_text(x, names)
-    if op == "const":
-        return repr(a[0])
-    if op == "prop":
-        return label(a[0], a[1])
-    if op in _INT_OPS:
-        return f"({t(a[0])} {_INT_OPS[op]} {t(a[1])})"
-    if op in _CMP_OPS:
-        return f"({t(a[0])} {_CMP_OPS[op]} {t(a[1])})"
-    if op == "neg":
-        return f"-{t(a[0])}"
-    if op == "where":
-        return f"where({t(a[0])}, {t(a[1])}, {t(a[2])})"
-    if op in ("and", "or"):
-        return "(" + f" {op} ".join(map(t, a)) + ")"
-    if op == "not":
-        return f"not {t(a[0])}"
-    return f"{op}(" + ", ".join(map(t, a)) + ")"
+
+    def leaf(node):
+        if node.op == "const":
+            return repr(node.args[0])
+        if node.op == "prop":
+            arg, name, _, tok = node.args
+            if tok == 0:
+                return label(arg, name)
+            head = label(arg, name)
+            base, _, attr = head.rpartition(".")
+            return f"{base}[{tok}].{attr}" if base else f"{head}[{tok}]"
+        return f"count({node.args[0]})"
+    return fold(expr, leaf, "text")
+
+
+__all__ = ["Expr", "Operator", "OPERATORS", "PYTHON_HELPERS", "TraceError", "EvaluationError",
+           "both", "either", "negate", "where", "minimum", "maximum", "count", "trace",
+           "evaluate", "to_python", "to_sympy", "to_text", "walk", "fold", "exact_div",
+           "parameter_name", "tokens_needed", "counted_places", "referenced_args", "apply"]
+

@@ -22,10 +22,12 @@ step 4), traces every function into an expression tree, and returns an immutable
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+import numbers
+from dataclasses import dataclass, field, replace
+from operator import itemgetter
 
 from ..errors import ModelError
-from .expr import Expr, TraceError, referenced_args, trace
+from .expr import Expr, TraceError, counted_places, tokens_needed, trace
 
 
 class NetError(ModelError):
@@ -76,7 +78,9 @@ class _TransitionSpec:
     delay: object
     guard: object
     concurrency: int | None
-    initiation_interval: int | None
+    initiation_interval: object
+    reads: list = field(default_factory=list)       # [(place name, n spec)]
+    inhibits: list = field(default_factory=list)    # [(place name, n spec)]
 
 
 @dataclass(frozen=True)
@@ -90,22 +94,43 @@ class OutputArc:
 
 @dataclass(frozen=True)
 class Transition:
-    """A built transition: its traced expressions, ready for the simulator's code generator."""
+    """A built transition: its traced expressions, ready for the engines.
+
+    Its functions see ``arg_places``: the user's input places, then its read places; a
+    ``prop`` node's first argument indexes that tuple."""
 
     id: int
     name: str
     inputs: tuple[int, ...]            # place ids; user inputs first, capacity arcs after
-    user_inputs: int                    # how many inputs the user's functions see
-    weights: tuple[Expr, ...]
+    user_inputs: int                    # how many of ``inputs`` the user declared
+    weights: tuple[Expr, ...]          # tokens consumed from each input (>= 0)
     guard: Expr | None
     delay: Expr
     outputs: tuple[OutputArc, ...]
     routes: tuple[OutputArc, ...]
     concurrency: int | None
-    initiation_interval: int
-    needs_head: tuple[int, ...]        # inputs whose head token some function reads
-    # The simulator's generated code for this transition, compiled on first use (codegen).
+    initiation_interval: Expr           # cycles from one start to the next (0: no limit)
+    reads: tuple[tuple[int, Expr], ...] = ()      # (place, n): needs n free tokens there
+    inhibits: tuple[tuple[int, Expr], ...] = ()   # (place, n): needs fewer than n tokens
+    arg_places: tuple[int, ...] = ()   # the places functions read, by argument index
+    needs: tuple[tuple[int, int], ...] = ()       # (arg, k): k free tokens must be present
+    counted: tuple[int, ...] = ()      # places whose token count a function reads
+    # An engine's generated code for this transition, made on first use.
     compiled: dict = field(repr=False, compare=False, default_factory=dict)
+
+    def expressions(self) -> list[Expr]:
+        """Every expression of the transition (weights, reads, inhibitors, guard, delay,
+        initiation interval, output counts, properties and route conditions)."""
+        exprs = list(self.weights) + [n for _, n in self.reads + self.inhibits]
+        exprs += [self.delay, self.initiation_interval]
+        if self.guard is not None:
+            exprs.append(self.guard)
+        for arc in self.outputs + self.routes:
+            exprs.append(arc.count)
+            exprs.extend(arc.props or ())
+            if arc.condition is not None:
+                exprs.append(arc.condition)
+        return exprs
 
 
 @dataclass(frozen=True)
@@ -121,6 +146,8 @@ class Model:
     tokens_from_input: object = field(repr=False, compare=False, default=None)
     default_input: object = field(repr=False, compare=False, default=None)
     description: str = ""
+    ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
+    input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
 
     def place_id(self, name: str) -> int:
         for i, p in enumerate(self.places):
@@ -130,7 +157,7 @@ class Model:
                        f"{', '.join(p.name for p in self.places)}")
 
     def consumers(self) -> list[list[int]]:
-        """For every place, the ids of the transitions that read it (sorted)."""
+        """For every place, the ids of the transitions that take tokens from it (sorted)."""
         out = [[] for _ in self.places]
         for t in self.transitions:
             for p in t.inputs:
@@ -138,56 +165,129 @@ class Model:
                     out[p].append(t.id)
         return [sorted(c) for c in out]
 
-    def initial_tokens(self, user_input=None) -> dict:
-        """Initial marking for ``user_input`` through Ψ (tokens_from_input)."""
-        marking = {p: list(tokens) for p, tokens in self.initial.items()}
+    def watchers(self) -> list[list[int]]:
+        """For every place, the transitions whose enabling can change when it changes:
+        those that take from it, read it, are inhibited by it or count its tokens."""
+        out = [set() for _ in self.places]
+        for t in self.transitions:
+            for p in t.inputs + tuple(p for p, _ in t.reads + t.inhibits) + t.counted:
+                out[p].add(t.id)
+        return [sorted(w) for w in out]
+
+    def sinks(self) -> set[int]:
+        """Places no transition takes tokens from: what lands there stays, by design."""
+        return {i for i, c in enumerate(self.consumers()) if not c}
+
+    def marking(self, user_input=None) -> "Marking":
+        """The initial marking for ``user_input`` through Ψ (tokens_from_input), checked
+        once; pass it to ``simulate`` to run the same input many times."""
+        tokens = {p: list(ts) for p, ts in self.initial.items()}
         if user_input is None:
             user_input = self.default_input
-        if user_input is None:
-            return marking
-        if self.tokens_from_input is None:
-            raise NetError(f"model {self.name!r} has no tokens_from_input (Ψ) to turn an "
-                           f"input into tokens")
-        produced = self.tokens_from_input(user_input)
-        if not isinstance(produced, dict):
-            if self.start is None:
-                raise NetError(f"model {self.name!r}: Ψ returned a list but the net has no "
-                               f"start place")
-            produced = {self.places[self.start].name: produced}
-        for place_name, tokens in produced.items():
-            pid = self.place_id(place_name)
-            ttype = self.places[pid].token_type
-            converted = [self._token_tuple(ttype, tok, place_name) for tok in tokens]
-            marking.setdefault(pid, []).extend(converted)
-        return marking
+        if user_input is not None:
+            if self.tokens_from_input is None:
+                raise NetError(f"model {self.name!r} has no tokens_from_input (Ψ) to turn an "
+                               f"input into tokens")
+            produced = self.tokens_from_input(user_input)
+            if not isinstance(produced, dict):
+                if self.start is None:
+                    raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
+                                   f"no start place")
+                produced = {self.places[self.start].name: produced}
+            for place_name, given in produced.items():
+                pid = self.place_id(place_name)
+                converted = _token_tuples(self.places[pid].token_type, given, place_name)
+                tokens.setdefault(pid, []).extend(converted)
+        return Marking(self.name, {p: tuple(ts) for p, ts in tokens.items()})
+
+    def initial_tokens(self, user_input=None) -> dict:
+        """Initial marking for ``user_input`` as {place id: [property tuples]}."""
+        return {p: list(ts) for p, ts in self.marking(user_input).tokens.items()}
 
     @staticmethod
     def _token_tuple(ttype: TokenType, tok, place: str) -> tuple:
-        if isinstance(tok, dict):
-            missing = [p for p in ttype.properties if p not in tok]
-            extra = [k for k in tok if k not in ttype.properties]
-            if missing or extra:
-                raise NetError(f"Ψ gave place {place!r} a token {tok!r}: {ttype.name} tokens "
-                               f"have exactly the properties {list(ttype.properties)}")
-            values = tuple(tok[p] for p in ttype.properties)
-        else:
-            values = tuple(tok) if isinstance(tok, (tuple, list)) else (tok,)
-            if len(values) != len(ttype.properties):
-                raise NetError(f"Ψ gave place {place!r} the token {tok!r}: {ttype.name} "
-                               f"tokens have {len(ttype.properties)} properties")
-        for v in values:
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise NetError(f"Ψ gave place {place!r} a token with value {v!r}: token "
-                               f"properties are integers")
-        return values
+        return _token_tuples(ttype, [tok], place)[0]
+
+
+@dataclass(frozen=True)
+class Marking:
+    """A checked initial marking of one model: {place id: tuple of property tuples}."""
+
+    model: str
+    tokens: dict = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Marking({self.model}: {sum(map(len, self.tokens.values()))} tokens)"
+
+
+def _token_tuples(ttype: TokenType, tokens, place: str) -> list[tuple]:
+    """Ψ's tokens for one place as property tuples, checked in bulk.
+
+    The common case (every token a dict with exactly the type's properties, or a tuple of
+    the right length, of plain ints) is checked with a few passes at C speed; anything else
+    falls back to a token-by-token check that names the first bad token."""
+    props = ttype.properties
+    n = len(props)
+    try:
+        tokens = list(tokens)
+    except TypeError:
+        raise NetError(f"Ψ gave place {place!r} {tokens!r}: a list of tokens") from None
+    if not tokens:
+        return []
+    first = tokens[0]
+    if isinstance(first, dict) and n and all(type(t) is dict and len(t) == n for t in tokens):
+        try:
+            values = list(map(itemgetter(*props), tokens))
+        except KeyError:
+            values = None
+        if values is not None:
+            if n == 1:
+                values = [(v,) for v in values]
+            if all(type(v) is int for tup in values for v in tup):
+                return values
+    elif isinstance(first, tuple) and all(type(t) is tuple and len(t) == n for t in tokens):
+        if all(type(v) is int for tup in tokens for v in tup):
+            return tokens
+    return [_one_token(ttype, tok, place) for tok in tokens]
+
+
+def _one_token(ttype: TokenType, tok, place: str) -> tuple:
+    props = ttype.properties
+    if isinstance(tok, dict):
+        missing = [p for p in props if p not in tok]
+        extra = [k for k in tok if k not in props]
+        if missing or extra:
+            raise NetError(f"Ψ gave place {place!r} a token {tok!r}: {ttype.name} tokens "
+                           f"have exactly the properties {list(props)}")
+        values = tuple(tok[p] for p in props)
+    else:
+        values = tuple(tok) if isinstance(tok, (tuple, list)) else (tok,)
+        if len(values) != len(props):
+            raise NetError(f"Ψ gave place {place!r} the token {tok!r}: {ttype.name} "
+                           f"tokens have {len(props)} properties")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise NetError(f"Ψ gave place {place!r} a token with value {v!r}: token "
+                           f"properties are integers")
+        out.append(int(v))
+    return tuple(out)
 
 
 class Net:
     """Builder for a Latency Petri Net (see the module docstring)."""
 
-    def __init__(self, name: str, description: str = ""):
+    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1):
+        """``ticks_per_cycle`` > 1 lets delays count fractions of a cycle (the simulator
+        reports cycles); ``input_reader``, set later, reads the model's own input file
+        format for ``--input FILE``."""
+        if isinstance(ticks_per_cycle, bool) or not isinstance(ticks_per_cycle, int) or \
+                ticks_per_cycle < 1:
+            raise NetError(f"ticks_per_cycle = {ticks_per_cycle!r} is invalid: an integer >= 1")
         self.name = name
         self.description = description
+        self.ticks_per_cycle = ticks_per_cycle
+        self.input_reader = None
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
         self._initial: dict[str, list] = {}
@@ -233,25 +333,38 @@ class Net:
 
     def transition(self, name: str, inputs: dict, outputs: dict | None = None, delay=0,
                    guard=None, route=None, concurrency: int | None = 1,
-                   initiation_interval: int | None = None) -> str:
+                   initiation_interval=None, read: dict | None = None,
+                   inhibit: dict | None = None) -> str:
         """A transition.
 
         inputs : {place: weight}
-            Tokens consumed per firing (int >= 1, or a function of the head tokens).
+            Tokens taken per firing: an int >= 1, or a function of the tokens that may
+            give 0 (take nothing from that place this time).
         outputs : {place: count | Out} or [(place, count | Out), ...]
             Tokens produced on every commit (the list form allows two arcs into one place).
         delay : int or function
-            Cycles between enabling and commit (>= 0).
+            Cycles between start and commit (>= 0).
         guard : function, optional
-            Condition on the head tokens that must hold to enable.
+            Condition on the tokens that must hold to start.
         route : [(place, condition) or (place, condition, count | Out)], optional
             Alternative outputs: the first whose condition holds gets the tokens.
         concurrency : int or None
             Firings in flight at once: 1 (one item at a time, default), k, or None
             (unbounded).
-        initiation_interval : int, optional
-            Minimum cycles between successive starts (a pipelined unit: concurrency None
-            with initiation_interval 1 accepts one item per cycle).
+        initiation_interval : int or function, optional
+            Minimum cycles from one start to the next (a pipelined unit: concurrency None
+            with initiation_interval 1 accepts one item per cycle); a function computes it
+            from the tokens of the firing that starts.
+        read : {place: n}, optional
+            Read arcs: start only while ``place`` holds at least ``n`` free tokens (int or
+            function); they are neither locked nor consumed. A read on one of the
+            transition's input places is a threshold: needs n, takes the weight.
+        inhibit : {place: n}, optional
+            Inhibitor arcs: start only while ``place`` holds fewer than ``n`` tokens (free
+            and locked; n an int >= 1 or a function).
+
+        Functions take the input places' tokens then the read places', one parameter each,
+        or only some of them, each parameter named after its place (see ``accelperf.lpn.expr``).
         """
         if any(t.name == name for t in self._transitions):
             raise NetError(f"transition {name!r} is declared twice in net {self.name!r}")
@@ -262,11 +375,17 @@ class Net:
                                         not isinstance(concurrency, int) or concurrency < 1):
             raise NetError(f"transition {name!r}: concurrency = {concurrency!r} is invalid: "
                            f"an integer >= 1 or None for unbounded")
-        if initiation_interval is not None and (isinstance(initiation_interval, bool) or
-                                                not isinstance(initiation_interval, int) or
-                                                initiation_interval < 1):
+        if initiation_interval is not None and not callable(initiation_interval) and (
+                isinstance(initiation_interval, bool) or
+                not isinstance(initiation_interval, int) or initiation_interval < 1):
             raise NetError(f"transition {name!r}: initiation_interval = "
-                           f"{initiation_interval!r} is invalid: an integer >= 1")
+                           f"{initiation_interval!r} is invalid: an integer >= 1 or a function")
+        arcs = {}
+        for label, given in (("read", read), ("inhibit", inhibit)):
+            if given is not None and not isinstance(given, dict):
+                raise NetError(f"transition {name!r}: {label} = {given!r} is invalid: "
+                               f"{{place: n}}")
+            arcs[label] = [(self._name(p), n) for p, n in (given or {}).items()]
         norm_out = []
         pairs = outputs.items() if isinstance(outputs, dict) else (outputs or [])
         for place, spec in pairs:
@@ -281,7 +400,7 @@ class Net:
                                 spec if isinstance(spec, Out) else Out(spec)))
         self._transitions.append(_TransitionSpec(
             name, [(self._name(p), w) for p, w in inputs.items()], norm_out, norm_routes,
-            delay, guard, concurrency, initiation_interval))
+            delay, guard, concurrency, initiation_interval, arcs["read"], arcs["inhibit"]))
         return name
 
     @staticmethod
@@ -293,7 +412,7 @@ class Net:
         places = dict(self._places)
         specs = [self._copy_spec(s) for s in self._transitions]
         for s in specs:                       # arcs to nowhere
-            for arc in [p for p, _ in s.inputs] + [p for p, _ in s.outputs] + \
+            for arc in [p for p, _ in s.inputs + s.outputs + s.reads + s.inhibits] + \
                     [p for p, _, _ in s.routes]:
                 if arc not in places:
                     raise NetError(f"transition {s.name!r} refers to place {arc!r}, which the "
@@ -312,6 +431,12 @@ class Net:
         index = {n: i for i, n in enumerate(order)}
         transitions = tuple(self._build_transition(i, s, places, index)
                             for i, s in enumerate(specs))
+        for t in transitions:
+            for e in t.expressions():
+                for counted in counted_places(e):
+                    if counted not in places:
+                        raise NetError(f"transition {t.name!r} counts the tokens of place "
+                                       f"{counted!r}, which the net does not declare")
         self._check_types_and_weights(transitions, places, order)
         initial = {}
         for name, tokens in self._initial.items():
@@ -324,19 +449,22 @@ class Net:
         for name, p in places.items():
             pid = index[name]
             if pid not in fed and pid not in initial and name not in starts:
-                consumers = [t.name for t in transitions if pid in t.inputs]
+                consumers = [t.name for t in transitions
+                             if pid in t.inputs or pid in (p for p, _ in t.reads)]
                 if consumers:
                     raise NetError(f"place {name!r} is read by {', '.join(consumers)} but "
                                    f"nothing ever puts a token in it (no producer, no initial "
                                    f"tokens, not the start place)")
         return Model(self.name, tuple(places.values()), transitions,
                      None if start_name is None else index[start_name], index[done_name],
-                     initial, self.tokens_from_input, self.default_input, self.description)
+                     initial, self.tokens_from_input, self.default_input, self.description,
+                     self.ticks_per_cycle, self.input_reader)
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:
         return _TransitionSpec(s.name, list(s.inputs), list(s.outputs), list(s.routes), s.delay,
-                               s.guard, s.concurrency, s.initiation_interval)
+                               s.guard, s.concurrency, s.initiation_interval, list(s.reads),
+                               list(s.inhibits))
 
     def _expand_capacities(self, places: dict, specs: list) -> None:
         """OSDI'24 §3.3 step 4: a bounded place P gets a capacity place P.cap holding C
@@ -363,8 +491,7 @@ class Net:
     def _build_transition(self, tid: int, s: _TransitionSpec, places: dict, index: dict):
         user = [(p, w) for p, w in s.inputs if not (isinstance(w, tuple) and len(w) == 3
                                                      and w[0] == "same-as-output")]
-        n_user = len(user)
-        arg_types = [(p, places[p].token_type) for p, _ in user]
+        arg_types = [(p, places[p].token_type) for p, _ in user + s.reads]
         what = lambda part: f"{part} of transition {s.name!r}"
 
         def traced(spec, part, want="int", origin=None):
@@ -373,33 +500,34 @@ class Net:
                 return traced(spec[1], part, want)
             return trace(spec, arg_types, what(part), want, origin)
 
-        weights = []
-        for p, w in s.inputs:
-            e = traced(w, f"weight on input {p!r}")
-            if e.op == "const" and (e.args[0] < 1):
-                raise NetError(f"{what('weight')} on input {p!r} is {e.args[0]}: a constant "
-                               f"weight must be >= 1")
-            weights.append(e)
+        def whole(spec, part, least):
+            e = traced(spec, part)
+            if e.op == "const" and e.args[0] < least:
+                raise NetError(f"{what(part)} is {e.args[0]}: a constant must be >= {least}")
+            return e
+
+        weights = [whole(w, f"weight on input {p!r}", 1) for p, w in s.inputs]
+        reads = tuple((index[p], whole(n, f"read arc on {p!r}", 1)) for p, n in s.reads)
+        inhibits = tuple((index[p], whole(n, f"inhibitor arc on {p!r}", 1))
+                         for p, n in s.inhibits)
         guard = None if s.guard is None else traced(s.guard, "guard", "bool")
         delay = traced(s.delay, "delay")
         if delay.op == "const" and delay.args[0] < 0:
             raise NetError(f"{what('delay')} = {delay.args[0]} is invalid: delays are "
                            f"integer cycles >= 0")
+        interval = traced(s.initiation_interval or 0, "initiation interval")
         outputs = tuple(self._output_arc(s, place, out, places, index, user, traced, None)
                         for place, out in s.outputs)
         routes = tuple(self._output_arc(s, place, out, places, index, user, traced,
                                         traced(cond, f"route condition to {place!r}", "bool"))
                        for place, cond, out in s.routes)
-        exprs = weights + [delay] + ([guard] if guard is not None else [])
-        for arc in outputs + routes:
-            exprs.append(arc.count)
-            exprs.extend(arc.props or ())
-            if arc.condition is not None:
-                exprs.append(arc.condition)
-        needs = sorted(set().union(*(referenced_args(e) for e in exprs)))
-        return Transition(tid, s.name, tuple(index[p] for p, _ in s.inputs), n_user,
-                          tuple(weights), guard, delay, outputs, routes, s.concurrency,
-                          s.initiation_interval or 0, tuple(needs))
+        t = Transition(tid, s.name, tuple(index[p] for p, _ in s.inputs), len(user),
+                       tuple(weights), guard, delay, outputs, routes, s.concurrency, interval,
+                       reads, inhibits, tuple(index[p] for p, _ in user + s.reads))
+        exprs = t.expressions()
+        counted = set().union(*(counted_places(e) for e in exprs))
+        return replace(t, needs=tuple(sorted(tokens_needed(exprs).items())),
+                       counted=tuple(sorted(index[c] for c in counted if c in index)))
 
     def _output_arc(self, s, place, out: Out, places, index, user, traced, condition):
         ttype = places[place].token_type

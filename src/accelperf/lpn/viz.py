@@ -1,8 +1,8 @@
 """Pictures of an LPN: a self-contained SVG (or an HTML page around it).
 
 Places are circles, transitions boxes; a bounded place shows its capacity instead of its
-capacity place, arcs show weights other than 1, and transitions show their delay,
-concurrency and initiation interval. After a run, transitions are coloured by
+capacity place, arcs show weights other than 1, read arcs are dashed, inhibitor arcs end in
+a small circle, and transitions show their delay, concurrency and initiation interval. After a run, transitions are coloured by
 utilisation (white = idle, red = saturated) so the bottleneck stands out. The layout is
 layered from the start places; no Graphviz is needed.
 """
@@ -24,7 +24,7 @@ def _layers(model: Model) -> dict:
     hidden = {i for i, p in enumerate(model.places) if p.capacity_of is not None}
     succ: dict = {}
     for t in model.transitions:
-        for p in t.inputs:
+        for p in t.inputs + tuple(p for p, _ in t.reads):   # read places come before, too
             if p not in hidden:
                 succ.setdefault(("p", p), []).append(("t", t.id))
         for arc in t.outputs + t.routes:
@@ -97,14 +97,16 @@ def net_svg(model: Model, result: SimResult | None = None) -> str:
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-           'fill="#555"/></marker></defs>',
+           'fill="#555"/></marker><marker id="inhibit" viewBox="0 0 10 10" refX="9" '
+           'refY="5" markerWidth="8" markerHeight="8"><circle cx="5" cy="5" r="4" '
+           'fill="white" stroke="#a33"/></marker></defs>',
            f'<text x="10" y="20" font-size="14" font-weight="bold">'
            f'{html.escape(model.name)}</text>']
     if result:
         out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
                    f'{html.escape(result.bottleneck)} (red = busy)</text>')
 
-    def edge(a, b, label=""):
+    def edge(a, b, label="", style=""):
         (x1, y1), (x2, y2) = pos[a], pos[b]
         # start/end on the node borders, horizontally
         x1 += R if a[0] == "p" else W / 2
@@ -112,19 +114,28 @@ def net_svg(model: Model, result: SimResult | None = None) -> str:
         if x2 <= x1:                              # a back edge: bow it below
             mid = max(y1, y2) + DY / 2
             path = f"M{x1},{y1} C{x1 + 60},{mid} {x2 - 60},{mid} {x2},{y2}"
+            label_at = ((x1 + x2) / 2, mid - DY / 8)
         else:
             path = f"M{x1},{y1} L{x2},{y2}"
-        out.append(f'<path d="{path}" fill="none" stroke="#555" marker-end="url(#arrow)"/>')
+            label_at = ((x1 + x2) / 2, (y1 + y2) / 2 - 4)
+        look = {"": 'stroke="#555" marker-end="url(#arrow)"',
+                "read": 'stroke="#36c" stroke-dasharray="5,3" marker-end="url(#arrow)"',
+                "inhibit": 'stroke="#a33" marker-end="url(#inhibit)"'}[style]
+        out.append(f'<path d="{path}" fill="none" {look}/>')
         if label:
-            out.append(f'<text x="{(x1 + x2) / 2}" y="{(y1 + y2) / 2 - 4}" fill="#a33" '
+            out.append(f'<text x="{label_at[0]}" y="{label_at[1]}" fill="#a33" '
                        f'text-anchor="middle">{html.escape(label)}</text>')
 
     for t in model.transitions:
-        names = lambda arg, prop, t=t: f"{model.places[t.inputs[arg]].name}.{prop}"
+        names = lambda arg, prop, t=t: f"{model.places[t.arg_places[arg]].name}.{prop}"
         for k, (p, w) in enumerate(zip(t.inputs, t.weights)):
             if ("p", p) in pos:
                 label = "" if (w.op == "const" and w.args[0] == 1) else to_text(w, names)
                 edge(("p", p), ("t", t.id), label)
+        for style, arcs, sign in (("read", t.reads, "≥"), ("inhibit", t.inhibits, "<")):
+            for p, n in arcs:
+                if ("p", p) in pos:
+                    edge(("p", p), ("t", t.id), f"{sign} {to_text(n, names)}", style)
         for arc in t.outputs + t.routes:
             if ("p", arc.place) in pos:
                 c = arc.count
@@ -148,13 +159,14 @@ def net_svg(model: Model, result: SimResult | None = None) -> str:
                    f'{html.escape(cap or occ)}</text></g>')
     for t in model.transitions:
         x, y = pos[("t", t.id)]
-        names = lambda arg, prop, t=t: f"{model.places[t.inputs[arg]].name}.{prop}"
+        names = lambda arg, prop, t=t: f"{model.places[t.arg_places[arg]].name}.{prop}"
         delay = to_text(t.delay, names)
         extra = []
         if t.concurrency != 1:
             extra.append("∞ par" if t.concurrency is None else f"{t.concurrency} par")
-        if t.initiation_interval:
-            extra.append(f"II {t.initiation_interval}")
+        ii = t.initiation_interval
+        if not (ii.op == "const" and ii.args[0] == 0):
+            extra.append(f"II {to_text(ii, names)}")
         u = util.get(t.name)
         tip = f"{t.name}: delay {delay}" + (f"; utilisation {u:.0%}, {result.commits[t.name]} "
                                              f"commits" if u is not None else "")
