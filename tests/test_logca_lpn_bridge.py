@@ -98,3 +98,25 @@ def test_from_lpn_figure_and_host_csv(cli, tmp_path):
                          "--host-csv", str(host), "--no-transfer", "--out", str(fig))
     assert code == 0 and fig.read_bytes()[:4] == b"\x89PNG"
     assert "cannot be told apart" in " ".join(out.split())
+
+
+def test_jpeg_decoder_behind_pcie(cli):
+    # the OSDI'24 decoder reading a synthetic 4:2:0 JPEG over PCIe Gen3 x16
+    from accelperf.lpn import simulate
+    from accelperf.lpn.loader import load_model
+    mp = mapping("jpeg-decoder-pcie")
+    image, scan = mp.input_at(4096)
+    assert image.chroma == "4:2:0" and image.blocks % 6 == 0 and mp.transfer is None
+    assert scan == pytest.approx(image.blocks * 10.54, abs=1) and image.size == 692 + scan + 2
+    code, out, _ = cli("logca", "from-lpn", "jpeg-decoder-pcie", "--sizes", "1KiB..64KiB",
+                       "--host-C", "100", "--json")
+    d = json.loads(out)
+    assert code == 0 and len(d["points"]) == 7
+    model = load_model("jpeg-decoder-pcie")
+    first = d["points"][0]
+    assert first["t1_simulated"] == simulate(model, mapping("jpeg-decoder-pcie").input_at(
+        1024)[0]).latency
+    # the back end decodes an MCU every 526 cycles whatever the link: T1 is nearly linear in
+    # the scan's bytes, and LogCA follows it to a fraction of a percent
+    assert d["fit_error"]["t1_max"] < 0.01
+    assert "cannot be told apart" in d["reason"]

@@ -8,7 +8,8 @@ a model of its own, the link alone is simulated too and plays the "echo" run (o 
 directly), which separates L from C/A when β = 1.
 
 The granularity → input mapping is per model and documented in :data:`MAPPINGS`; the
-simulator itself is passed in as a callable, so this module never imports the LPN package.
+simulator itself is passed in as a callable, so this module imports the LPN package only to
+build a model's own input type (the JPEG reader's blocks).
 """
 
 from __future__ import annotations
@@ -49,7 +50,40 @@ def _blocks(g: float) -> int:
     return max(1, int(round(g / BLOCK_BYTES)))
 
 
+# A 4:2:0 JPEG like the shipped sample hopper_128x96_q75_420.jpg (accelperf/data/jpeg): its
+# 288 blocks carry 13.9 AC symbols and take 10.54 bytes each on average, and its first block
+# ends at byte 702, so about 692 bytes of headers precede the scan.
+JPEG_HEADER_BYTES, JPEG_BLOCK_BYTES, JPEG_SYMBOLS = 692, 10.54, 14
+JPEG_MCU_BLOCKS = 6                  # Y0 Y1 Y2 Y3 Cb Cr
+
+
+def _jpeg_mcus(g: float) -> int:
+    return max(1, int(round(g / (JPEG_MCU_BLOCKS * JPEG_BLOCK_BYTES))))
+
+
+def _synthetic_jpeg(g: float):
+    """(a JPEG's blocks as the decoder's reader gives them, its scan's bytes) for about g
+    bytes of entropy-coded data: whole MCUs of blocks with the sample's symbols and bytes
+    per block. The headers are a fixed part of every offload, so they land in o: g counts
+    the data that scales (with them counted in g, T1 would extrapolate to a negative o)."""
+    from ..lpn.inputs.jpeg import JpegBlocks     # the model's own input type
+    n = JPEG_MCU_BLOCKS * _jpeg_mcus(g)
+    ends = tuple(JPEG_HEADER_BYTES + round(JPEG_BLOCK_BYTES * (i + 1)) for i in range(n))
+    size = ends[-1] + 2                                       # the EOI marker
+    side = 16 * _jpeg_mcus(g)
+    image = JpegBlocks(f"synthetic {size} B", side, 16, ((2, 2), (1, 1), (1, 1)),
+                       (JPEG_SYMBOLS,) * n, ends, size)
+    return image, float(ends[-1] - JPEG_HEADER_BYTES)
+
+
 MAPPINGS = {
+    "jpeg-decoder-pcie": Mapping(
+        "jpeg-decoder-pcie",
+        f"a 4:2:0 JPEG read over PCIe Gen3 x16 whose scan has g bytes: whole MCUs of 6 "
+        f"blocks with {JPEG_SYMBOLS} AC symbols and {JPEG_BLOCK_BYTES} B each, after "
+        f"{JPEG_HEADER_BYTES} B of headers (the shipped sample's averages); no link-only "
+        f"model, so L·g and C·g/A are told apart only when β ≠ 1",
+        _synthetic_jpeg),
     "pipeline-over-link": Mapping(
         "pipeline-over-link",
         f"g bytes of compressed 8x8 blocks with nnz = {BLOCK_NNZ} ({BLOCK_BYTES} B each on "
@@ -227,10 +261,9 @@ def fit_from_latency(latency_at: Callable[[float], float], sizes: Sequence[float
     for kind in ("independent", "dependent"):
         o, L, inv_a, se_o, se_L, se_inv = _fit_kind(g, t1, host, kind == "dependent",
                                                     L_by_kind[kind])
-        if inv_a <= 0:
-            raise ModelError(f"the simulated times leave no compute term (1/A = {inv_a:.3g}): "
-                             f"T1 is all offload cost, so A is not identified; check --host-C "
-                             f"and the model")
+        if inv_a <= 0:      # this kind explains T1 without any compute: it cannot be LogCA
+            errors[kind], aic[kind] = math.inf, math.inf
+            continue
         m = LogCA(L=L, o=o, C=C, A=1 / inv_a, beta=beta, latency=kind, unit="cycles",
                   name="LPN fit")
         err = m.T1(g) / t1 - 1
@@ -238,16 +271,24 @@ def fit_from_latency(latency_at: Callable[[float], float], sizes: Sequence[float
         aic[kind] = g.size * math.log(max(float(err @ err), 1e-300) / g.size) + 2 * k
         fits[kind] = (m, se_o, se_L, se_inv)
         errors[kind] = float(np.mean(np.abs(err)))
+    if not fits:
+        raise ModelError("the simulated times leave no compute term (1/A = 0 with either "
+                         "latency kind): T1 is all offload cost, so A is not identified; "
+                         "check --host-C, --host-beta and the model")
     if echo is not None:
         kind = "dependent" if dependent else "independent"
+        if kind not in fits:
+            raise ModelError(f"with the transfer-only run's L the simulated times leave no "
+                             f"compute term for {kind} latency: A is not identified")
         why = (f"the link alone takes {o_t:.4g} + {L_t:.4g}·g cycles: the transfer grows with "
                f"g ({L_t * g[-1] / (o_t + L_t * g[-1]):.0%} of it at {format_size(g[-1])})"
                if dependent else f"the link alone takes about {np.median(echo):.4g} cycles "
                                  f"whatever g: the latency does not grow with it")
     else:
         kind = "dependent" if aic["dependent"] < aic["independent"] - 2 else "independent"
-        why = (f"mean T1 error {errors['independent']:.2%} with independent latency, "
-               f"{errors['dependent']:.2%} with dependent; kept {kind} by AIC"
+        pct = lambda e: "no compute term left (A unbounded)" if math.isinf(e) else f"{e:.2%}"
+        why = (f"mean T1 error {pct(errors['independent'])} with independent latency, "
+               f"{pct(errors['dependent'])} with dependent; kept {kind} by AIC"
                + (" (with β = 1 and no transfer-only run L·g cannot be told apart from C·g/A)"
                   if abs(beta - 1) < 1e-9 else ""))
     m, se_o, se_L, se_inv = fits[kind]
