@@ -56,7 +56,7 @@ def test_block_pipeline_bottleneck_moves_with_compression():
 
 
 def test_block_pipeline_input_validation():
-    with pytest.raises(Exception, match="0..64 non-zero"):
+    with pytest.raises(Exception, match=r"--input\[1\] \(non-zero coefficients of a block\) = 70 is invalid: a whole number from 0 to 64"):
         simulate(build("block-pipeline"), [3, 70])
 
 
@@ -139,7 +139,7 @@ def test_show_draws_svg_and_html(cli, tmp_path):
     (["lpn", "simulate", "block-pipeline", "--max-time", "-5"], "--max-time"),
     (["lpn", "show", "block-pipeline", "--out", "x.png"], "--out"),
     (["lpn", "simulate", "darwin", "--input", '{"ref_len": 0, "query_len": 4, "steps": 1}'],
-     "must be >= 1"),
+     "a whole number from 1 to"),
 ])
 def test_lpn_bad_input(cli, argv, words):
     code, _, err = cli(*argv)
@@ -150,3 +150,11 @@ def test_limit_stops_with_report_and_status_1(cli):
     code, _, err = cli("lpn", "simulate", "block-pipeline", "--max-commits", "10")
     assert code == 1 and "past max_commits = 10" in err and "marking" in err
     assert "colour_convert: needs 1 tokens in spatial" in err
+
+
+def test_list_shows_every_models_input_format(cli):
+    code, out, _ = cli("lpn", "list")
+    assert code == 0
+    for name, builder in LIBRARY.items():
+        assert name in out and builder().input_format
+    assert "instructions [kind" in out          # square brackets survive rich markup

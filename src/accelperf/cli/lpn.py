@@ -7,10 +7,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..errors import ModelError
 from ..report import dump_json
 from .app import cli
-from .common import console
+from .common import check_output, console
 
 
 @cli.group()
@@ -34,11 +33,14 @@ def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
 def lpn_list():
     """The library's example accelerators."""
     from ..lpn.library import LIBRARY
-    table = Table(title="LPN library models")
-    table.add_column("name")
-    table.add_column("description")
+    from rich.markup import escape
+    table = Table(title="LPN library models (accelperf lpn simulate NAME --input ...)")
+    table.add_column("name", no_wrap=True)
+    table.add_column("what it models")
+    table.add_column("--input")
     for name, builder in LIBRARY.items():
-        table.add_row(name, builder().description)
+        model = builder()
+        table.add_row(name, escape(model.description), escape(model.input_format or "none"))
     console.print(table)
 
 
@@ -61,9 +63,7 @@ def lpn_simulate(model_spec, input_text, max_time, max_commits, max_firings_per_
                  trace_out, as_json):
     """Simulate MODEL (a library name or path/to/file.py:build_function)."""
     from ..lpn.loader import load_input, load_model
-    if trace_out is not None and trace_out.suffix.lower() not in (".json", ".csv"):
-        raise ModelError(f"--trace = '{trace_out}' is invalid: write .json (Chrome trace) "
-                         f"or .csv")
+    check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec)
     result = _run_lpn(model, load_input(input_text, model), max_time, max_commits,
                       trace=trace_out is not None,
@@ -99,11 +99,9 @@ def lpn_show(model_spec, out, run, input_text):
     """Draw MODEL: places, transitions, weights, capacities, delays."""
     from ..lpn.loader import load_input, load_model
     from ..lpn.viz import net_html, net_svg
-    if out.suffix.lower() not in (".svg", ".html"):
-        raise ModelError(f"--out = '{out}' is invalid: write .svg or .html")
+    check_output(out, "--out", (".svg", ".html"))
     model = load_model(model_spec)
     result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")
     click.echo(f"wrote {out}", err=True)

@@ -34,7 +34,19 @@ def load_model(spec: str) -> Model:
     if not callable(func):
         raise ModelError(f"MODEL = {spec!r} is invalid: {path_text} has no function "
                          f"{func_name!r}")
-    model = func()
+    try:
+        model = func()
+    except ModelError:
+        raise
+    except TypeError as exc:
+        if "argument" not in str(exc):
+            raise ModelError(f"MODEL = {spec!r}: {func_name}() failed: TypeError: {exc}") \
+                from None
+        raise ModelError(f"MODEL = {spec!r} is invalid: {func_name}() must build the model "
+                         f"with no arguments ({exc})") from None
+    except Exception as exc:         # the user's build function: say it failed, in one line
+        raise ModelError(f"MODEL = {spec!r}: {func_name}() failed: {type(exc).__name__}: "
+                         f"{exc}") from None
     if isinstance(model, Net):
         model = model.build()
     if not isinstance(model, Model):
@@ -44,6 +56,11 @@ def load_model(spec: str) -> Model:
 
 
 JPEG_SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe")
+
+
+def _not_a_number(word: str):
+    raise ModelError(f"--input holds {word}: an accelerator's input is made of finite "
+                     f"numbers")
 
 
 def _starts_like_jpeg(path: Path) -> bool:
@@ -72,9 +89,8 @@ def load_input(text: str | None, model: Model | None = None):
     if is_file and path.suffix.lower() == ".csv":
         return path.read_text("utf-8")          # CSV text: the model's Ψ parses it
     try:
-        if is_file:
-            return json.loads(path.read_text("utf-8"))
-        return json.loads(text)
+        value = json.loads(path.read_text("utf-8") if is_file else text,
+                           parse_constant=_not_a_number)
     except UnicodeDecodeError:
         raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "
                          f"(give a .jpg or JSON)") from None
@@ -84,3 +100,8 @@ def load_input(text: str | None, model: Model | None = None):
     except OSError:
         raise ModelError(f"--input = {text!r} is invalid: not a readable file or JSON") \
             from None
+    if value is None:
+        raise ModelError(f"--input = {text!r} is invalid: null is no input; leave --input out "
+                         f"for the model's default")
+    return value
+

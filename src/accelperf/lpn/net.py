@@ -148,6 +148,7 @@ class Model:
     description: str = ""
     ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
     input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
+    input_format: str = ""             # what Ψ takes, in words
 
     def place_id(self, name: str) -> int:
         for i, p in enumerate(self.places):
@@ -188,16 +189,28 @@ class Model:
             if self.tokens_from_input is None:
                 raise NetError(f"model {self.name!r} has no tokens_from_input (Ψ) to turn an "
                                f"input into tokens")
-            produced = self.tokens_from_input(user_input)
+            try:
+                produced = self.tokens_from_input(user_input)
+            except ModelError:
+                raise
+            except Exception as exc:     # a user model's Ψ that did not check its input
+                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: its Ψ (tokens_from_input) failed with "
+                               f"{type(exc).__name__}: {exc}") from None
             if not isinstance(produced, dict):
                 if self.start is None:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
                                    f"no start place")
                 produced = {self.places[self.start].name: produced}
+            made = 0
             for place_name, given in produced.items():
                 pid = self.place_id(place_name)
                 converted = _token_tuples(self.places[pid].token_type, given, place_name)
                 tokens.setdefault(pid, []).extend(converted)
+                made += len(converted)
+            if not made:
+                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: it gives no tokens, so nothing would run")
         return Marking(self.name, {p: tuple(ts) for p, ts in tokens.items()})
 
     def initial_tokens(self, user_input=None) -> dict:
@@ -207,6 +220,11 @@ class Model:
     @staticmethod
     def _token_tuple(ttype: TokenType, tok, place: str) -> tuple:
         return _token_tuples(ttype, [tok], place)[0]
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -277,7 +295,8 @@ def _one_token(ttype: TokenType, tok, place: str) -> tuple:
 class Net:
     """Builder for a Latency Petri Net (see the module docstring)."""
 
-    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1):
+    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1,
+                 input_format: str = ""):
         """``ticks_per_cycle`` > 1 lets delays count fractions of a cycle (the simulator
         reports cycles); ``input_reader``, set later, reads the model's own input file
         format for ``--input FILE``."""
@@ -287,6 +306,7 @@ class Net:
         self.name = name
         self.description = description
         self.ticks_per_cycle = ticks_per_cycle
+        self.input_format = input_format      # what --input takes, in words (lpn list)
         self.input_reader = None
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
@@ -458,7 +478,7 @@ class Net:
         return Model(self.name, tuple(places.values()), transitions,
                      None if start_name is None else index[start_name], index[done_name],
                      initial, self.tokens_from_input, self.default_input, self.description,
-                     self.ticks_per_cycle, self.input_reader)
+                     self.ticks_per_cycle, self.input_reader, self.input_format)
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:

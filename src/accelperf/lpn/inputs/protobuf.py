@@ -66,7 +66,14 @@ def _message(doc, path: str) -> Message:
     if not isinstance(doc, dict) or not doc:
         raise invalid(path, _short(doc), "a non-empty object mapping field names to "
                                          "{type, is_repeated, data}")
-    return Message(tuple(_field(name, spec, f"{path}.{name}") for name, spec in doc.items()))
+    return Message(tuple(_field(name, spec, f"{path}.{_key(name)}")
+                         for name, spec in doc.items()))
+
+
+def _key(name: str) -> str:
+    """A field name as it reads in an error path: as is when it is a plain name, quoted
+    (newlines and all escaped) otherwise."""
+    return name if name.isidentifier() else repr(name)
 
 
 def _field(name: str, spec, path: str) -> Field:

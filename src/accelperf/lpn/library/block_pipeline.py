@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import random
 
+from ...errors import invalid
+from ..inputs import abridged
+from ..inputs.values import entries, record, whole
 from ..net import Net
 
 ENTROPY_BASE, ENTROPY_PER_COEFF = 4, 3
 DEQUANT_BASE = 8
 IDCT_LATENCY, IDCT_INTERVAL = 96, 32
 COLOUR_CYCLES = 40
+MAX_BLOCKS = 2 ** 24     # 16.7 million blocks, gigabytes of tokens: the most Ψ will make
 
 
 def image_blocks(image):
@@ -32,22 +36,25 @@ def image_blocks(image):
     (every block k), or ``{"width": W, "height": H, "mean_nnz": m, "seed": s}``
     (⌈W/8⌉·⌈H/8⌉·3 blocks, one per colour component, nnz drawn around m, reproducibly).
     """
-    if isinstance(image, dict):
-        if "blocks" in image:
-            counts = [int(image["nnz"])] * int(image["blocks"])
-        else:
-            w, h = int(image["width"]), int(image["height"])
-            rng = random.Random(image.get("seed", 0))
-            mean = float(image.get("mean_nnz", 12))
-            n = -(-w // 8) * -(-h // 8) * 3
-            counts = [max(1, min(64, round(rng.gauss(mean, mean / 3)))) for _ in range(n)]
+    if isinstance(image, dict) and "blocks" in image:
+        image = record(image, "--input", ("blocks", "nnz"))
+        counts = [whole(image["nnz"], "--input.nnz", 0, 64)] * \
+            whole(image["blocks"], "--input.blocks", 1, MAX_BLOCKS)
+    elif isinstance(image, dict):
+        image = record(image, "--input", ("width", "height"), ("mean_nnz", "seed"))
+        w, h = (whole(image[k], f"--input.{k}", 1, 65535) for k in ("width", "height"))
+        mean = image.get("mean_nnz", 12)
+        if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not 0 <= mean <= 64:
+            raise invalid("--input.mean_nnz", mean, "a number from 0 to 64")
+        rng = random.Random(whole(image.get("seed", 0), "--input.seed", 0, 2 ** 63))
+        n = -(-w // 8) * -(-h // 8) * 3
+        if n > MAX_BLOCKS:
+            raise invalid("--input", abridged(image), f"at most {MAX_BLOCKS} blocks "
+                                                      f"(this image has {n})")
+        counts = [max(1, min(64, round(rng.gauss(mean, mean / 3)))) for _ in range(n)]
     else:
-        counts = [int(c) for c in image]
-    for c in counts:
-        if not 0 <= c <= 64:
-            from ..net import NetError
-            raise NetError(f"nnz = {c} is invalid: an 8x8 block has 0..64 non-zero "
-                           f"coefficients")
+        counts = [whole(c, f"--input[{i}] (non-zero coefficients of a block)", 0, 64)
+                  for i, c in enumerate(entries(image, "--input (per-block counts)"))]
     return [{"nnz": c} for c in counts]
 
 
@@ -79,7 +86,9 @@ DEFAULT_IMAGE = {"width": 64, "height": 64, "mean_nnz": 12, "seed": 1}
 
 def block_pipeline(buffer_blocks: int = 2):
     net = Net("block-pipeline", "made-up 4-stage block pipeline (not the paper's decoder): "
-              "pipelined IDCT, bounded buffers; input: per-block non-zero counts")
+              "pipelined IDCT, bounded buffers",
+              input_format="a JSON list of per-block non-zero counts (0..64), "
+                           "{blocks, nnz} or {width, height, mean_nnz, seed}")
     block = net.token_type("Block", "nnz")
     start = net.place("blocks", block)
     net.start, net.done = start, add_block_stages(net, start, buffer_blocks)

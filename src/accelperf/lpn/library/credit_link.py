@@ -10,6 +10,7 @@ handed on as one token.
 
 from __future__ import annotations
 
+from ..inputs.values import entries, whole
 from ..net import Net, NetError, Out, Place
 
 
@@ -68,14 +69,21 @@ def attach_credit_link(net: Net, into: Place, *, payload_bytes: int = 256, credi
 
 
 def credit_link(**link_options):
-    net = Net("credit-link", "credit-based link: packets, credits, serialisation, flight")
+    net = Net("credit-link", "credit-based link: packets, credits, serialisation, flight",
+              input_format="a JSON list of message sizes in bytes")
     message = net.token_type("Message", "bytes")
     received = net.place("received", message)
     start = attach_credit_link(net, received, **link_options)
     net.start, net.done = start, received
-    net.tokens_from_input = lambda sizes: [{"bytes": int(b)} for b in sizes]
+    net.tokens_from_input = message_tokens
     net.default_input = [4096, 256, 100, 1500, 64 * 1024]
     return net.build()
+
+
+def message_tokens(sizes) -> list[dict]:
+    """Ψ: a JSON list of message sizes in bytes (each at least 1) → one token each."""
+    return [{"bytes": whole(b, f"--input[{i}] (message bytes)", low=1)}
+            for i, b in enumerate(entries(sizes, "--input (message sizes in bytes)"))]
 
 
 def pipeline_over_link(**link_options):
@@ -83,7 +91,8 @@ def pipeline_over_link(**link_options):
     blocks arriving over the credit link (each block is a transaction of 16 + 2·nnz
     bytes)."""
     from .block_pipeline import DEFAULT_IMAGE, add_block_stages, image_blocks
-    net = Net("pipeline-over-link", "the block pipeline behind a credit-based link")
+    net = Net("pipeline-over-link", "the block pipeline behind a credit-based link",
+              input_format="as block-pipeline")
     block = net.token_type("Block", "nnz")
     blocks = net.place("blocks", block)
     start = attach_credit_link(net, blocks, **link_options)

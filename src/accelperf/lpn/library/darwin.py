@@ -19,6 +19,7 @@ length not divisible by ``num_pe`` accelperf is later by
 
 from __future__ import annotations
 
+from ..inputs.values import record, whole
 from ..net import Net, NetError, Out
 
 
@@ -30,8 +31,8 @@ def darwin_latency_formula(ref_len: int, query_len: int, steps: int, num_pe: int
 def darwin_gact(num_pe: int = 4):
     if not isinstance(num_pe, int) or num_pe < 1:
         raise NetError(f"num_pe = {num_pe!r} is invalid: an integer >= 1")
-    net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements; "
-              f"input: {{ref_len, query_len, steps}}")
+    net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements",
+              input_format="a JSON object {ref_len, query_len, steps}")
     stripe = net.token_type("Stripe", "ref_len")
     align = net.token_type("Alignment", "steps", "stripes")
     step = net.token_type("Step")
@@ -50,10 +51,9 @@ def darwin_gact(num_pe: int = 4):
     net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=3)
 
     def tokens(pair):
-        ref, query, n_steps = (int(pair[k]) for k in ("ref_len", "query_len", "steps"))
-        if ref < 1 or query < 1 or n_steps < 1:
-            raise NetError(f"DNA pair {pair!r} is invalid: ref_len, query_len and steps must "
-                           f"be >= 1")
+        pair = record(pair, "--input (a DNA pair)", ("ref_len", "query_len", "steps"))
+        ref, query, n_steps = (whole(pair[k], f"--input.{k}", low=1, high=2 ** 32)
+                               for k in ("ref_len", "query_len", "steps"))
         n_stripes = -(-query // num_pe)
         return {"stripes": [{"ref_len": ref}] * n_stripes,
                 "alignment": [{"steps": n_steps, "stripes": n_stripes}]}

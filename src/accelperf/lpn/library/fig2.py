@@ -6,6 +6,8 @@ operands into an (unbounded) operand buffer; a compute instruction waits for its
 
 from __future__ import annotations
 
+from ...errors import invalid
+from ..inputs.values import entries, record, whole
 from ..net import Net, Out
 
 LOAD, COMPUTE = 0, 1
@@ -16,11 +18,19 @@ def program_tokens(program):
     """Ψ: instructions ``(kind, cycles, operands)`` → tokens. ``group`` on each token is the
     size of the fetch group it belongs to (4, or fewer for the last group), which the fetch
     unit's weight reads from the head instruction."""
-    program = list(program)
+    program = entries(program, "--input (instructions: [kind, cycles, operands])")
     tokens = []
     for i, ins in enumerate(program):
-        kind, cycles, operands = (ins["kind"], ins["cycles"], ins["operands"]) \
-            if isinstance(ins, dict) else ins
+        where = f"--input[{i}]"
+        if isinstance(ins, dict):
+            ins = record(ins, where, ("kind", "cycles", "operands"))
+            ins = (ins["kind"], ins["cycles"], ins["operands"])
+        ins = entries(ins, f"{where} ([kind, cycles, operands])", least=3)
+        if len(ins) != 3:
+            raise invalid(where, ins, "[kind, cycles, operands]: three numbers")
+        kind = whole(ins[0], f"{where}.kind ({LOAD} load, {COMPUTE} compute)", LOAD, COMPUTE)
+        cycles = whole(ins[1], f"{where}.cycles", low=0)
+        operands = whole(ins[2], f"{where}.operands", low=0, high=2 ** 20)
         first = i - i % FETCH_WIDTH
         group = min(FETCH_WIDTH, len(program) - first)
         tokens.append({"kind": kind, "cycles": cycles, "operands": operands, "group": group})
@@ -33,7 +43,9 @@ DEFAULT_PROGRAM = [(LOAD, 30, 2), (COMPUTE, 12, 2), (LOAD, 30, 1), (COMPUTE, 8, 
 
 
 def fig2_pipeline():
-    net = Net("fig2-pipeline", "OSDI'24 Fig. 2: fetch, in-order dispatch, memory and compute")
+    net = Net("fig2-pipeline", "OSDI'24 Fig. 2: fetch, in-order dispatch, memory and compute",
+              input_format="a JSON list of instructions [kind (0 load, 1 compute), cycles, "
+                           "operands]")
     instr = net.token_type("Instr", "kind", "cycles", "operands", "group")
     operand = net.token_type("Operand")
     start = net.place("start", instr)

@@ -113,8 +113,9 @@ def add_decoder(net: Net, blocks: Place) -> Place:
 
 
 def jpeg_decoder_420():
-    net = Net("jpeg-decoder", "the OSDI'24 JPEG decoder (authors' model, 4:2:0), "
-              "input: a .jpg or a JSON list of per-block AC-symbol counts")
+    net = Net("jpeg-decoder", "the OSDI'24 JPEG decoder (authors' model, 4:2:0)",
+              input_format="a baseline .jpg, or a JSON list of per-block AC-symbol counts "
+                           "(1..63)")
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
     net.start, net.done = blocks, add_decoder(net, blocks)
     net.tokens_from_input = block_tokens
@@ -129,8 +130,8 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
     :class:`~accelperf.lpn.library.pcie.PcieConfig`; ``overrides`` set its other fields."""
     config = link if isinstance(link, PcieConfig) else PcieConfig.parse(link, **overrides)
     net = Net(f"jpeg-decoder-{config.name}",
-              f"the JPEG decoder behind {config.name} with {config.switches} switch(es), "
-              f"input: a .jpg")
+              f"the JPEG decoder behind {config.name} with {config.switches} switch(es)",
+              input_format="a baseline .jpg (the whole file crosses the link)")
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
     front = attach_pcie(net, blocks, config)
     net.start, net.done = [front.chunks, front.staged], add_decoder(net, blocks)

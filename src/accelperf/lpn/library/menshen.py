@@ -85,11 +85,10 @@ def menshen_pipeline(stages: int = 5):
     if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
         raise NetError(f"stages = {stages!r} is invalid: an integer >= 1 (5 in the "
                        f"authors' model)")
-    # No square brackets: `accelperf lpn list` renders descriptions as rich markup.
-    net = Net("menshen", f"Menshen switch pipeline, {stages} match-action stages. Input: "
-                         f"packet stream, a JSON list of {{n_words, kind: "
-                         f"control|data|drop}} or of (n_words, is_control, is_data, "
-                         f"is_drop) rows, or a .csv file with either header")
+    net = Net("menshen", f"Menshen switch pipeline, {stages} match-action stages",
+              input_format="a packet stream: a JSON list of {n_words, kind: "
+                           "control|data|drop} or of (n_words, is_control, is_data, is_drop) "
+                           "rows, or a .csv file with either header")
     packet = net.token_type("Packet", "n_words", "kind")
     counter = net.token_type("Counter", "cnt")
 

@@ -114,12 +114,11 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     if isinstance(mem_latency, bool) or not isinstance(mem_latency, int) or mem_latency < 0:
         raise NetError(f"mem_latency = {mem_latency!r} is invalid: an integer >= 0 (cycles)")
     L = mem_latency
-    # No square brackets: `accelperf lpn list` renders descriptions as rich markup.
     net = Net("protoacc", f"Protoacc serializer, {pipelines} field pipelines, memory "
-                          f"latency {L}. Input: protobuf message JSON, one message or a "
-                          f"list: {{field: {{type: scalar|nonscalar|submessage, "
-                          f"is_repeated, data: list of element sizes in bytes | nested "
-                          f"message}}}}")
+                          f"latency {L}",
+              input_format="protobuf message JSON, one message or a list: {field: {type: "
+                           "scalar|nonscalar|submessage, is_repeated, data: [element sizes "
+                           "in bytes] | nested message}}")
     control = net.token_type("Control", "kind", "fields")
     field = net.token_type("FieldDescriptor", "kind", "elements")
     size = net.token_type("Element", "bytes")

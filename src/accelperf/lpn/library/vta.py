@@ -111,9 +111,9 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
                     ("store_capacity", store_capacity), ("fetch_batch", fetch_batch)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise invalid(name, v, "an integer >= 1")
-    net = Net("vta", "VTA deep-learning accelerator; input: an instruction stream, one "
-                     "instruction per line (the OSDI'24 artifact's .insns format)",
-              ticks_per_cycle=TICKS_PER_CYCLE)
+    net = Net("vta", "VTA deep-learning accelerator", ticks_per_cycle=TICKS_PER_CYCLE,
+              input_format="an instruction stream, one instruction per line (the OSDI'24 "
+                           "artifact's .insns format), or those lines as a JSON list")
     insn = net.token_type("Instruction", *_FIELDS)
     program = net.token_type("Program", "total_insn")
     read_cmd = net.token_type("ReadCommand", "insn_count")
