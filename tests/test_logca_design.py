@@ -94,6 +94,7 @@ def test_speedup_above_A_is_impossible_for_every_parameter_but_A():
     r = solve_design(preset("ultrasparc-t2", "aes"), "speedup(4KiB)>=25")
     for p in "LoC":
         assert r.solutions[p].value is None and "never exceeds A = 19" in r.solutions[p].reason
+        assert not r.solutions[p].possible
     assert r.solutions["A"].value is None      # even unbounded A: the overhead bound is 13
 
 
@@ -110,7 +111,7 @@ def test_target_met_for_every_value():
     r = solve_design(LogCA(L=0, o=0, C=5, A=3), "speedup(4KiB)>=2")
     # no offload cost: the speedup is A = 3 at every size, whatever C
     assert r.met_now and r.solutions["C"].value is None and "every value" in \
-        r.solutions["C"].reason
+        r.solutions["C"].reason and r.solutions["C"].possible
     assert r.solutions["o"].value == pytest.approx(3413.33333, rel=1e-9)  # 2 = 5g/(o + 5g/3)
     assert r.solutions["A"].value == pytest.approx(2.0)
 

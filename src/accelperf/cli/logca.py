@@ -621,8 +621,8 @@ def logca_design(target, pair, points, out, as_json, **spec):
         table.add_column(col, justify="right")
     for p, sol in result.solutions.items():
         if sol.value is None:
-            table.add_row(p, f"{sol.current:.4g}", "—", "impossible" if "no value" in
-                          (sol.reason or "") else "any value")
+            table.add_row(p, f"{sol.current:.4g}", "—",
+                          "any value" if sol.possible else "impossible")
         else:
             change = "—" if sol.current == 0 else f"{sol.value / sol.current:.3g}x"
             table.add_row(p, f"{sol.current:.4g}", f"{sol.direction} {sol.value:.6g}", change)

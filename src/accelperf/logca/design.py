@@ -118,6 +118,12 @@ class ParameterSolution:
     achieved: float | None        # the metric at ``value``: equals the target
     reason: str | None
 
+    @property
+    def possible(self) -> bool:
+        """False when no value of the parameter meets the target (True when one does, or
+        when every value does: then ``value`` is None and ``direction`` too)."""
+        return self.value is not None or self.achieved is not None
+
     def __repr__(self) -> str:
         if self.value is None:
             return f"ParameterSolution({self.parameter}: none — {self.reason})"
@@ -239,7 +245,7 @@ def solve_design(model: LogCA, target: Target | str) -> DesignResult:
             solutions[p] = ParameterSolution(p, float(now[i]), v, direction, achieved,
                                              _edge(target, p, v, achieved, direction))
         elif met_lo[i]:
-            solutions[p] = ParameterSolution(p, float(now[i]), None, None, None,
+            solutions[p] = ParameterSolution(p, float(now[i]), None, None, current,
                                              f"met for every value of {p} (the others held)")
         else:
             best_value = 0.0 if zero[i] else float(np.exp(hi[i]))
