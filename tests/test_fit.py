@@ -220,3 +220,73 @@ def test_fit_command_frequency_auto_needs_a_recorded_clock(cli, tmp_path):
     path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G), header=False)
     code, _, err = cli("logca", "fit", str(path), "--frequency", "auto")
     assert code == 2 and "records no core clock" in err
+
+
+# ---------------------------------------------------------------- range, host constant, checks
+def test_fit_range_restriction_leaves_points_out():
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    t0, t1 = true.T0(G), true.T1(G)
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0, lo=2048, hi=2**24)
+    assert fit.granularity[0] == 2048 and fit.granularity[-1] == 2**24
+    assert set(fit.excluded) == {float(x) for x in G if x < 2048 or x > 2**24}
+    assert "8 granularities left out" in fit.method and fit.to_dict()["excluded_granularities"]
+    with pytest.raises(ModelError, match="only 2 granularities inside"):
+        fit_logca(G, t0, t1, lo=2**24)
+    with pytest.raises(ModelError, match="need from < to"):
+        fit_logca(G, t0, t1, lo=4096, hi=1024)
+
+
+def test_host_constant_recovers_c0_and_exact_crossings():
+    # T0 = c0 + C·g, T1 = c0 + o + C·g/A: the accelerated call pays the constant too
+    c0, o, C, A = 3e-8, 1.3e-8, 2.9e-9, 5.0
+    t0, t1 = c0 + C * G, c0 + o + C * G / A
+    plain = fit_logca(G, t0, t1, latency="independent", bootstrap=0)
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0, host_constant=True)
+    assert fit.host_constant.value == pytest.approx(c0, rel=1e-6)
+    assert fit.parameters["beta"].value == pytest.approx(1, abs=1e-6)
+    assert fit.parameters["C"].value == pytest.approx(C, rel=1e-6)
+    assert fit.max_error < 1e-6 < plain.max_error
+    # g1: c0 + Cg = c0 + o + Cg/A  ⇒  g = o / (C(1 − 1/A))
+    assert fit.g1.model == pytest.approx(o / (C * (1 - 1 / A)), rel=1e-6)
+    # g_A/2: c0 + Cg = (A/2)(c0 + o + Cg/A)  ⇒  g = (A(c0 + o) − 2c0) / C
+    assert fit.g_half.model == pytest.approx((A * (c0 + o) - 2 * c0) / C, rel=1e-6)
+    assert np.allclose(fit.speedup(G), t0 / t1, rtol=1e-6)
+
+
+def test_accelerated_slower_than_the_host_is_warned():
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    fit = fit_logca(G, true.T1(G), true.T0(G), latency="independent", bootstrap=0)  # swapped
+    assert fit.model.A < 1
+    warning = next(w for w in fit.warnings if "<= 1" in w)
+    assert "slower than the host at 22 of 22" in warning and "swapped" in warning
+    assert fit.g1.model is None
+
+
+def test_falloff_is_named_with_a_small_fall_the_model_misses():
+    # a 3.5% fall of the last point (as a median of noisy repeats shows it) is still named
+    # when the fitted curve over-predicts it by more than 5%
+    true = LogCA(L=0, o=2e-9, C=2.6e-9, A=5.0, unit="seconds")
+    t0, t1 = true.T0(G), true.T1(G).copy()
+    t1[-2:] *= 1.07
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0)
+    assert any("falls at the large end" in w and "--to" in w for w in fit.warnings)
+
+
+def test_fit_cli_range_host_constant_and_row_checks(cli, tmp_path):
+    c0, o, C, A = 3e-8, 1.3e-8, 2.9e-9, 5.0
+    path = write_csv(tmp_path / "d.csv", G, c0 + C * G, c0 + o + C * G / A)
+    code, out, _ = cli("logca", "fit", str(path), "--latency", "independent", "--bootstrap",
+                       "0", "--host-constant", "--from", "64B", "--to", "16MiB", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["host_constant"]["value"] == pytest.approx(c0 * 0.98, rel=1e-4)
+    assert d["excluded_granularities"] == [16.0, 32.0, 2.0**25]
+    # a duplicated row and host/accelerated rows of two kernels are refused by the reader
+    text = path.read_text() + "aes,host,1024,1e-6,1e-6,1e-6,5\n"
+    path.write_text(text)
+    code, _, err = cli("logca", "fit", str(path))
+    assert code == 2 and "a second host timing at 1024 B" in err
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(text.replace("aes,accel", "sha,accel").replace(
+        "aes,host,1024,1e-6,1e-6,1e-6,5\n", ""))
+    code, _, err = cli("logca", "fit", str(mixed))
+    assert code == 2 and "mixes kernels aes, sha" in err

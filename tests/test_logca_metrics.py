@@ -313,10 +313,10 @@ def test_discrete_gpu_aes_reports_unreachable_break_even():
 def test_summary_has_the_cli_contract_keys():
     info = summary(preset("apu", "radix-sort"))
     for key in ("parameters", "g1", "g_half", "g_A", "bound", "peak"):
-        assert key in info
+        assert key in info.to_dict()
     for key in ("value", "exists", "reason", "closed_form"):
-        assert key in info["g1"]
-    assert info["bound"] == "latency" and info["peak"]["speedup"] > 1
+        assert key in info.to_dict()["g1"]
+    assert info.bound.kind == "latency" and info.peak.speedup > 1
     assert peak_speedup(preset("sandy-bridge", "aes")) is None
 
 

@@ -154,12 +154,12 @@ def test_what_if_bad_changes(change, words):
 # ---------------------------------------------------------------- case studies
 def test_crypto_case_study_shows_the_interface_improving():
     r = run_case_study("crypto")
-    cut = {row["design"].split("/")[0]: row for row in r.cutoffs()}
-    o_cut = [cut[d]["o"]["cutoff"] for d in ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine",
+    cut = {row.design.split("/")[0]: row for row in r.cutoffs()}
+    o_cut = [cut[d].regions["o"].cutoff for d in ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine",
                                              "sparc-t4-instr")]
     assert o_cut == sorted(o_cut, reverse=True)    # overhead region shrinks design by design
     assert "pcie-crypto" in r.omitted
-    assert cut["sparc-t4-instr"]["A"]["from"] == 16  # acceleration pays from the start
+    assert cut["sparc-t4-instr"].regions["A"].start == 16  # acceleration pays from the start
 
 
 def test_gpu_case_study_lists_missing_hsa():

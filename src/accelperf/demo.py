@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .logca import all_presets, kernels, preset, summary
+from .logca import DEFAULT_RANGE, all_presets, kernels, preset, summary
 from .logca.presets import omitted
 from .report import Report
 from .units import format_size
 
-PAPER_RANGE = (16.0, float(2**25))  # ISCA'17 sweeps 16 B .. "32MB" = 32 MiB
 
 
 def _g(value) -> str:
@@ -33,13 +32,12 @@ def logca_presets_section(report: Report) -> None:
     rows, data = [], {}
     for model in all_presets():
         info = summary(model)
-        data[model.name] = info
-        g1, gh = info["g1"], info["g_half"]
-        rows.append([model.name, f"{model.beta:g}", model.latency, _g(g1["value"]),
-                     _g(g1["closed_form"]), _g(gh["value"]), _g(gh["closed_form"]),
-                     info["bound"],
-                     "—" if info["peak"] is None else
-                     f"{info['peak']['speedup']:.3g} at {format_size(info['peak']['granularity'])}"])
+        data[model.name] = info.to_dict()
+        g1, gh, peak = info.g1, info.g_half, info.peak
+        rows.append([model.name, f"{model.beta:g}", model.latency, _g(g1.root),
+                     _g(g1.closed_form), _g(gh.root), _g(gh.closed_form), info.bound.kind,
+                     "—" if peak is None else
+                     f"{peak.speedup:.3g} at {format_size(peak.granularity)}"])
     sec.table(["device/kernel", "β", "latency", "g1 exact (B)", "g1 paper", "g_A/2 exact",
                "g_A/2 paper", "bound", "peak speedup"], rows,
               caption="Metrics of every Table 5 preset (granularities in bytes)")
@@ -54,10 +52,10 @@ def logca_presets_section(report: Report) -> None:
     report.data(sec, data, "logca-presets", "every preset's parameters and metrics (JSON)")
 
     aes = [m for m in all_presets() if m.name.endswith("/aes") and not m.dependent]
-    report.figure(sec, speedup_figure(aes, *PAPER_RANGE, title="AES on the on-chip crypto "
+    report.figure(sec, speedup_figure(aes, *DEFAULT_RANGE, title="AES on the on-chip crypto "
                                       "accelerators (cf. ISCA'17 Fig. 7)"),
                   "logca-aes", "AES speedup with g1 (circles) and g_A/2 (squares); dashed: A")
-    report.figure(sec, speedup_figure(preset("ultrasparc-t2", "aes"), *PAPER_RANGE,
+    report.figure(sec, speedup_figure(preset("ultrasparc-t2", "aes"), *DEFAULT_RANGE,
                                       title="UltraSPARC T2, AES (cf. ISCA'17 Figs. 3 and 4a)"),
                   "logca-ultrasparc-t2-aes",
                   "One curve with its bounds: A (dashed) and the overhead bound (dotted)")
@@ -67,7 +65,7 @@ def logca_presets_section(report: Report) -> None:
                   "logca-apu-radix-sort",
                   "Speedup rises, peaks (triangle) and falls; dash-dot: C/L·g^(β−1) (eq. 9)")
     gpu = [preset(d, k) for d in ("discrete-gpu", "apu") for k in ("gemm", "fft")]
-    report.figure(sec, speedup_figure(gpu, *PAPER_RANGE, title="GPU kernels (cf. ISCA'17 "
+    report.figure(sec, speedup_figure(gpu, *DEFAULT_RANGE, title="GPU kernels (cf. ISCA'17 "
                                       "Fig. 9b, 9c)"),
                   "logca-gpu-kernels", "GEMM and FFT on the discrete GPU and the APU")
     sec.paragraph("Kernels and their β (Table 4): "
@@ -98,10 +96,10 @@ def logca_analysis_section(report: Report) -> None:
     report.figure(sec, regions_figure(analysis), "logca-regions-ultrasparc-t2",
                   "Optimization regions with each parameter's range and cut-off (cf. Fig. 6)")
     report.data(sec, analysis.to_dict(), "logca-regions-ultrasparc-t2", "regions (JSON)")
-    report.figure(sec, speedup_figure(preset("apu", "fft"), *PAPER_RANGE,
+    report.figure(sec, speedup_figure(preset("apu", "fft"), *DEFAULT_RANGE,
                                       title="Compute-bound: APU, FFT (cf. Fig. 4a)"),
                   "logca-bound-compute", "Speedup approaches A (dashed)")
-    report.figure(sec, speedup_figure(preset("apu", "radix-sort"), *PAPER_RANGE,
+    report.figure(sec, speedup_figure(preset("apu", "radix-sort"), *DEFAULT_RANGE,
                                       title="Latency-bound: APU, radix sort (cf. Fig. 4b)"),
                   "logca-bound-latency", "Speedup held under C/L·g^(β−1) (dash-dot)")
     w = what_if(preset("sparc-t3", "aes"), ["o=435", "L=500"])
@@ -113,9 +111,59 @@ def logca_analysis_section(report: Report) -> None:
               caption="What-if: SPARC T3 AES with SPARC T4's interface costs (o = 435, L = 500)")
 
 
+def logca_answers_section(report: Report) -> None:
+    """Answers rather than curves: advise at a few sizes, a design target solved backwards,
+    and the speedup band when o and L are uncertain (ISCA'17 §3, CAL §5)."""
+    from .logca.advise import rank
+    from .logca.design import solve_design
+    from .logca.uncertainty import monte_carlo, parse_parameter
+    from .plot.logca import speedup_figure
+
+    sec = report.section(
+        "LogCA: does it pay at my size?",
+        "`accelperf logca advise` at a few sizes for the four SPARC AES designs, ranked: the "
+        "speedup, whether it pays, the bound that binds there (acceleration A, overhead "
+        "C·g^β/o or latency C·g^β/L1), the parameters whose 10x improvement raises the "
+        "speedup there by 20% or more, and the smallest size from which the offload pays.")
+    designs = [preset(d, "aes") for d in ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine",
+                                          "sparc-t4-instr")]
+    rows, data = [], {}
+    for g in (64, 1024, 16384):
+        ranked = rank(designs, g)
+        data[str(g)] = [a.to_dict() for a in ranked]
+        for i, a in enumerate(ranked, start=1):
+            rows.append([format_size(g), i, a.model.label, f"{a.speedup:.3g}",
+                         "yes" if a.pays else "no", a.bound, ", ".join(a.limited_by) or "—",
+                         _g(a.break_even)])
+    sec.table(["size", "rank", "design", "speedup", "pays", "bound there", "limited by",
+               "pays from (B)"], rows, caption="logca advise, several designs ranked per size")
+    report.data(sec, data, "logca-advise", "the advice behind the table (JSON)")
+    t2 = preset("ultrasparc-t2", "aes")
+    design = solve_design(t2, "g1<=64B")
+    sec.table(["parameter", "now", "needed for g1 <= 64 B", "why not"],
+              [[p, f"{s.current:g}", "—" if s.value is None else
+                f"{s.direction} {s.value:.4g}", s.reason or ""]
+               for p, s in design.solutions.items()],
+              caption="logca design: UltraSPARC T2 AES, each parameter alone (exact roots)")
+    uncertain = {"L": parse_parameter("L", "1500±20%"),
+                 "o": parse_parameter("o", "lognormal(2.9e4, 0.2)")}
+    band = monte_carlo(t2, uncertain, samples=4000, seed=0)
+    report.figure(sec, speedup_figure(t2, *DEFAULT_RANGE, band=band,
+                                      title="UltraSPARC T2 AES with L = 1500±20% and "
+                                            "o ~ lognormal(2.9e4, 0.2)"),
+                  "logca-uncertainty-band",
+                  "Speedup with its 90% Monte-Carlo band (4000 draws, seed 0)")
+    q1, qh = band.g1.quantiles, band.g_half.quantiles
+    sec.paragraph(f"Over the draws g1 lies in {format_size(q1['p5'])}..{format_size(q1['p95'])}"
+                  f" (median {format_size(q1['p50'])}) and g_A/2 in "
+                  f"{format_size(qh['p5'])}..{format_size(qh['p95'])} (90% intervals).")
+    report.data(sec, band.to_dict(), "logca-uncertainty-band", "the band and distributions "
+                                                               "(JSON)")
+
+
 def logca_case_studies_section(report: Report) -> None:
     """Both retrospective case studies of ISCA'17 §5.4 (Figs. 10 and 11)."""
-    from .logca.casestudies import CASE_STUDIES, run_case_study
+    from .logca.casestudies import CASE_STUDIES, CUTOFF_COLUMNS, run_case_study
     from .plot.regions import case_study_figure
 
     sec = report.section(
@@ -125,16 +173,7 @@ def logca_case_studies_section(report: Report) -> None:
         "from design to design is the interface getting simpler.")
     for name in CASE_STUDIES:
         result = run_case_study(name)
-        rows = []
-        for row in result.cutoffs():
-            cells = [row["design"]]
-            for p in ("L", "o", "C", "A"):
-                r = row[p]
-                cells.append("absent" if not r["present"] else "whole range"
-                             if r["cutoff"] is None else _g(r["cutoff"]))
-            cells.append(" | ".join(b["parameters"] or "none" for b in row["bands"]))
-            rows.append(cells)
-        sec.table(["design", "L cut-off", "o cut-off", "C cut-off", "A cut-off", "bands"], rows,
+        sec.table(list(CUTOFF_COLUMNS), [row.cells(_g) for row in result.cutoffs()],
                   caption=result.study.title)
         for design, why in result.omitted.items():
             sec.paragraph(f"Omitted: {design}. {why}.")
@@ -321,6 +360,7 @@ def build_demo_report(out: str | Path, progress=None) -> Path:
     report = Report(out, title="accelperf demo report", progress=progress)
     logca_presets_section(report)
     logca_analysis_section(report)
+    logca_answers_section(report)
     logca_case_studies_section(report)
     measured_aes_section(report)
     density_section(report)

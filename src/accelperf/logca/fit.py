@@ -1,12 +1,16 @@
 """LogCA parameters from measurements (ISCA'17 §4), with uncertainty and honest warnings.
 
 Inputs are host times T0(g), accelerated times T1(g) and, optionally, transfer-only "echo"
-times (o + L·g measured directly), all in seconds per operation.
+times (o + L·g measured directly), all in seconds per operation. The fit runs in steps, each
+a function below:
 
-1. C and β: least squares of ln T0 on ln g (the paper's regression over 16 B–32 MiB).
+0. ``_prepare``: check, sort and (``lo``/``hi``) restrict the data.
+1. ``_host_step``: C and β by least squares of ln T0 on ln g (the paper's regression over
+   16 B–32 MiB); optionally a per-call host constant c0, ``T0 = c0 + C·g^β``.
 2. o, L and A: weighted linear least squares of T1 = o + L1(g) + (C·g^β)·(1/A), relative
    weights, with L1 = L (independent) or L·g (dependent); from the echo run when given.
-3. All parameters refined together by bounded nonlinear least squares on the log of the
+   (``_start_values``, once per latency kind)
+3. ``_solve``: all parameters refined together by bounded nonlinear least squares on the log of the
    host time and of the speedup (relative errors): the speedup is what the model is judged
    on, so it is fitted directly.
 
@@ -25,8 +29,9 @@ from scipy import optimize, stats
 
 from ..errors import ModelError
 from ..units import format_size
+from ..validate import real_number
 from .metrics import break_even_granularity, half_acceleration_granularity
-from .model import LogCA
+from .model import MAGNITUDE, LogCA
 
 MIN_POINTS = 6
 
@@ -53,7 +58,10 @@ class FittedParameter:
 
 
 @dataclass(frozen=True)
-class Crossing:
+class GranularityEstimate:
+    """g1 or g_{A/2} of a fit: read off the measured points, from the fitted model, and the
+    model's bootstrap standard error and 95% interval."""
+
     measured: float | None
     model: float | None
     stderr: float | None
@@ -71,10 +79,19 @@ class FitResult:
     granularity: np.ndarray = field(repr=False)
     speedup_measured: np.ndarray = field(repr=False)
     speedup_model: np.ndarray = field(repr=False)
-    g1: Crossing = None
-    g_half: Crossing = None
+    g1: GranularityEstimate = None
+    g_half: GranularityEstimate = None
     warnings: tuple = ()
     method: str = ""
+    host_constant: FittedParameter | None = None
+    excluded: tuple = ()          # granularities outside --from/--to, left out of the fit
+
+    def speedup(self, g) -> np.ndarray:
+        """The fitted speedup at ``g``: the model's, with the host per-call constant c0 added
+        to T0 when the fit has one."""
+        if self.host_constant is None:
+            return self.model.speedup(g)
+        return (self.host_constant.value + self.model.T0(g)) / self.model.T1(g)
 
     @property
     def relative_error(self) -> np.ndarray:
@@ -103,6 +120,8 @@ class FitResult:
                                                 self.speedup_model, self.relative_error)]},
             "g1": self.g1.to_dict(), "g_half": self.g_half.to_dict(),
             "warnings": list(self.warnings), "method": self.method,
+            "host_constant": None if self.host_constant is None else self.host_constant.to_dict(),
+            "excluded_granularities": list(self.excluded),
         }
 
     def __repr__(self) -> str:
@@ -112,15 +131,31 @@ class FitResult:
                   f"{len(self.warnings)} warning(s))")
 
 
+# ---------------------------------------------------------------------- the parameter vector
+# The solvers work on arrays; these names say which entry is which. C and A are fitted as
+# logarithms (they are positive and span decades); c0 is the optional host per-call constant.
+NAMES = ("lnC", "beta", "o", "L", "lnA", "c0")
+LN_C, BETA, O, LAT, LN_A, C0 = range(len(NAMES))
+LOWER = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0, 0.0])   # ln A in [-30, 30] keeps a wild
+UPPER = np.array([np.inf, 5.0, np.inf, np.inf, 30.0, np.inf])  # bootstrap resample finite
+
+
+def _vector(lnC=np.nan, beta=np.nan, o=np.nan, L=np.nan, lnA=np.nan, c0=np.nan) -> np.ndarray:
+    """A parameter vector by name (NaN marks a free entry in a ``fixed`` vector)."""
+    return np.array([lnC, beta, o, L, lnA, c0], float)
+
+
 # ---------------------------------------------------------------------- helpers
 def _check(name: str, values, n: int | None = None) -> np.ndarray:
     arr = np.asarray(values, float)
     if arr.ndim != 1 or (n is not None and arr.size != n):
         raise ModelError(f"{name} must be a list of {n or 'some'} numbers, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
+    ok = np.isfinite(arr) & (arr >= 1 / MAGNITUDE) & (arr <= MAGNITUDE)
+    if not np.all(ok):
+        bad = float(arr[~ok][0])
         raise ModelError(f"{name} contains {bad!r}: times and granularities must be finite "
-                         f"and > 0")
+                         f"and > 0, between {1 / MAGNITUDE:g} and {MAGNITUDE:g} (the "
+                         f"magnitudes a LogCA model can carry)")
     return arr
 
 
@@ -143,40 +178,42 @@ def measured_crossing(g, speedup, target: float) -> float | None:
     return None
 
 
+def _host_model(p, g):
+    """T0 = c0 + C·g^β (c0 = 0 in the paper's model)."""
+    return p[C0] + np.exp(p[LN_C] + p[BETA] * np.log(g))
+
+
 def _t1_model(p, g, dependent):
-    lnC, beta, o, L, lnA = p
-    host = np.exp(lnC + beta * np.log(g))
-    return o + (L * g if dependent else L) + host * np.exp(-lnA)
+    """T1 = o + L1(g) + C·g^β/A (ISCA'17 eq. 1)."""
+    host = np.exp(p[LN_C] + p[BETA] * np.log(g))
+    return p[O] + (p[LAT] * g if dependent else p[LAT]) + host * np.exp(-p[LN_A])
 
 
-def _residuals(p, g, t0, t1, dependent, fixed):
+def _residuals(p, g, t0, t1, dependent):
     """Log-residuals of the host time and of the speedup: the speedup is what the model is
     judged on, so it is fitted directly (its residual is r_host - r_accel)."""
-    q = np.where(np.isnan(fixed), p, fixed)
-    lnC, beta = q[0], q[1]
-    r_host = lnC + beta * np.log(g) - np.log(t0)
-    r_acc = np.log(_t1_model(q, g, dependent)) - np.log(t1)
+    r_host = np.log(_host_model(p, g)) - np.log(t0)
+    r_acc = np.log(_t1_model(p, g, dependent)) - np.log(t1)
     return np.concatenate([r_host, r_host - r_acc])
 
 
 def _solve(g, t0, t1, dependent, start, fixed, echo=None):
-    # β in [0.01, 5]; ln A in [-30, 30] keeps a wild bootstrap resample finite.
-    lo = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0])
-    hi = np.array([np.inf, 5.0, np.inf, np.inf, 30.0])
-    x0 = np.clip(np.where(np.isnan(fixed), start, fixed), lo + 1e-300, hi - 1e-12)
+    """Bounded nonlinear least squares over the free (NaN in ``fixed``) entries; returns the
+    full vector, its standard errors (NaN where fixed) and the residual sum of squares."""
     free = np.isnan(fixed)
+    x0 = np.clip(np.where(free, start, fixed), LOWER + 1e-300, UPPER - 1e-12)
 
     def fun(x_free):
         x = fixed.copy()
         x[free] = x_free
-        r = _residuals(x, g, t0, t1, dependent, fixed)
+        r = _residuals(x, g, t0, t1, dependent)
         if echo is not None:
-            r = np.concatenate([r, np.log(x[2] + (x[3] * g if dependent else x[3])) -
+            r = np.concatenate([r, np.log(x[O] + (x[LAT] * g if dependent else x[LAT])) -
                                 np.log(echo)])
         return r
 
-    sol = optimize.least_squares(fun, x0[free], bounds=(lo[free], hi[free]), method="trf",
-                                 x_scale="jac", max_nfev=2000)
+    sol = optimize.least_squares(fun, x0[free], bounds=(LOWER[free], UPPER[free]),
+                                 method="trf", x_scale="jac", max_nfev=2000)
     x = fixed.copy()
     x[free] = sol.x
     dof = max(sol.fun.size - free.sum(), 1)
@@ -186,9 +223,9 @@ def _solve(g, t0, t1, dependent, start, fixed, echo=None):
         se_free = np.sqrt(np.clip(np.diag(cov), 0, None))
     except np.linalg.LinAlgError:
         se_free = np.full(free.sum(), np.nan)
-    se = np.full(5, np.nan)
+    se = np.full(len(NAMES), np.nan)
     se[free] = se_free
-    return x, se, float(sol.fun @ sol.fun), sol
+    return x, se, float(sol.fun @ sol.fun)
 
 
 def _linear_accel(g, host, t1, dependent):
@@ -202,10 +239,165 @@ def _linear_accel(g, host, t1, dependent):
     return o, L, inv_a
 
 
+# ---------------------------------------------------------------------- the steps
+@dataclass(frozen=True)
+class _Data:
+    g: np.ndarray
+    t0: np.ndarray
+    t1: np.ndarray
+    echo: np.ndarray | None
+    excluded: tuple
+
+    @property
+    def n(self) -> int:
+        return self.g.size
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """The fit of one latency kind."""
+
+    kind: str
+    x: np.ndarray
+    se: np.ndarray
+    aic: float
+    fixed: np.ndarray
+    echo_fit: tuple | None          # (o, L, se_o, se_L) from the echo run
+    negative_o: float | None        # the negative o the linear step suggested, if any
+
+    @property
+    def dependent(self) -> bool:
+        return self.kind == "dependent"
+
+
+def _prepare(granularity, t_host, t_accel, t_echo, lo, hi) -> _Data:
+    """Step 0: check the arrays, sort by granularity, keep [lo, hi]."""
+    g = _check("granularity", granularity)
+    n = g.size
+    t0 = _check("host times", t_host, n)
+    t1 = _check("accelerated times", t_accel, n)
+    echo = None if t_echo is None else _check("echo times", t_echo, n)
+    order = np.argsort(g)
+    g, t0, t1 = g[order], t0[order], t1[order]
+    echo = None if echo is None else echo[order]
+    if np.any(np.diff(g) == 0):
+        raise ModelError("granularity values repeat: give one row per granularity and mode")
+    lo = 0.0 if lo is None else real_number("from", lo, positive=True)
+    hi = math.inf if hi is None else real_number("to", hi, positive=True)
+    if lo >= hi:
+        raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
+    keep = (g >= lo) & (g <= hi)
+    excluded = tuple(float(x) for x in g[~keep])
+    g, t0, t1 = g[keep], t0[keep], t1[keep]
+    echo = None if echo is None else echo[keep]
+    if g.size < 3:
+        where = "" if not excluded else f" inside {format_size(lo)}..{format_size(hi)}"
+        raise ModelError(f"only {g.size} granularities{where}: a fit needs at least 3 (and "
+                         f"{MIN_POINTS} or more to be trusted)")
+    return _Data(g, t0, t1, echo, excluded)
+
+
+def _host_step(d: _Data, host_constant: bool, warnings: list) -> tuple[float, float, float]:
+    """Step 1: (C, β, c0) of the host model; warns about what C·g^β cannot follow."""
+    g, t0, n = d.g, d.t0, d.n
+    C, beta, _, _ = power_law(g, t0)
+    falls = [int(g[i + 1]) for i in range(n - 1) if t0[i + 1] < t0[i] * 0.97]
+    if falls:
+        warnings.append("host time is not monotone: it falls at "
+                        + ", ".join(format_size(x) for x in falls)
+                        + "; LogCA assumes it grows with g (check for noise or a cache effect)")
+    c0_fit = _per_call_constant(g, t0, C, beta)
+    if host_constant:
+        return C, beta, max(c0_fit or 0.0, 1e-6 * t0[0])
+    if c0_fit is not None and c0_fit > 0.05 * t0[0]:
+        keep = c0_fit < 0.05 * t0
+        if keep.sum() >= 3:
+            C_r, beta_r, _, _ = power_law(g[keep], t0[keep])
+            warnings.append(
+                f"host time has a per-call constant of about {c0_fit:.3g} s "
+                f"({c0_fit / t0[0]:.0%} of the time at {format_size(g[0])}) that LogCA's "
+                f"C·g^β lacks, which pulls β down: β = {beta:.4f} on all points, "
+                f"{beta_r:.4f} when the fit is restricted to g >= {format_size(g[keep][0])} "
+                f"(C {C:.4g} -> {C_r:.4g}); fit with --from {format_size(g[keep][0])} or "
+                f"--host-constant")
+    return C, beta, 0.0
+
+
+def _start_values(d: _Data, kind: str, C: float, beta: float, c0: float, host_constant: bool):
+    """Step 2: starting point and fixed entries for one latency kind (the paper's order: o, L,
+    A by linear least squares, or o and L from the echo run)."""
+    dep = kind == "dependent"
+    g, t1 = d.g, d.t1
+    host_fit = C * g**beta
+    c0_fixed = np.nan if host_constant else 0.0
+    if d.echo is not None:
+        o_e, L_e, se_o, se_L = _linear_echo(g, d.echo, dep)
+        fixed = _vector(o=max(o_e, 0.0), L=max(L_e, 0.0), c0=c0_fixed)
+        inv_a = np.median(host_fit / np.clip(t1 - o_e - (L_e * g if dep else L_e), 1e-300, None))
+        start = _vector(math.log(C), beta, fixed[O], fixed[LAT], math.log(max(inv_a, 1e-9)), c0)
+        return start, fixed, (o_e, L_e, se_o, se_L), None
+    o_lin, L_lin, inv_a = _linear_accel(g, host_fit, t1, dep)
+    fixed = _vector(L=np.nan if dep else 0.0, c0=c0_fixed)
+    start = _vector(math.log(C), beta, max(o_lin, 1e-12 * t1[0]), max(L_lin, 0.0),
+                    math.log(1 / inv_a) if inv_a > 0 else 0.0, c0)
+    return start, fixed, None, (o_lin if o_lin < 0 else None)
+
+
+def _fit_kind(d: _Data, kind: str, C, beta, c0, host_constant) -> _Candidate:
+    start, fixed, echo_fit, negative_o = _start_values(d, kind, C, beta, c0, host_constant)
+    x, se, ssr = _solve(d.g, d.t0, d.t1, kind == "dependent", start, fixed, d.echo)
+    k = int(np.isnan(fixed).sum())
+    aic = 2 * d.n * math.log(max(ssr, 1e-300) / (2 * d.n)) + 2 * k
+    return _Candidate(kind, x, se, aic, fixed, echo_fit, negative_o)
+
+
+def _choose_latency(fits: dict, latency: str) -> _Candidate:
+    """Step 3: dependent latency must earn its extra parameter (AIC lower by 2), and must not
+    do it by sending A to its bound (T1 = o + L·g with a vanishing compute term is the
+    degenerate β ≈ 1 case, not an accelerator)."""
+    if latency != "auto":
+        return fits[latency]
+    dep, ind = fits["dependent"], fits["independent"]
+    return dep if (dep.aic < ind.aic - 2 and dep.x[LN_A] < math.log(1e4)) else ind
+
+
+def _stderr(se, i) -> float | None:
+    return None if np.isnan(se[i]) else float(se[i])
+
+
+def _parameters(best: _Candidate, has_echo: bool, host_constant: bool):
+    """Step 4a: the fitted parameters as typed objects (the solver fits ln C and ln A, so
+    their standard errors scale by the value)."""
+    x, se, fixed = best.x, best.se, best.fixed
+    C_f, A_f = math.exp(x[LN_C]), math.exp(x[LN_A])
+    params = {
+        "L": FittedParameter("L", x[LAT], _stderr(se, LAT),
+                             vary=np.isnan(fixed[LAT]) and not has_echo),
+        "o": FittedParameter("o", x[O], _stderr(se, O), vary=not has_echo),
+        "C": FittedParameter("C", C_f, float(C_f * se[LN_C])),
+        "A": FittedParameter("A", A_f, float(A_f * se[LN_A])),
+        "beta": FittedParameter("beta", x[BETA], float(se[BETA]), bounds=(0.01, 5.0)),
+    }
+    if best.echo_fit:
+        _, _, se_o, se_L = best.echo_fit
+        params["o"] = FittedParameter("o", x[O], se_o, vary=False, note="from the echo run")
+        params["L"] = FittedParameter("L", x[LAT], se_L if best.dependent else None,
+                                      vary=False, note="from the echo run")
+    if not best.dependent and not has_echo:
+        params["L"] = FittedParameter("L", 0.0, None, vary=False,
+                                      note="not identified: only o + L is")
+        params["o"] = FittedParameter("o", x[O], params["o"].stderr, note="this is o + L")
+    c0 = (FittedParameter("c0", x[C0], _stderr(se, C0),
+                          note="host per-call constant: T0 = c0 + C·g^β")
+          if host_constant else None)
+    return params, c0
+
+
 def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
               frequency_hz: float | None = None, bootstrap: int = 200, seed: int = 0,
-              name: str | None = None) -> FitResult:
-    """Fit L, o, C, A and β to measured times (seconds per operation of g bytes).
+              name: str | None = None, lo: float | None = None, hi: float | None = None,
+              host_constant: bool = False) -> FitResult:
+    """Fit L, o, C, A and β to measured times (seconds per operation of g bytes), ISCA'17 §4.
 
     Parameters
     ----------
@@ -220,148 +412,109 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
         Report the model in cycles of this clock instead of seconds.
     bootstrap : int
         Resamples for the g1 / g_{A/2} uncertainty (0 to skip).
+    lo, hi : float, optional
+        Fit only the granularities in [lo, hi] bytes (the others are listed in ``excluded``).
+    host_constant : bool
+        Add a per-call constant to the host model, ``T0 = c0 + C·g^β``. The speedup then
+        is ``(c0 + C·g^β)/T1``; g1 and g_{A/2} stay exact because ``T0 = s·T1`` is LogCA's
+        equation with o replaced by ``o − c0/s``.
     """
-    g = _check("granularity", granularity)
-    n = g.size
-    t0 = _check("host times", t_host, n)
-    t1 = _check("accelerated times", t_accel, n)
-    echo = None if t_echo is None else _check("echo times", t_echo, n)
     if latency not in ("independent", "dependent", "auto"):
         raise ModelError(f"latency = {latency!r} is invalid: independent, dependent or auto")
-    if n < 3:
-        raise ModelError(f"only {n} granularities: a fit needs at least 3 (and {MIN_POINTS} "
-                         f"or more to be trusted)")
-    order = np.argsort(g)
-    g, t0, t1 = g[order], t0[order], t1[order]
-    echo = None if echo is None else echo[order]
-    if np.any(np.diff(g) == 0):
-        raise ModelError("granularity values repeat: give one row per granularity and mode")
+    d = _prepare(granularity, t_host, t_accel, t_echo, lo, hi)
     warnings: list[str] = []
-    if n < MIN_POINTS:
-        warnings.append(f"only {n} granularities: fewer than {MIN_POINTS} points cannot "
+    if d.n < MIN_POINTS:
+        warnings.append(f"only {d.n} granularities: fewer than {MIN_POINTS} points cannot "
                         f"support five parameters; treat the fit as indicative")
-
-    # 1. host power law (the paper's regression)
-    C, beta, se_lnC, se_beta = power_law(g, t0)
-    falls = [int(g[i + 1]) for i in range(n - 1) if t0[i + 1] < t0[i] * 0.97]
-    if falls:
-        warnings.append("host time is not monotone: it falls at "
-                        + ", ".join(format_size(x) for x in falls)
-                        + "; LogCA assumes it grows with g (check for noise or a cache effect)")
-    host_fit = C * g**beta
-    c0_fit = _per_call_constant(g, t0, C, beta)
-    if c0_fit is not None and c0_fit > 0.05 * t0[0]:
-        keep = c0_fit < 0.05 * t0
-        if keep.sum() >= 3:
-            C_r, beta_r, _, _ = power_law(g[keep], t0[keep])
-            warnings.append(
-                f"host time has a per-call constant of about {c0_fit:.3g} s "
-                f"({c0_fit / t0[0]:.0%} of the time at {format_size(g[0])}) that LogCA's "
-                f"C·g^β lacks, which pulls β down: β = {beta:.4f} on all points, "
-                f"{beta_r:.4f} when the fit is restricted to g >= {format_size(g[keep][0])} "
-                f"(C {C:.4g} -> {C_r:.4g})")
-
-    # 2. o, L, A by linear least squares (paper's order), for each latency kind
-    candidates = ["independent", "dependent"] if latency == "auto" else [latency]
-    fits = {}
-    negative_o = {}                  # kind -> the negative o the linear step suggested
-    for kind in candidates:
-        dep = kind == "dependent"
-        if echo is not None:
-            o_e, L_e, se_o, se_L = _linear_echo(g, echo, dep)
-            fixed = np.array([np.nan, np.nan, max(o_e, 0.0), max(L_e, 0.0), np.nan])
-            inv_a = np.median(host_fit / np.clip(t1 - o_e - (L_e * g if dep else L_e),
-                                                  1e-300, None))
-            start = np.array([math.log(C), beta, fixed[2], fixed[3], math.log(max(inv_a, 1e-9))])
-        else:
-            o_lin, L_lin, inv_a = _linear_accel(g, host_fit, t1, dep)
-            if o_lin < 0:
-                negative_o[kind] = o_lin
-            fixed = np.array([np.nan, np.nan, np.nan, np.nan if dep else 0.0, np.nan])
-            start = np.array([math.log(C), beta, max(o_lin, 1e-12 * t1[0]), max(L_lin, 0.0),
-                              math.log(1 / inv_a) if inv_a > 0 else 0.0])
-        x, se, ssr, _ = _solve(g, t0, t1, dep, start, fixed, echo)
-        k = int(np.isnan(fixed).sum())
-        aic = 2 * n * math.log(max(ssr, 1e-300) / (2 * n)) + 2 * k
-        fits[kind] = (x, se, ssr, aic, fixed, echo is not None and (o_e, L_e, se_o, se_L))
-    if latency == "auto":
-        # Dependent latency must earn its extra parameter, and must not do it by sending A
-        # to its bound (T1 = o + L·g with a vanishing compute term is the degenerate β ≈ 1
-        # case, not an accelerator).
-        dep_x = fits["dependent"][0]
-        kind = "dependent" if (fits["dependent"][3] < fits["independent"][3] - 2
-                               and dep_x[4] < math.log(1e4)) else "independent"
-    else:
-        kind = latency
-    if kind in negative_o:
-        warnings.append(f"the data suggest a negative overhead (o = {negative_o[kind]:.3g} s by "
-                        f"linear least squares): the model was held at o >= 0")
-    x, se, ssr, aic, fixed, echo_fit = fits[kind]
-    dep = kind == "dependent"
-    if echo is None and abs(beta - 1) < 0.05 and latency != "independent":
-        warnings.append(f"with β ≈ 1 (here {beta:.3f}) a latency growing with g cannot be told "
-                        f"apart from a lower acceleration: T1 ≈ o + (L + C/A)·g, so only "
-                        f"L + C/A is identified from these times. A transfer-only (echo) run "
-                        f"measures o and L directly (accelperf measure offload)")
-    lnC, beta_f, o_f, L_f, lnA = x
-    C_f, A_f = math.exp(lnC), math.exp(lnA)
-    params = {
-        "L": FittedParameter("L", L_f, None if np.isnan(se[3]) else float(se[3]),
-                             vary=not np.isfinite(fixed[3]) if echo is None else False,
-                             note=None),
-        "o": FittedParameter("o", o_f, None if np.isnan(se[2]) else float(se[2]),
-                             vary=echo is None),
-        "C": FittedParameter("C", C_f, float(C_f * se[0]), bounds=(0, math.inf)),
-        "A": FittedParameter("A", A_f, float(A_f * se[4]), bounds=(0, math.inf)),
-        "beta": FittedParameter("beta", beta_f, float(se[1]), bounds=(0.01, 5.0)),
-    }
-    if echo_fit:
-        o_e, L_e, se_o, se_L = echo_fit
-        params["o"] = FittedParameter("o", o_f, se_o, vary=False, note="from the echo run")
-        params["L"] = FittedParameter("L", L_f, se_L if dep else None, vary=False,
-                                      note="from the echo run")
-    if not dep and echo is None:
-        params["L"] = FittedParameter("L", 0.0, None, vary=False,
-                                      note="not identified: only o + L is")
-        params["o"] = FittedParameter("o", o_f, params["o"].stderr, note="this is o + L")
-        warnings.append(f"o and L cannot be told apart with granularity-independent latency "
-                        f"(an on-chip accelerator): only o + L = {o_f:.4g} s is identified; it "
-                        f"is reported as o with L = 0. A transfer-only run would separate them")
-    model = LogCA(L=L_f if dep or echo is not None else 0.0, o=o_f, C=C_f, A=A_f, beta=beta_f,
-                  latency=kind, unit="seconds", name=name or "fitted")
-    s_meas = t0 / t1
-    s_model = model.speedup(g)
-
-    falling = _falling_tail(s_meas)
-    over = s_model[-1] / s_meas[-1] - 1
-    if falling and over > 0.025:
-        first = n - falling
-        before, last = first - 1, n - 1
-        warnings.append(
-            f"the measured speedup falls at the large end: {s_meas[last]:.3g} at "
-            f"{format_size(g[last])} against {np.median(s_meas[n // 2:first]):.3g} over "
-            f"{format_size(g[n // 2])}..{format_size(g[before])}, from {format_size(g[first])} "
-            f"on (accelerated {g[before] / t1[before] / 1e9:.3g} -> {g[last] / t1[last] / 1e9:.3g}"
-            f" GB/s, host {g[before] / t0[before] / 1e9:.3g} -> {g[last] / t0[last] / 1e9:.3g} "
-            f"GB/s). The data have likely outgrown a cache; LogCA has no memory hierarchy, and "
-            f"the fitted curve over-predicts the speedup at {format_size(g[last])} by {over:.0%}")
-    g1, g_half = _crossings(model, g, s_meas, t0, t1, x, fixed, dep, echo, bootstrap, seed)
+    C, beta, c0 = _host_step(d, host_constant, warnings)
+    kinds = ["independent", "dependent"] if latency == "auto" else [latency]
+    fits = {k: _fit_kind(d, k, C, beta, c0, host_constant) for k in kinds}
+    best = _choose_latency(fits, latency)
+    params, c0_param = _parameters(best, d.echo is not None, host_constant)
+    x, dep = best.x, best.dependent
+    model = LogCA(L=params["L"].value, o=x[O], C=math.exp(x[LN_C]), A=math.exp(x[LN_A]),
+                  beta=x[BETA], latency=best.kind, unit="seconds", name=name or "fitted")
+    s_meas = d.t0 / d.t1
+    s_model = _host_model(x, d.g) / _t1_model(x, d.g, dep)
+    warnings += _model_warnings(d, best, model, beta, latency)
+    warnings += _tail_warnings(d, s_meas, s_model)
+    g1, g_half = _crossings(model, d, s_meas, best, x[C0], bootstrap, seed, warnings)
     for label, c in (("g1", g1), ("g_A/2", g_half)):
-        if c.model is not None and not (g[0] <= c.model <= g[-1]):
+        if c.model is not None and not (d.g[0] <= c.model <= d.g[-1]):
             warnings.append(f"the model's {label} = {format_size(c.model)} lies outside the "
-                            f"measured range {format_size(g[0])}..{format_size(g[-1])}: it is "
-                            f"an extrapolation")
+                            f"measured range {format_size(d.g[0])}..{format_size(d.g[-1])}: it "
+                            f"is an extrapolation")
     if frequency_hz is not None:
         model = model.to_cycles(frequency_hz)
-        scale = {"L": frequency_hz, "o": frequency_hz, "C": frequency_hz, "A": 1.0, "beta": 1.0}
-        params = {k: FittedParameter(p.name, p.value * scale[k],
-                                     None if p.stderr is None else p.stderr * scale[k],
-                                     p.vary, p.bounds, p.note) for k, p in params.items()}
-    method = ("host power law by log-log least squares; o, L, A by relative linear least "
-              "squares" + (" with o and L from the echo run" if echo is not None else "")
-              + f"; all refined jointly on log host time and log speedup; latency {kind}"
-              + (" (chosen by AIC)" if latency == "auto" else ""))
-    return FitResult(model, params, g, s_meas, s_model, g1, g_half, tuple(warnings), method)
+        params = {k: _to_cycles(p, frequency_hz) for k, p in params.items()}
+        c0_param = None if c0_param is None else _to_cycles(c0_param, frequency_hz)
+    method = ("host power law by log-log least squares"
+              + (" with a per-call constant c0" if host_constant else "")
+              + "; o, L, A by relative linear least squares"
+              + (" with o and L from the echo run" if d.echo is not None else "")
+              + f"; all refined jointly on log host time and log speedup; latency {best.kind}"
+              + (" (chosen by AIC)" if latency == "auto" else "")
+              + (f"; fitted on {format_size(d.g[0])}..{format_size(d.g[-1])}, "
+                 f"{len(d.excluded)} granularities left out" if d.excluded else ""))
+    return FitResult(model, params, d.g, s_meas, s_model, g1, g_half, tuple(warnings), method,
+                     c0_param, d.excluded)
+
+
+def _to_cycles(p: FittedParameter, frequency_hz: float) -> FittedParameter:
+    """Seconds to cycles for the time-valued parameters (L, o, C, c0); A and β are ratios."""
+    scale = 1.0 if p.name in ("A", "beta") else frequency_hz
+    return FittedParameter(p.name, p.value * scale, None if p.stderr is None else p.stderr * scale,
+                           p.vary, p.bounds, p.note)
+
+
+def _model_warnings(d: _Data, best: _Candidate, model: LogCA, beta_host: float,
+                    latency: str) -> list[str]:
+    """Step 4b: what the chosen fit cannot support."""
+    out = []
+    if best.negative_o is not None:
+        out.append(f"the data suggest a negative overhead (o = {best.negative_o:.3g} s by "
+                   f"linear least squares): the model was held at o >= 0")
+    if d.echo is None and abs(beta_host - 1) < 0.05 and latency != "independent":
+        out.append(f"with β ≈ 1 (here {beta_host:.3f}) a latency growing with g cannot be told "
+                   f"apart from a lower acceleration: T1 ≈ o + (L + C/A)·g, so only "
+                   f"L + C/A is identified from these times. A transfer-only (echo) run "
+                   f"measures o and L directly (accelperf measure offload)")
+    if not best.dependent and d.echo is None:
+        out.append(f"o and L cannot be told apart with granularity-independent latency "
+                   f"(an on-chip accelerator): only o + L = {model.o:.4g} s is identified; it "
+                   f"is reported as o with L = 0. A transfer-only run would separate them")
+    if model.A <= 1:
+        slower = int(np.sum(d.t1 >= d.t0))
+        out.append(f"A = {model.A:.3g} <= 1: the accelerated runs are slower than the host "
+                   f"at {slower} of {d.n} granularities and the fitted accelerator is never "
+                   f"faster, so it never breaks even (no g1); check that the host and "
+                   f"accelerated columns are not swapped")
+    return out
+
+
+def _tail_warnings(d: _Data, s_meas, s_model) -> list[str]:
+    """Step 4c: a measured speedup that falls at the large end (a cache outgrown), which
+    LogCA cannot follow. Checked the same way whichever statistic (min or median) the times
+    are: a clear fall (5%) with any over-prediction, or a smaller one (2%) that the model
+    over-predicts by more than 5%."""
+    g, t0, t1, n = d.g, d.t0, d.t1, d.n
+    over = s_model[-1] / s_meas[-1] - 1
+    falling = _falling_tail(s_meas) if over > 0.025 else 0
+    if not falling and over > 0.05:
+        falling = _falling_tail(s_meas, drop=0.02)
+    if not falling:
+        return []
+    first = n - falling
+    before, last = first - 1, n - 1
+    return [
+        f"the measured speedup falls at the large end: {s_meas[last]:.3g} at "
+        f"{format_size(g[last])} against {np.median(s_meas[n // 2:first]):.3g} over "
+        f"{format_size(g[n // 2])}..{format_size(g[before])}, from {format_size(g[first])} "
+        f"on (accelerated {g[before] / t1[before] / 1e9:.3g} -> {g[last] / t1[last] / 1e9:.3g}"
+        f" GB/s, host {g[before] / t0[before] / 1e9:.3g} -> {g[last] / t0[last] / 1e9:.3g} "
+        f"GB/s). The data have likely outgrown a cache; LogCA has no memory hierarchy, and "
+        f"the fitted curve over-predicts the speedup at {format_size(g[last])} by {over:.0%}"
+        f" (fit with --to {format_size(g[before])} to leave it out)"]
 
 
 def _linear_echo(g, echo, dependent):
@@ -402,29 +555,49 @@ def _per_call_constant(g, t0, C: float, beta: float) -> float | None:
     return float(math.exp(sol.x[0])) if sol.success else None
 
 
-def _crossings(model, g, s_meas, t0, t1, x, fixed, dep, echo, bootstrap, seed):
-    def model_values(m):
-        a = break_even_granularity(m) if m.A > 1 else None
-        b = half_acceleration_granularity(m)
-        return (a.root if a is not None and a.exists else None,
-                b.root if b.exists else None)
+def _metric_model(model: LogCA, c0: float, target: float) -> LogCA | None:
+    """With a host constant, ``c0 + C·g^β = s·T1`` is LogCA's ``T0 = s·T1`` with o replaced
+    by ``o − c0/s``; None when that overhead is negative (the speedup starts above s)."""
+    o_eff = model.o - c0 / target
+    if c0 == 0:
+        return model
+    return model.with_parameters(o=o_eff) if o_eff >= 0 else None
 
-    g1_model, gh_model = model_values(model)
+
+def _model_granularities(model: LogCA, c0: float) -> tuple[float | None, float | None]:
+    """(g1, g_{A/2}) of a fitted model (None where they do not exist)."""
+    one = _metric_model(model, c0, 1.0) if model.A > 1 else None
+    half = _metric_model(model, c0, model.A / 2)
+    a = break_even_granularity(one) if one is not None else None
+    b = half_acceleration_granularity(half) if half is not None else None
+    return (a.root if a is not None and a.exists else None,
+            b.root if b is not None and b.exists else None)
+
+
+def _crossings(model, d: _Data, s_meas, best: _Candidate, c0, bootstrap, seed, warnings):
+    """Step 4d: g1 and g_{A/2} of the model, with bootstrap errors (residuals resampled in
+    log space, each resample refitted from the solution)."""
+    g, x, dep = d.g, best.x, best.dependent
+    g1_model, gh_model = _model_granularities(model, c0)
+    if c0 > 0 and _metric_model(model, c0, 1.0) is None:
+        warnings.append(f"the host per-call constant c0 = {c0:.3g} s exceeds o = {model.o:.3g}"
+                        f" s: the fitted speedup is above 1 even at the smallest sizes, so g1 "
+                        f"is not defined")
     samples = {"g1": [], "g_half": []}
     if bootstrap:
         rng = np.random.default_rng(seed)
-        base = _residuals(x, g, t0, t1, dep, fixed)
-        n = len(g)
+        base = _residuals(x, g, d.t0, d.t1, dep)
+        n = d.n
         for _ in range(bootstrap):
             r = rng.choice(base, size=base.size, replace=True)
-            t0b = np.exp(x[0] + x[1] * np.log(g)) * np.exp(-r[:n])
+            t0b = _host_model(x, g) * np.exp(-r[:n])
             # speedup residual s = r_host - r_acc, so r_acc = r_host - s
             t1b = _t1_model(x, g, dep) * np.exp(-(r[:n] - r[n:2 * n]))
             try:
-                xb, *_ = _solve(g, t0b, t1b, dep, x, fixed, echo)
-                mb = LogCA(L=xb[3], o=xb[2], C=math.exp(xb[0]), A=math.exp(xb[4]), beta=xb[1],
-                           latency="dependent" if dep else "independent", unit="seconds")
-                a, b = model_values(mb)
+                xb, *_ = _solve(g, t0b, t1b, dep, x, best.fixed, d.echo)
+                mb = LogCA(L=xb[LAT], o=xb[O], C=math.exp(xb[LN_C]), A=math.exp(xb[LN_A]),
+                           beta=xb[BETA], latency=best.kind, unit="seconds")
+                a, b = _model_granularities(mb, xb[C0])
             except (ModelError, ValueError, OverflowError, np.linalg.LinAlgError):
                 continue                        # a resample the model cannot fit: skip it
             if a is not None:
@@ -438,6 +611,6 @@ def _crossings(model, g, s_meas, t0, t1, x, fixed, dep, echo, bootstrap, seed):
         se = float(np.std(vals, ddof=1)) if vals.size > 2 else None
         ci = (float(np.percentile(vals, 2.5)), float(np.percentile(vals, 97.5))) \
             if vals.size > 10 else None
-        return Crossing(measured_crossing(g, s_meas, target), value, se, ci)
+        return GranularityEstimate(measured_crossing(g, s_meas, target), value, se, ci)
 
     return summarise("g1", g1_model, 1.0), summarise("g_half", gh_model, model.A / 2)

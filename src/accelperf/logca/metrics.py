@@ -164,9 +164,15 @@ def solve_crossings(K, beta, o, L, dependent, method: str = "chandrupatla") -> C
         # Keep brackets inside representable granularities; a root outside is reported.
         a, b = np.clip(brk_lo, -X_LIMIT, X_LIMIT), np.clip(brk_hi, -X_LIMIT, X_LIMIT)
         sub = tuple(arr[todo] for arr in args)
-        fa, fb = _phi(a[todo], *sub), _phi(b[todo], *sub)
+        with np.errstate(over="ignore"):
+            fa, fb = _phi(a[todo], *sub), _phi(b[todo], *sub)
         bad = np.zeros(n, bool)
         bad[todo] = (fa * fb > 0) | (a[todo] >= b[todo])
+        # A falling crossing beyond the representable range leaves the rising one standing.
+        only_second = bad & (status == TWO) & (out is second)
+        status[only_second] = RISING
+        todo &= ~only_second
+        bad &= ~only_second
         status[bad] = BEYOND
         todo &= ~bad
         idx = np.flatnonzero(todo)
@@ -316,7 +322,11 @@ def _closed_form(model: LogCA, metric: str) -> tuple[float | None, str | None, s
             eq += " (g_A coincides with g_A/2)"
         if o + L == 0:
             return None, eq, None
-        return (scale * (o + L) / C) ** (1 / b), eq, None
+        # in logs: (x)^(1/β) overflows a double for small β long before the root does
+        ln_value = math.log(scale * (o + L) / C) / b
+        if ln_value > math.log(np.finfo(float).max):
+            return None, eq, f"{eq} gives a granularity beyond 1e308 bytes"
+        return math.exp(ln_value), eq, None
     if metric == "g1":
         num, den, eq = C * (b - 1) * (A - 1) + A * o, C * b * (A - 1) - A * L, "ISCA'17 eq. 11"
     else:
@@ -471,19 +481,97 @@ def bound_type(model: LogCA) -> Bound:
                  f"intensity C/L = {model.C / model.L:.4g} and {kind_text}")
 
 
-def summary(model: LogCA, method: str = "chandrupatla") -> dict:
-    """Every metric of one model as a JSON-ready dict (the `logca show --json` object)."""
-    peak = peak_speedup(model)
-    bound = bound_type(model)
-    return {
-        "parameters": model.parameters(),
-        "g1": break_even_granularity(model, method).to_dict(),
-        "g_half": half_acceleration_granularity(model, method).to_dict(),
-        "g_A": peak_acceleration_granularity(model, method).to_dict(),
-        "bound": bound.kind,
-        "bound_detail": bound.to_dict(),
-        "peak": None if peak is None else peak.to_dict(),
-        "limits": {"small_g": model.small_g_limit(), "large_g": model.large_g_limit(),
-                   "computational_intensity": model.computational_intensity},
-        "units": {"granularity": "bytes", "time": model.unit},
-    }
+# Bytes beyond any addressable memory (256 TiB: the 48-bit virtual address space of x86-64
+# and ARMv8): an asymptote approached only past it is, for every practical purpose, never
+# reached by one offload.
+PRACTICAL_SIZE = 2.0**48
+
+
+@dataclass(frozen=True)
+class BoundReach:
+    """Whether the large-g limit of §3.1 is approached at a practical size: where the speedup
+    reaches ``fraction`` of it, and the speedup at :data:`PRACTICAL_SIZE`."""
+
+    limit: float
+    fraction: float
+    granularity: float | None       # None: the curve never reaches fraction·limit
+    speedup_at_practical: float
+    practical: bool                 # reached at or below PRACTICAL_SIZE
+
+    def describe(self) -> str:
+        if self.limit == 0:
+            return (f"the speedup falls towards 0 at large granularities; it is "
+                    f"{self.speedup_at_practical:.3g} at 2^48 bytes (256 TiB)")
+        target = self.fraction * self.limit
+        if self.practical:
+            return (f"the speedup reaches {self.fraction:.0%} of its limit ({target:.4g}) at "
+                    f"{format_size(self.granularity)}")
+        where = ("at no representable size" if self.granularity is None
+                 else f"only at {self.granularity:.3g} bytes")
+        return (f"the limit {self.limit:.4g} is beyond any practical size: the speedup is "
+                f"{self.speedup_at_practical:.3g} at 2^48 bytes (256 TiB, the largest address "
+                f"space) and reaches {self.fraction:.0%} of the limit {where}")
+
+    def to_dict(self) -> dict:
+        return {"limit": self.limit, "fraction": self.fraction,
+                "granularity": self.granularity, "practical": self.practical,
+                "practical_size": PRACTICAL_SIZE,
+                "speedup_at_practical_size": self.speedup_at_practical, "text": self.describe()}
+
+
+def bound_reach(model: LogCA, fraction: float = 0.9) -> BoundReach:
+    """Where the speedup gets within ``fraction`` of its large-g limit (eqs. 3, 9), exactly."""
+    if not (0 < fraction < 1):
+        raise invalid("fraction", fraction, "must lie strictly between 0 and 1")
+    limit = model.large_g_limit()
+    at_practical = float(model.speedup(PRACTICAL_SIZE))
+    if limit == 0:
+        return BoundReach(0.0, fraction, None, at_practical, False)
+    r = granularity_for_speedup(model, fraction * limit)
+    g = r.root if r.exists else None
+    return BoundReach(limit, fraction, g, at_practical, g is not None and g <= PRACTICAL_SIZE)
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """Every metric of one model (the `logca show` result): g1, g_{A/2}, g_A, the bound,
+    the peak and the limits of eqs. 3/4/9/10."""
+
+    model: LogCA
+    g1: GranularityResult
+    g_half: GranularityResult
+    g_A: GranularityResult
+    bound: Bound
+    peak: Peak | None
+
+    @property
+    def metrics(self) -> dict[str, GranularityResult]:
+        """The three granularity metrics by their JSON key, in table order."""
+        return {"g1": self.g1, "g_half": self.g_half, "g_A": self.g_A}
+
+    def to_dict(self) -> dict:
+        m = self.model
+        return {
+            "parameters": m.parameters(),
+            **{key: r.to_dict() for key, r in self.metrics.items()},
+            "bound": self.bound.kind,
+            "bound_detail": self.bound.to_dict(),
+            "peak": None if self.peak is None else self.peak.to_dict(),
+            "limits": {"small_g": m.small_g_limit(), "large_g": m.large_g_limit(),
+                       "computational_intensity": m.computational_intensity},
+            "units": {"granularity": "bytes", "time": m.unit},
+        }
+
+    def __repr__(self) -> str:
+        g1 = "none" if self.g1.root is None else format_size(self.g1.root)
+        gh = "none" if self.g_half.root is None else format_size(self.g_half.root)
+        return (f"ModelSummary({self.model.label}: g1 {g1}, g_A/2 {gh}, "
+                f"{self.bound.kind}-bound → {self.bound.limit:.4g})")
+
+
+def summary(model: LogCA, method: str = "chandrupatla") -> ModelSummary:
+    """Every metric of one model (``.to_dict()`` is the `logca show --json` object)."""
+    return ModelSummary(model=model, g1=break_even_granularity(model, method),
+                        g_half=half_acceleration_granularity(model, method),
+                        g_A=peak_acceleration_granularity(model, method),
+                        bound=bound_type(model), peak=peak_speedup(model))

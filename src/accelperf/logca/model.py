@@ -30,7 +30,25 @@ if TYPE_CHECKING:  # pragma: no cover
 Latency = Literal["independent", "dependent"]
 Unit = Literal["cycles", "seconds"]
 LATENCY_KINDS = ("independent", "dependent")
+
+# The granularities ISCA'17 sweeps (Figs. 3-11): 16 B to "32MB", which steps in powers of two
+# and so is 32 MiB = 2^25 bytes. Every command, figure and analysis defaults to it.
+DEFAULT_RANGE = (16.0, float(2**25))
 UNITS = ("cycles", "seconds")
+
+# Magnitudes a model may have. Beyond them C·g^β, K = C(A−1)/A and ln-space brackets leave
+# double precision (1e308) somewhere in the metrics, and no device is that far from 1 in
+# any unit: 1e100 seconds is 1e83 universe ages. β spans every kernel of ISCA'17 Table 4
+# (0.5 .. 1.7) with room to spare.
+MAGNITUDE = 1e100
+BETA_RANGE = (1e-3, 100.0)
+
+
+def _within(name: str, value: float, lo: float, hi: float, allowed: str,
+            zero: bool = False) -> float:
+    if not (zero and value == 0) and not (lo <= value <= hi):
+        raise invalid(name, value, allowed)
+    return value
 
 
 def speedup_array(g, L, o, C, A, beta, dependent):
@@ -101,6 +119,14 @@ class LogCA:
         set_(self, "C", real_number("C", self.C, positive=True))
         set_(self, "A", real_number("A", self.A, positive=True))
         set_(self, "beta", real_number("beta", self.beta, positive=True))
+        for name in ("L", "o"):
+            _within(name, getattr(self, name), 1 / MAGNITUDE, MAGNITUDE,
+                    f"must be 0 or between {1 / MAGNITUDE:g} and {MAGNITUDE:g}", zero=True)
+        for name in ("C", "A"):
+            _within(name, getattr(self, name), 1 / MAGNITUDE, MAGNITUDE,
+                    f"must be between {1 / MAGNITUDE:g} and {MAGNITUDE:g}")
+        _within("beta", self.beta, *BETA_RANGE,
+                f"must be between {BETA_RANGE[0]:g} and {BETA_RANGE[1]:g}")
         if self.latency not in LATENCY_KINDS:
             raise invalid("latency", self.latency, "must be 'independent' or 'dependent'")
         if self.unit not in UNITS:
@@ -149,8 +175,10 @@ class LogCA:
         return self.L * g if self.dependent else np.full_like(g, self.L)
 
     def T0(self, g):
-        """Host (unaccelerated) time ``C·g^β`` (ISCA'17 §2)."""
-        return self.C * np.power(self._granularity(g), self.beta)
+        """Host (unaccelerated) time ``C·g^β`` (ISCA'17 §2); +inf where it exceeds a double
+        (large β at large g), which every ratio built on it handles."""
+        with np.errstate(over="ignore"):
+            return self.C * np.power(self._granularity(g), self.beta)
 
     def T1(self, g):
         """Accelerated time ``o + L1(g) + C·g^β/A`` (ISCA'17 eq. 1)."""
@@ -184,7 +212,7 @@ class LogCA:
         """Speedup with an infinitely fast accelerator, ``C·g^β / (o + L1(g))``: the line the
         curve follows at small g, where overheads dominate (eq. 4's upper bound C/(o+L))."""
         g = self._granularity(g)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             return self.T0(g) / (self.o + self.latency_time(g))
 
     def intensity_bound(self, g):
@@ -192,7 +220,7 @@ class LogCA:
         g = self._granularity(g)
         if not self.dependent or self.L == 0:
             return np.full_like(g, np.inf)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             return self.C / self.L * np.power(g, self.beta - 1)
 
     @property

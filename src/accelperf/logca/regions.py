@@ -22,10 +22,9 @@ from scipy.optimize import elementwise
 
 from ..errors import invalid
 from ..units import format_size, powers_of_two
-from .model import LogCA, speedup_array
+from .model import DEFAULT_RANGE, LogCA, speedup_array
 
 PARAMETERS = ("L", "o", "C", "A")
-PAPER_RANGE = (16.0, float(2**25))
 
 
 def improved(L, o, C, A, parameter_index, factor):
@@ -69,7 +68,7 @@ class RegionBatch:
 
 
 def regions_batch(L, o, C, A, beta, dependent, factor: float = 10.0, threshold: float = 0.2,
-                  lo: float = PAPER_RANGE[0], hi: float = PAPER_RANGE[1],
+                  lo: float = DEFAULT_RANGE[0], hi: float = DEFAULT_RANGE[1],
                   resolution: int = 16) -> RegionBatch:
     """Exact region boundaries for arrays of designs at once (see the module docstring)."""
     _check_arguments(factor, threshold, lo, hi)
@@ -125,6 +124,13 @@ class ParameterRegion:
     @property
     def end(self) -> float | None:
         return self.intervals[-1][1] if self.intervals else None
+
+    def cutoff_text(self, size=format_size) -> str:
+        """The cut-off as a table shows it: "absent", "whole range" (a region without an
+        interior boundary) or the size, written by ``size``."""
+        if not self.present:
+            return "absent"
+        return "whole range" if self.cutoff is None else size(self.cutoff)
 
     def to_dict(self) -> dict:
         return {"present": self.present, "from": self.start, "to": self.end,
@@ -235,7 +241,7 @@ def _assemble(model, factor, threshold, lo, hi, crossings, inside_at_lo, samples
 
 
 def optimization_regions(model: LogCA, factor: float = 10.0, threshold: float = 0.2,
-                         lo: float = PAPER_RANGE[0], hi: float = PAPER_RANGE[1],
+                         lo: float = DEFAULT_RANGE[0], hi: float = DEFAULT_RANGE[1],
                          samples=None, resolution: int = 16) -> RegionAnalysis:
     """Optimization regions of one design.
 

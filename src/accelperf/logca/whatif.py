@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import ModelError, invalid
 from ..units import powers_of_two
 from .metrics import GranularityResult
-from .model import LogCA
+from .model import DEFAULT_RANGE, LogCA
 
 NUMERIC = ("L", "o", "C", "A", "beta")
 _CHANGE = re.compile(r"^\s*([A-Za-z_]+)\s*=\s*([*/x]?)\s*(\S+)\s*$")
@@ -91,7 +91,7 @@ def what_if(model: LogCA, changes, samples=None) -> WhatIf:
     WhatIf({'o': 435.0, 'L': 500.0}: g1 326 B → 11.06 B, g_A/2 3502 B → 118.9 B)
     """
     after, updates = apply_changes(model, changes)
-    g = powers_of_two(16, 2**25) if samples is None else np.asarray(samples, float)
+    g = powers_of_two(*DEFAULT_RANGE) if samples is None else np.asarray(samples, float)
     return WhatIf(before=model, after=after, changes=updates,
                   g1=(model.g1(), after.g1()), g_half=(model.g_half(), after.g_half()),
                   samples=g, speedup_before=model.speedup(g), speedup_after=after.speedup(g))

@@ -10,20 +10,25 @@ from ..logca.fit import FitResult
 from .axes import granularity_axis
 
 
-def fit_figure(result: FitResult, title: str | None = None, extra=()) -> Figure:
+def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None) -> Figure:
     """Points: measured speedup; line: the fitted model; markers: g1 and g_A/2.
-    ``extra`` are further LogCA models drawn for comparison (e.g. a paper preset)."""
+    ``extra`` are further LogCA models drawn for comparison (e.g. a paper preset); ``band``
+    (an UncertaintyResult over the measured granularities) is shaded, 5th to 95th
+    percentile."""
     g = result.granularity
     lo, hi = float(g.min()) / 2, float(g.max()) * 2
     grid = np.geomspace(lo, hi, 300)
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot()
     ax.plot(g, result.speedup_measured, "o", color="C0", label="measured", zorder=5)
-    ax.plot(grid, result.model.speedup(grid), color="C0", lw=2,
+    if band is not None:
+        ax.fill_between(band.granularity, band.band["p5"], band.band["p95"], color="C0",
+                        alpha=0.2, lw=0, label=f"90% band, {band.samples} draws of the fit")
+    ax.plot(grid, result.speedup(grid), color="C0", lw=2,
             label=f"LogCA fit (mean error {result.mean_error:.1%}, max {result.max_error:.1%})")
     for crossing, marker, text in ((result.g1, "D", "g₁"), (result.g_half, "s", "g_A/2")):
         if crossing.model is not None and lo <= crossing.model <= hi:
-            y = float(result.model.speedup(crossing.model))
+            y = float(result.speedup(crossing.model))
             ax.plot([crossing.model], [y], marker, color="black", ms=7, zorder=6)
             ax.annotate(text, (crossing.model, y), textcoords="offset points", xytext=(5, -12))
     for i, other in enumerate(extra, start=1):

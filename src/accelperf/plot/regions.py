@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ..logca import LogCA
+from ..logca import DEFAULT_RANGE, LogCA
 from ..logca.regions import PARAMETERS, RegionAnalysis, improved
 from .axes import granularity_axis
 
@@ -75,8 +75,8 @@ def regions_figure(analysis: RegionAnalysis, title: str | None = None) -> Figure
     return fig
 
 
-def sensitivity_figure(model: LogCA, factor: float = 10.0, lo: float = 16.0,
-                       hi: float = float(2**25), points: int = 300) -> Figure:
+def sensitivity_figure(model: LogCA, factor: float = 10.0, lo: float = DEFAULT_RANGE[0],
+                       hi: float = DEFAULT_RANGE[1], points: int = 300) -> Figure:
     """Fig. 5: the base curve and the curve with each parameter improved, four panels."""
     g = np.geomspace(lo, hi, points)
     base = model.speedup(g)

@@ -1,0 +1,35 @@
+"""Design feasibility: the boundary of the (x, y) parameter pairs that meet a target."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..logca.design import FeasibilityCurve
+
+
+def feasibility_figure(curve: FeasibilityCurve, title: str | None = None) -> Figure:
+    """The boundary curve on log axes, the feasible side shaded and the current design
+    marked."""
+    fig = Figure(figsize=(6.8, 4.8))
+    ax = fig.add_subplot()
+    ok = np.isfinite(curve.y)
+    x, y = curve.x[ok], curve.y[ok]
+    ax.plot(x, y, color="C0", lw=2, label=f"{curve.target.text} met exactly")
+    if x.size:
+        top, bottom = max(float(y.max()) * 10, 1e-300), max(float(y.min()) / 10, 1e-300)
+        edge = bottom if curve.y_direction == "at most" else top
+        ax.fill_between(x, y, edge, color="C0", alpha=0.2, lw=0, label="meets the target")
+    m = curve.model
+    ax.plot([getattr(m, curve.x_parameter)], [getattr(m, curve.y_parameter)], "o",
+            color="C3", mec="black", ms=8, zorder=5, label=f"{m.label} now")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(curve.x_parameter)
+    ax.set_ylabel(curve.y_parameter)
+    ax.set_title(title or f"Which ({curve.x_parameter}, {curve.y_parameter}) meet "
+                          f"{curve.target.text}")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,174 @@
+"""`logca design`: targets solved backwards; every answer plugged back gives the target."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accelperf import LogCA, ModelError
+from accelperf.logca import preset
+from accelperf.logca.design import (check_pair, evaluate, feasibility_curve, parse_target,
+                                    solve_design)
+
+log_uniform = lambda lo, hi: st.floats(math.log10(lo), math.log10(hi)).map(lambda e: 10.0**e)
+
+
+def metric_of(model, target):
+    return float(evaluate(target, model.L, model.o, model.C, model.A, model.beta,
+                          model.dependent))
+
+
+def within_1e9_or_one_ulp(model, parameter, value, target):
+    """The metric at the answer equals the target to 1e-9, or, where the metric is too steep
+    for that (A a few 1e-8 above 1 makes g1 = f(A − 1) lose digits), the target lies between
+    the metric at the answer and at its neighbouring double: no double does better."""
+    at = lambda v: metric_of(model.with_parameters(**{parameter: v}), target)
+    if at(value) == pytest.approx(target.value, rel=1e-9):
+        return True
+    for side in (math.inf, -math.inf):
+        ends = sorted((at(value), at(math.nextafter(value, side))))
+        if ends[0] <= target.value <= ends[1]:
+            return True
+    return False
+
+
+def check_plugged_back(model, result):
+    target = result.target
+    for p, sol in result.solutions.items():
+        if sol.value is None:
+            assert sol.reason
+            continue
+        changed = model.with_parameters(**{p: sol.value})
+        if sol.value == 0:
+            assert target.met(metric_of(changed, target)) and "only with" in sol.reason
+            continue
+        if sol.reason is None:
+            assert within_1e9_or_one_ulp(model, p, sol.value, target), p
+            continue
+        # an edge where the metric stops existing: met on one side, absent on the other
+        inside, outside = (0.999, 1.001) if sol.direction == "at most" else (1.001, 0.999)
+        met = model.with_parameters(**{p: sol.value * inside})
+        gone = model.with_parameters(**{p: sol.value * outside})
+        assert target.met(metric_of(met, target)) and math.isnan(metric_of(gone, target))
+        assert "Implication 4" in sol.reason
+
+
+@settings(max_examples=80, deadline=None)
+@given(L=log_uniform(1e-2, 1e4), o=log_uniform(1, 1e8), C=log_uniform(0.1, 1e4),
+       A=log_uniform(1.1, 300), beta=st.floats(0.4, 2.0), dependent=st.booleans(),
+       target=st.sampled_from(["g1<=1KiB", "g1<=64B", "g_half<=8KiB", "g_A<=1MiB",
+                               "speedup(64KiB)>=5", "speedup(4KiB)>=1.5", "g1>=4KiB"]))
+def test_answers_plug_back_to_the_target(L, o, C, A, beta, dependent, target):
+    m = LogCA(L=L, o=o, C=C, A=A, beta=beta, latency="dependent" if dependent else "independent")
+    check_plugged_back(m, solve_design(m, target))
+
+
+@pytest.mark.parametrize("target", ["g1<=1KiB", "g1<=64B", "speedup(64KiB)>=5",
+                                    "g_half<=8KiB", "speedup(1MiB)>=2"])
+@pytest.mark.parametrize("device, kernel", [("ultrasparc-t2", "aes"), ("apu", "radix-sort"),
+                                            ("apu", "gemm"), ("sparc-t4-instr", "sha")])
+def test_presets_plug_back(device, kernel, target):
+    m = preset(device, kernel)
+    check_plugged_back(m, solve_design(m, target))
+
+
+def test_t2_g1_budget_by_hand():
+    # Eq. 5 with β = 1.01: g1 = (A/(A−1)·(o+L)/C)^(1/β) = 64  ⇒  o = (64^1.01·C·(A−1)/A) − L
+    m = preset("ultrasparc-t2", "aes")
+    r = solve_design(m, "g1<=64B")
+    o = 64**1.01 * 90 * 18 / 19 - 1500
+    assert r.solutions["o"].value == pytest.approx(o, rel=1e-12)
+    assert r.solutions["o"].direction == "at most"
+    assert r.solutions["C"].value == pytest.approx(19 / 18 * 30500 / 64**1.01, rel=1e-12)
+    # L alone cannot: with L = 0, g1 = (19/18·29000/90)^(1/1.01) ≈ 321 B > 64 B
+    assert r.solutions["L"].value is None and "the overhead alone exceeds" in \
+        r.solutions["L"].reason and "321 B" in r.solutions["L"].reason
+    assert r.solutions["A"].value is None and "unbounded acceleration" in \
+        r.solutions["A"].reason
+
+
+def test_speedup_above_A_is_impossible_for_every_parameter_but_A():
+    r = solve_design(preset("ultrasparc-t2", "aes"), "speedup(4KiB)>=25")
+    for p in "LoC":
+        assert r.solutions[p].value is None and "never exceeds A = 19" in r.solutions[p].reason
+        assert not r.solutions[p].possible
+    assert r.solutions["A"].value is None      # even unbounded A: the overhead bound is 13
+
+
+def test_edge_where_g1_stops_existing():
+    # β = 0.5 with growing latency: raising L merges g1 with the falling crossing at the peak
+    m = LogCA(L=1, o=1, C=1, A=10, beta=0.5, latency="dependent")
+    r = solve_design(m, "g1<=1KiB")
+    L = r.solutions["L"]
+    assert L.direction == "at most" and L.reason is not None
+    check_plugged_back(m, r)
+
+
+def test_target_met_for_every_value():
+    r = solve_design(LogCA(L=0, o=0, C=5, A=3), "speedup(4KiB)>=2")
+    # no offload cost: the speedup is A = 3 at every size, whatever C
+    assert r.met_now and r.solutions["C"].value is None and "every value" in \
+        r.solutions["C"].reason and r.solutions["C"].possible
+    assert r.solutions["o"].value == pytest.approx(3413.33333, rel=1e-9)  # 2 = 5g/(o + 5g/3)
+    assert r.solutions["A"].value == pytest.approx(2.0)
+
+
+def test_feasibility_curve_points_plug_back():
+    m = preset("ultrasparc-t2", "aes")
+    curve = feasibility_curve(m, "g1<=64B", "o", "L", points=25)
+    target = parse_target("g1<=64B")
+    solved = np.isfinite(curve.y)
+    assert solved.sum() >= 5 and curve.y_direction == "at most"
+    for x, y in zip(curve.x[solved], curve.y[solved]):
+        assert metric_of(m.with_parameters(o=float(x), L=float(y)), target) == \
+            pytest.approx(64, rel=1e-9)
+    # L must fall as o grows towards the single-parameter answer, then nothing is left
+    assert np.all(np.diff(curve.y[solved]) < 0)
+    assert np.all(curve.x[~solved] > solve_design(m, "g1<=64B").solutions["o"].value)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("g2<=1KiB", "expected METRIC OP VALUE"), ("g1=1KiB", "expected METRIC OP VALUE"),
+    ("g1<=lots", "--target size"), ("speedup(4KiB)>=-1", "finite number > 0"),
+    ("speedup(4XB)>=2", "speedup(SIZE)"), ("speedup(4KiB)>=nan", "finite number > 0"),
+    ("speedup(4KiB)>=x", "is not a speedup"),
+])
+def test_bad_targets(text, words):
+    with pytest.raises(ModelError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        parse_target(text)
+
+
+def test_bad_pairs():
+    assert check_pair("o,L") == ("o", "L")
+    for bad in ("o", "o,o", "o,Q", "o,L,C"):
+        with pytest.raises(ModelError, match="--pair"):
+            check_pair(bad)
+
+
+def test_design_json_contract_and_figure(cli, tmp_path):
+    fig = tmp_path / "feasible.png"
+    code, out, err = cli("logca", "design", "--preset", "ultrasparc-t2", "--kernel", "aes",
+                         "--target", "g1<=64B", "--pair", "o,L", "--points", "12", "--json",
+                         "--out", str(fig))
+    d = json.loads(out)
+    assert code == 0 and fig.read_bytes()[:4] == b"\x89PNG" and "wrote" in err
+    assert {"target", "solutions", "reasons"} <= set(d)
+    assert set(d["solutions"]) == {"L", "o", "C", "A"} and d["solutions"]["L"] is None
+    assert d["reasons"]["o"] is None and "overhead alone" in d["reasons"]["L"]
+    assert len(d["feasibility"]["x"]) == 12
+
+
+def test_design_human_output(cli):
+    code, out, _ = cli("logca", "design", "--preset", "ultrasparc-t2", "--kernel", "aes",
+                       "--target", "g1<=64B")
+    assert code == 0 and "impossible" in out and "at most 4188.57" in out
+
+
+def test_g1_target_on_a_slower_accelerator_has_no_answer_in_L_or_o():
+    r = solve_design(LogCA(L=1, o=1, C=1, A=0.5), "g1<=1KiB")
+    assert r.current is None and not r.met_now
+    assert r.solutions["o"].value is None and r.solutions["A"].value is not None
+    assert r.solutions["A"].value > 1
