@@ -1,6 +1,7 @@
 """LPN simulator speed: commits per second on the JPEG-style pipeline for a large image,
 the fast engine against the reference semantics (the same rules written plainly) on a
-smaller one, and per-commit cost as a chain of identical stages grows from 10 to 1,000
+smaller one, commits per second on VTA (the shipped stream x750) and Protoacc (200
+generated messages), and per-commit cost as a chain of identical stages grows from 10 to 1,000
 transitions.
 
 Run: .venv/bin/python benchmarks/lpn_sim.py
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 from _timing import best_of
 
+from lpn_protoacc import generated_messages
+
 from accelperf.lpn import Net, semantics, simulate
+from accelperf.lpn.inputs.vta import DEFAULT_STREAM, read_instructions
 from accelperf.lpn.library import build
 
 LARGE_IMAGE = {"width": 2048, "height": 1024, "mean_nnz": 12, "seed": 3}   # 98,304 blocks
@@ -45,6 +49,15 @@ def main():
     reference = best_of(1, lambda: semantics.run(model, marking.tokens))
     print(f"block-pipeline, 1,536 blocks, {small.total_commits} commits: fast engine {fast:.3f} s, "
           f"reference semantics {reference:.3f} s ({reference / fast:.0f}x)")
+    for name, given in (("vta", read_instructions(DEFAULT_STREAM) * 750),     # 14,250 insns
+                        ("protoacc", generated_messages(200))):
+        m = build(name)
+        marking = m.marking(given)
+        r = simulate(m, marking)
+        t = best_of(3, lambda: simulate(m, marking))
+        print(f"{name}: {r.total_commits} commits in {t:.3f} s, "
+              f"{r.total_commits / t:.0f} commits/s ({r.total_commits / t / rate:.2f} of the "
+              f"block pipeline's rate)")
     for stages in (10, 100, 1000):
         m = chain(stages)
         jobs = max(200_000 // stages, 50)

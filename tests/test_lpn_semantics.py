@@ -274,3 +274,17 @@ def test_pictures_draw_read_and_inhibitor_arcs_and_computed_intervals():
     svg = net_svg(net.build())
     assert svg.count('stroke-dasharray="5,3"') == 1 and svg.count("url(#inhibit)") == 1
     assert "≥ 2" in svg and "&lt; 1" in svg and "II src.n" in svg
+
+
+def test_a_large_net_is_drawn_grouped_by_unit():
+    from accelperf.lpn.library import build
+    from accelperf.lpn.viz import group_of, groups, net_svg
+    assert group_of("f3_string_header") == "f3" and group_of("link.fly") == "link"
+    assert group_of("stage0") is None and group_of("advance") is None
+    model = build("protoacc")
+    assert sorted(groups(model)) == [f"f{i}" for i in range(1, 7)]
+    svg = net_svg(model, simulate(model))
+    boxes = svg.count("<rect")
+    assert "6 units drawn as one box each" in svg and boxes == len(model.transitions) - 6 * 14 + 6
+    assert "14 transitions" in svg and "f3_string_header" in svg      # members in the tooltip
+    assert net_svg(model, grouped=False).count("<rect") == len(model.transitions)

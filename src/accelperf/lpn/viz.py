@@ -2,14 +2,17 @@
 
 Places are circles, transitions boxes; a bounded place shows its capacity instead of its
 capacity place, arcs show weights other than 1, read arcs are dashed, inhibitor arcs end in
-a small circle, and transitions show their delay, concurrency and initiation interval. After a run, transitions are coloured by
-utilisation (white = idle, red = saturated) so the bottleneck stands out. The layout is
-layered from the start places; no Graphviz is needed.
+a small circle, and transitions show their delay, concurrency and initiation interval.
+After a run, transitions are coloured by utilisation (white = idle, red = saturated) so the
+bottleneck stands out. The layout is layered from the start places; no Graphviz is needed.
+A large net (Protoacc's hundred transitions) is drawn grouped: each unit its names reveal
+(``f3_...``, ``link....``) becomes one box, coloured by its busiest transition.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections import deque
 
 from .expr import to_text
@@ -34,6 +37,13 @@ def _layers(model: Model) -> dict:
     nodes = [("p", i) for i in range(len(model.places)) if i not in hidden] + \
         [("t", t.id) for t in model.transitions]
     sources = [n for n in nodes if n[0] == "p" and (n[1] not in produced or n[1] == model.start)]
+    return _layer_graph(nodes, succ, sources)
+
+
+def _layer_graph(nodes: list, succ: dict, sources: list) -> dict:
+    """Layer of every node of a directed graph: cycles broken at the edges a depth-first
+    search from ``sources`` closes, then each node one layer after its furthest
+    predecessor (longest path)."""
     # Drop the edges that close a cycle (found by depth-first search from the inputs), then
     # place every node one layer after its furthest predecessor (longest path).
     back, state = set(), {}
@@ -80,8 +90,37 @@ def _colour(u: float | None) -> str:
     return f"#ff{g:02x}{g:02x}"
 
 
-def net_svg(model: Model, result: SimResult | None = None) -> str:
-    """The net as an SVG document string."""
+GROUP_ABOVE = 40
+"""Nets with more transitions than this are drawn grouped (see :func:`groups`)."""
+
+
+def group_of(name: str) -> str | None:
+    """The unit a transition or place belongs to, read from its name: the part before the
+    first dot (``link.fly``: ``link``), or a numbered prefix (``f3_string_header``: ``f3``)."""
+    if "." in name:
+        return name.split(".", 1)[0]
+    match = re.match(r"([A-Za-z]+\d+)_", name)
+    return match.group(1) if match else None
+
+
+def groups(model: Model) -> dict:
+    """{group: [transition ids]} for the groups of at least two transitions."""
+    found: dict = {}
+    for t in model.transitions:
+        key = group_of(t.name)
+        if key is not None:
+            found.setdefault(key, []).append(t.id)
+    return {k: v for k, v in found.items() if len(v) > 1}
+
+
+def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None = None) -> str:
+    """The net as an SVG document string. ``grouped`` (default: when the net has more than
+    :data:`GROUP_ABOVE` transitions and names that group them) draws each unit, such as one
+    of Protoacc's field pipelines, as one box with its busiest transition's utilisation."""
+    if grouped is None:
+        grouped = len(model.transitions) > GROUP_ABOVE and bool(groups(model))
+    if grouped:
+        return _grouped_svg(model, result)
     layer = _layers(model)
     columns: dict = {}
     for node, d in sorted(layer.items(), key=lambda kv: (kv[1], kv[0][0] != "p", kv[0][1])):
@@ -183,6 +222,87 @@ def net_svg(model: Model, result: SimResult | None = None) -> str:
                       f'{html.escape(", ".join(extra))}'
                       + (f" · {u:.0%}" if u is not None else "") + '</text>'
                       if extra or u is not None else "") + '</g>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _grouped_svg(model: Model, result: SimResult | None) -> str:
+    """The net with each group of transitions (and the places only it uses) as one box."""
+    members = groups(model)
+    box_of = {tid: ("g", key) for key, tids in members.items() for tid in tids}
+    node_of_t = lambda t: box_of.get(t.id, ("t", t.id))
+    hidden = {i for i, p in enumerate(model.places) if p.capacity_of is not None}
+    touching: dict = {}
+    for t in model.transitions:
+        for p in t.inputs + tuple(a.place for a in t.outputs + t.routes):
+            touching.setdefault(p, set()).add(node_of_t(t))
+    inner = {p for p, who in touching.items() if len(who) == 1 and next(iter(who))[0] == "g"
+             and p not in (model.start, model.done)}
+    succ: dict = {}
+    for t in model.transitions:
+        for p in t.inputs:
+            if p not in hidden | inner:
+                succ.setdefault(("p", p), set()).add(node_of_t(t))
+        for a in t.outputs + t.routes:
+            if a.place not in hidden | inner:
+                succ.setdefault(node_of_t(t), set()).add(("p", a.place))
+    succ = {k: sorted(v, key=str) for k, v in succ.items()}
+    nodes = [("p", i) for i in range(len(model.places)) if i not in hidden | inner] + \
+        sorted({node_of_t(t) for t in model.transitions}, key=str)
+    produced = {b for bs in succ.values() for b in bs}
+    sources = [n for n in nodes if n[0] == "p" and (n not in produced or n[1] == model.start)]
+    layer = _layer_graph(nodes, succ, sources)
+    columns: dict = {}
+    for node, d in sorted(layer.items(), key=lambda kv: (kv[1], str(kv[0]))):
+        columns.setdefault(d, []).append(node)
+    pos = {node: (80 + d * DX, 70 + k * DY) for d, ns in columns.items()
+           for k, node in enumerate(ns)}
+    width = 80 + (max(columns) + 1) * DX
+    height = 70 + max(len(v) for v in columns.values()) * DY + 40
+    util = result.utilisation if result else {}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+           'fill="#555"/></marker></defs>',
+           f'<text x="10" y="20" font-size="14" font-weight="bold">{html.escape(model.name)}'
+           f' (grouped: {len(members)} units drawn as one box each)</text>']
+    if result:
+        out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
+                   f'{html.escape(result.bottleneck)} (red = busy)</text>')
+    for a, bs in succ.items():
+        for b in bs:
+            (x1, y1), (x2, y2) = pos[a], pos[b]
+            x1 += R if a[0] == "p" else W / 2
+            x2 -= R if b[0] == "p" else W / 2
+            mid = max(y1, y2) + DY / 2
+            path = (f"M{x1},{y1} C{x1 + 60},{mid} {x2 - 60},{mid} {x2},{y2}" if x2 <= x1
+                    else f"M{x1},{y1} L{x2},{y2}")
+            out.append(f'<path d="{path}" fill="none" stroke="#555" '
+                       f'marker-end="url(#arrow)"/>')
+    for node, (x, y) in pos.items():
+        if node[0] == "p":
+            p = model.places[node[1]]
+            fill = "#dff0d8" if node[1] == model.done else \
+                "#fff7d6" if node[1] == model.start else "white"
+            out.append(f'<g><title>{html.escape(p.name)}</title><circle cx="{x}" cy="{y}" '
+                       f'r="{R}" fill="{fill}" stroke="#333"/><text x="{x}" y="{y + R + 13}" '
+                       f'text-anchor="middle">{html.escape(p.name)}</text></g>')
+            continue
+        if node[0] == "g":
+            names = [model.transitions[t].name for t in members[node[1]]]
+            label, detail = node[1], f"{len(names)} transitions"
+        else:
+            names = [model.transitions[node[1]].name]
+            label, detail = names[0], ""
+        u = max((util[n] for n in names), default=None) if util else None
+        tip = ", ".join(names) + (f"; busiest {u:.0%}" if u is not None else "")
+        out.append(f'<g><title>{html.escape(tip)}</title><rect x="{x - W / 2}" '
+                   f'y="{y - H / 2}" width="{W}" height="{H}" rx="4" fill="{_colour(u)}" '
+                   f'stroke="#333"/><text x="{x}" y="{y - 4}" text-anchor="middle" '
+                   f'font-weight="bold">{html.escape(label)}</text><text x="{x}" y="{y + 12}" '
+                   f'text-anchor="middle" fill="#555">{html.escape(detail)}'
+                   + (f" · {u:.0%}" if u is not None else "") + "</text></g>")
     out.append("</svg>")
     return "\n".join(out)
 
