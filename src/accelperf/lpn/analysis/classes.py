@@ -85,7 +85,7 @@ def tokens_for(space: InputSpace, model: Model, values: dict, rng=None) -> dict:
         columns = {}
         for p in props:
             lo, hi = ps.properties[p]
-            total = round(sympy.Rational(values[mean_symbol(ps.place, p)]) * n)
+            total = int(round(sympy.Rational(values[mean_symbol(ps.place, p)]) * n))
             column = [total // n + (1 if i < total % n else 0) for i in range(n)] if n else []
             if rng is not None and n > 1:      # move units between tokens, same total
                 for _ in range(n):

@@ -59,7 +59,7 @@ def _unpack(expr, indent="    ") -> str:
     names = sorted(str(s) for s in sympy.sympify(expr).free_symbols)
     if not names:
         return ""
-    return f"{indent}{', '.join(names)}{',' if len(names) == 1 else ''} = " \
+    return f"{indent}{', '.join(names)} = " \
            f"{', '.join(f'a[{n!r}]' for n in names)}\n"
 
 
