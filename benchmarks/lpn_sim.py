@@ -32,18 +32,18 @@ def chain(stages: int):
 
 
 def main():
-    model = build("jpeg")
+    model = build("block-pipeline")
     blocks = model.initial_tokens(LARGE_IMAGE)[model.start]
     result = simulate(model, LARGE_IMAGE)
     seconds = best_of(3, lambda: simulate(model, LARGE_IMAGE))
     rate = result.total_commits / seconds
-    print(f"jpeg, {len(blocks)} blocks: {result.total_commits} commits in {seconds:.3f} s "
-          f"(including Ψ), latency {result.latency} cycles")
+    print(f"block-pipeline, {len(blocks)} blocks: {result.total_commits} commits in "
+          f"{seconds:.3f} s (including Ψ), latency {result.latency} cycles")
     marking = model.marking(SMALL_IMAGE)
     small = simulate(model, marking)
     fast = best_of(3, lambda: simulate(model, marking))
     reference = best_of(1, lambda: semantics.run(model, marking.tokens))
-    print(f"jpeg, 1,536 blocks, {small.total_commits} commits: fast engine {fast:.3f} s, "
+    print(f"block-pipeline, 1,536 blocks, {small.total_commits} commits: fast engine {fast:.3f} s, "
           f"reference semantics {reference:.3f} s ({reference / fast:.0f}x)")
     for stages in (10, 100, 1000):
         m = chain(stages)

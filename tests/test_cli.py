@@ -103,10 +103,17 @@ def test_presets_listing(cli):
     assert "pcie-crypto" in data["omitted"]
 
 
-def test_demo_writes_report(cli, tmp_path):
+def test_demo_writes_report(cli, tmp_path, monkeypatch):
+    import accelperf.cli.app as app
+    said = []
+    monkeypatch.setattr(app, "progress_run", lambda total, label, work: work(said.append))
     out_dir = tmp_path / "report"
     code, out, _ = cli("demo", "--out", str(out_dir))
     assert code == 0
+    # The progress line names every section and what is being measured on this machine.
+    assert "LogCA: the ISCA'17 presets" in said
+    assert any(s.startswith("measuring this machine with openssl speed: aes") for s in said)
+    assert any(s.startswith("probing this machine's caches and memory: L1") for s in said)
     index = (out_dir / "index.html").read_text()
     assert "LogCA" in index and "figures/logca-aes.svg" in index
     assert "logca-case-study-crypto.svg" in index and "logca-case-study-gpu.svg" in index
@@ -117,3 +124,65 @@ def test_demo_writes_report(cli, tmp_path):
     data = json.loads((out_dir / "data" / "logca-presets.json").read_text())
     assert data["ultrasparc-t2/aes"]["g1"]["value"] == pytest.approx(337.486, rel=1e-5)
     assert (out_dir / "figures" / "logca-aes.png").stat().st_size > 1000
+
+
+# ---------------------------------------------------------------- shared CLI behaviour
+def _my_commands():
+    from accelperf.cli import cli as root
+    for group in ("density", "measure"):
+        for name, command in root.get_command(None, group).commands.items():
+            yield f"{group} {name}", command
+    yield "demo", root.get_command(None, "demo")
+
+
+@pytest.mark.parametrize("name, command", list(_my_commands()), ids=lambda x: str(x)[:20])
+def test_every_option_has_help(name, command):
+    import click
+    bare = [p.opts[0] for p in command.params if isinstance(p, click.Option)
+            and not (p.help or "").strip()]
+    assert not bare, f"`accelperf {name}` options without help: {bare}"
+    assert (command.help or "").strip()
+
+
+def test_tables_keep_long_names_when_piped(cli, tmp_path):
+    long_name = "a-layer-whose-name-is-much-longer-than-eighty-columns-" + "x" * 40
+    path = tmp_path / "h.toml"
+    path.write_text(f'name = "h"\n[[layer]]\nname = "{long_name}"\nsize_bytes = 1e6\n'
+                    f'bandwidth_bytes_per_s = 1e9\n')
+    code, out, _ = cli("density", "bound", "--algorithm", "dot", "--hierarchy", str(path))
+    assert code == 0 and long_name in out and "…" not in out
+    assert max(len(line) for line in out.splitlines()) > 80
+
+
+def test_density_warnings_reach_human_and_json_output(cli, tmp_path):
+    path = tmp_path / "u.toml"
+    path.write_text('name = "u"\n[[layer]]\nname = "r"\nsize_bytes = 0\n'
+                    'bandwidth_bytes_per_s = inf\n')
+    code, out, _ = cli("density", "bound", "--algorithm", "dot", "--hierarchy", str(path))
+    assert code == 0 and "no limit" in out and "warning: no layer limits the rate" in out
+    code, out, _ = cli("density", "bound", "--algorithm", "dot", "--hierarchy", str(path),
+                       "--json")
+    data = json.loads(out)
+    assert data["bound"] is None and "no layer limits the rate" in data["warnings"][0]
+    code, out, _ = cli("density", "bound", "--algorithm", "rho = 0*alpha", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["bound"] == 0 and "the bound is 0" in data["warnings"][0]
+    code, out, _ = cli("density", "bound", "--algorithm", "dot", "--json")
+    assert json.loads(out)["warnings"] == []
+
+
+def test_no_warning_leaks_to_stderr(cli, tmp_path):
+    figure = tmp_path / "zero.png"
+    code, _, err = cli("density", "bound", "--algorithm", "rho = 0*alpha", "--out",
+                       str(figure))
+    assert code == 0 and figure.exists()
+    assert err.strip().splitlines() == [f"wrote {figure}"]
+    code, _, err = cli("density", "bound", "--algorithm", "exp(alpha)/exp(alpha)")
+    assert "Warning" not in err
+
+
+def test_outputs_are_never_given_new_directories(cli, tmp_path):
+    code, _, err = cli("density", "bound", "--algorithm", "dot", "--out",
+                       str(tmp_path / "new" / "d.svg"))
+    assert code == 2 and "does not exist; create it first" in err
+    assert not (tmp_path / "new").exists()

@@ -213,8 +213,8 @@ def test_bound_formula_and_figure(cli, tmp_path):
     (["density", "bound", "--algorithm", "fft"], "valid algorithms"),
     (["density", "bound", "--algorithm", "open('x')"], "formula"),
     (["density", "bound", "--algorithm", "dot", "--hierarchy", "nope"], "hierarchy"),
-    (["density", "bound", "--algorithm", "dot", "--operand-bytes", "-4"], "operand_bytes"),
-    (["density", "bound", "--algorithm", "dot", "--compute-ceiling", "0"], "compute_ceiling"),
+    (["density", "bound", "--algorithm", "dot", "--operand-bytes", "-4"], "--operand-bytes = '-4'"),
+    (["density", "bound", "--algorithm", "dot", "--compute-ceiling", "0"], "--compute-ceiling = '0'"),
     (["density", "bound", "--algorithm", "dot", "--problem-bytes", "100"], "go together"),
     (["density", "probe", "--out", "x.json"], "--out"),
 ])

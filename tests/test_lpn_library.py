@@ -46,8 +46,8 @@ def test_fig2_buffer_of_eight_limits_fetch():
     assert fetch[:2] == [(0, 20), (20, 40)] and fetch[2][0] > 40   # third waits for room
 
 
-def test_jpeg_bottleneck_moves_with_compression():
-    m = build("jpeg")
+def test_block_pipeline_bottleneck_moves_with_compression():
+    m = build("block-pipeline")
     assert simulate(m, {"blocks": 100, "nnz": 2}).bottleneck == "colour_convert"
     assert simulate(m, {"blocks": 100, "nnz": 40}).bottleneck == "entropy_decode"
     # Throughput: 40 cycles per block when colour conversion limits, 4 + 3·nnz above.
@@ -55,9 +55,9 @@ def test_jpeg_bottleneck_moves_with_compression():
     assert simulate(m, {"blocks": 400, "nnz": 40}).latency == pytest.approx(400 * 124, rel=0.02)
 
 
-def test_jpeg_input_validation():
+def test_block_pipeline_input_validation():
     with pytest.raises(Exception, match="0..64 non-zero"):
-        simulate(build("jpeg"), [3, 70])
+        simulate(build("block-pipeline"), [3, 70])
 
 
 def test_credit_link_serialisation_and_credits():
@@ -68,21 +68,21 @@ def test_credit_link_serialisation_and_credits():
     assert r.commits["link.transmit"] == 64 and r.max_occupancy["link.wire"] <= 8
 
 
-def test_credit_link_composes_in_front_of_jpeg():
+def test_credit_link_composes_in_front_of_the_block_pipeline():
     image = {"blocks": 50, "nnz": 10}
-    alone = simulate(build("jpeg"), image).latency
-    behind = simulate(build("jpeg-over-link"), image).latency
+    alone = simulate(build("block-pipeline"), image).latency
+    behind = simulate(build("pipeline-over-link"), image).latency
     assert behind > alone and behind - alone < 300     # the link adds its pipeline latency
 
 
 def test_models_are_independent_objects():
-    a, b = build("jpeg"), build("jpeg")
+    a, b = build("block-pipeline"), build("block-pipeline")
     assert a is not b and simulate(a, [5] * 10).latency == simulate(b, [5] * 10).latency
 
 
 # ---------------------------------------------------------------- command line
 def test_simulate_json_contract(cli):
-    code, out, _ = cli("lpn", "simulate", "jpeg", "--json")
+    code, out, _ = cli("lpn", "simulate", "block-pipeline", "--json")
     d = json.loads(out)
     assert code == 0
     assert set(d) >= {"latency", "commits", "utilisation", "max_occupancy"}
@@ -99,7 +99,7 @@ def test_simulate_with_input_and_trace(cli, tmp_path):
     assert any(e["ph"] == "X" and e["name"] == "fill_stripe" for e in events)
     path = tmp_path / "in.json"
     path.write_text(json.dumps([3, 4, 5]))
-    code, text, _ = cli("lpn", "simulate", "jpeg", "--input", str(path), "--json")
+    code, text, _ = cli("lpn", "simulate", "block-pipeline", "--input", str(path), "--json")
     assert code == 0 and json.loads(text)["done_tokens"] == 3
 
 
@@ -128,16 +128,16 @@ def test_show_draws_svg_and_html(cli, tmp_path):
     text = svg.read_text()
     assert text.startswith("<svg") and "instr_buffer" in text and "cap 8" in text
     assert "fetch" in text and "δ=20" in text
-    assert cli("lpn", "show", "jpeg", "--simulate", "--out", str(page))[0] == 0
+    assert cli("lpn", "show", "block-pipeline", "--simulate", "--out", str(page))[0] == 0
     assert "utilisation" in page.read_text() and "bottleneck" in page.read_text()
 
 
 @pytest.mark.parametrize("argv, words", [
     (["lpn", "simulate", "nope"], "library models are"),
-    (["lpn", "simulate", "jpeg", "--input", "{not json"], "--input"),
-    (["lpn", "simulate", "jpeg", "--trace", "t.txt"], "--trace"),
-    (["lpn", "simulate", "jpeg", "--max-time", "-5"], "--max-time"),
-    (["lpn", "show", "jpeg", "--out", "x.png"], "--out"),
+    (["lpn", "simulate", "block-pipeline", "--input", "{not json"], "--input"),
+    (["lpn", "simulate", "block-pipeline", "--trace", "t.txt"], "--trace"),
+    (["lpn", "simulate", "block-pipeline", "--max-time", "-5"], "--max-time"),
+    (["lpn", "show", "block-pipeline", "--out", "x.png"], "--out"),
     (["lpn", "simulate", "darwin", "--input", '{"ref_len": 0, "query_len": 4, "steps": 1}'],
      "must be >= 1"),
 ])
@@ -147,6 +147,6 @@ def test_lpn_bad_input(cli, argv, words):
 
 
 def test_limit_stops_with_report_and_status_1(cli):
-    code, _, err = cli("lpn", "simulate", "jpeg", "--max-commits", "10")
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--max-commits", "10")
     assert code == 1 and "past max_commits = 10" in err and "marking" in err
     assert "colour_convert: needs 1 tokens in spatial" in err

@@ -261,3 +261,16 @@ def test_cli_reports_the_final_marking_and_exit_status(capsys):
     assert out["final_marking"]["link.credits"] == 8 and out["final_marking"]["received"] == 5
     assert main(["lpn", "simulate", "credit-link", "--max-commits", "10"]) == 1
     assert "past max_commits = 10" in capsys.readouterr().err
+
+
+def test_pictures_draw_read_and_inhibitor_arcs_and_computed_intervals():
+    from accelperf.lpn.viz import net_svg
+    net, job = _signal_net("drawn")
+    src, busy, gate, done = (net.place(n, job) for n in ("src", "busy", "gate", "done"))
+    net.transition("fill", inputs={src: 1}, inhibit={busy: 1}, read={gate: 2},
+                   outputs={busy: 1}, initiation_interval=lambda src: src.n)
+    net.transition("drain", inputs={busy: 1}, outputs={done: 1}, delay=5)
+    net.start, net.done = [src, gate], done
+    svg = net_svg(net.build())
+    assert svg.count('stroke-dasharray="5,3"') == 1 and svg.count("url(#inhibit)") == 1
+    assert "≥ 2" in svg and "&lt; 1" in svg and "II src.n" in svg

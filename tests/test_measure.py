@@ -1,5 +1,7 @@
 """Real measurements on this machine, kept short: structure and sanity, never timing."""
 
+import json
+import re
 import shutil
 
 import pytest
@@ -7,7 +9,7 @@ import pytest
 from accelperf import ModelError
 from accelperf.measure import crypto
 from accelperf.measure.clock import core_clock_hz
-from accelperf.measure.crypto import MeasurementError, measure_kernel
+from accelperf.measure.crypto import MeasurementError, UntrustedMeasurement, measure_kernel
 from accelperf.measure.data import read_timings
 
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None,
@@ -43,8 +45,11 @@ def test_aes_measurement_is_sane(tmp_path):
 def test_refuses_when_the_mask_does_not_slow_the_host(monkeypatch):
     # Make the "host" setting identical to the accelerated one: no slowdown, so refuse.
     monkeypatch.setitem(crypto.MASKS, ("aes", "vpaes"), None)
-    with pytest.raises(MeasurementError, match="refusing to report"):
+    with pytest.raises(UntrustedMeasurement, match="not trustworthy: the masked host") as err:
         measure_kernel("aes", [4096, 65536], "ctr", "vpaes", repeats=1)
+    kept = err.value.measurement                     # the timings survive the refusal
+    assert len(kept.samples) == 4 and kept.warnings[0] == str(err.value)
+    assert err.value.exit_status == 1
 
 
 def test_missing_openssl_is_a_clear_error(monkeypatch):
@@ -54,10 +59,15 @@ def test_missing_openssl_is_a_clear_error(monkeypatch):
 
 
 def test_invalid_kernel_settings():
-    with pytest.raises(MeasurementError, match="--host = 'table' is invalid for sha256"):
+    with pytest.raises(ModelError, match="--host = 'table' is invalid: for sha256"):
         measure_kernel("sha256", [16], None, "table")
-    with pytest.raises(MeasurementError, match="aes or sha256"):
+    with pytest.raises(ModelError, match="aes or sha256"):
         measure_kernel("md5", [16])
+    for sizes in ([0], [1.5], [float("nan")], [float("inf")], [], ["x"], [2**40]):
+        with pytest.raises(ModelError, match="granularit"):
+            measure_kernel("aes", sizes)
+    with pytest.raises(ModelError, match="repeats = 0"):
+        measure_kernel("aes", [16], repeats=0)
 
 
 def test_empty_mask_environment_is_never_set():
@@ -116,7 +126,11 @@ def test_core_clock_is_plausible():
 def test_offload_measurement_is_sane():
     pytest.importorskip("cryptography")
     from accelperf.measure.offload import measure_offload
-    m = measure_offload("aes", [4096, 262144], repeats=1, target_s=0.02)
+    m = measure_offload("aes", [4096, 262144], repeats=1, target_s=0.02, check=False)
+    contention = [w for w in m.warnings if "waiting for the cores" in w]
+    if contention:      # measured, not guessed: the echo ran far slower than its copies
+        pytest.skip(f"the cores are busy, so the offload timings are not meaningful: "
+                    f"{contention[0]}")
     by = {(s.mode, s.granularity): s.median for s in m.samples}
     assert by[("accel", 262144)] < by[("host", 262144)]
     assert by[("echo", 262144)] < by[("accel", 262144)]
@@ -136,3 +150,132 @@ def test_measure_command_passes_the_huge_pages_choice(cli, tmp_path, monkeypatch
                        "--no-huge-pages", "--out", str(out))
     assert code == 0 and seen == {False}
     assert "# memory: 4 KiB pages" in out.read_text()
+
+
+def _same_speed(algorithm, nbytes, mask, seconds=1, huge_pages=False):
+    return nbytes * 1e-9                 # host as fast as the accelerator: not trustworthy
+
+
+def test_an_untrusted_measurement_is_written_with_its_reason_and_exits_1(cli, tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.setattr(crypto, "openssl_speed", _same_speed)
+    monkeypatch.setattr(crypto, "openssl_version", lambda: "OpenSSL (test)")
+    out = tmp_path / "aes.csv"
+    code, text, err = cli("measure", "aes", "--from", "1KiB", "--to", "4KiB", "--repeats",
+                          "1", "--out", str(out), "--json")
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "not trustworthy: the masked host run" in err and f"kept in {out}" in err
+    csv_text = out.read_text()
+    assert "# warning: not trustworthy: the masked host run" in csv_text
+    assert csv_text.count("aes,host,") == 3 and csv_text.count("aes,accel,") == 3
+    data = json.loads(text)                                  # --json with --out: both
+    assert data["out"] == str(out) and len(data["samples"]) == 6
+    assert data["warnings"][0].startswith("not trustworthy")
+
+
+def test_measure_json_and_csv_together(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(crypto, "openssl_speed",
+                        lambda a, n, mask, seconds=1, huge_pages=False: n * (5e-9 if mask
+                                                                              else 1e-9))
+    monkeypatch.setattr(crypto, "openssl_version", lambda: "OpenSSL (test)")
+    out = tmp_path / "sha.csv"
+    code, text, err = cli("measure", "sha256", "--from", "64B", "--to", "256B", "--repeats",
+                          "2", "--out", str(out), "--json")
+    data = json.loads(text)
+    assert code == 0 and out.exists() and data["warnings"] == []
+    assert {(s["mode"], s["granularity_bytes"]) for s in data["samples"]} == {
+        (m, g) for m in ("host", "accel") for g in (64, 128, 256)}
+    assert all(len(s["seconds"]) == 2 for s in data["samples"])
+    assert err.strip().splitlines()[-1].startswith(f"wrote {out}")
+
+
+def _samples(echo_seconds, sizes=(1024, 65536, 2**21)):
+    from accelperf.measure.crypto import Sample
+    return [Sample("aes", "echo", g, (t,)) for g, t in zip(sizes, echo_seconds)]
+
+
+def test_contention_is_named_from_the_echo_time_against_copies_and_doorbells():
+    from accelperf.measure.offload import contention_check, expected_echo_s
+    rate = 10e9                                          # 10 GB/s copies
+    assert expected_echo_s(1024, rate) == pytest.approx(3 * 1024 / 10e9 + 10e-6)
+    idle = [expected_echo_s(g, rate) * 2 for g in (1024, 65536, 2**21)]
+    assert contention_check(_samples(idle), rate) is None
+    busy = [4e-3, 5e-3, 9e-3]                            # milliseconds: scheduler slices
+    reason = contention_check(_samples(busy), rate)
+    assert "waiting for the cores" in reason and "5e+03 µs per call at 65536 B" in reason
+    assert "load average" in reason
+    assert contention_check([], rate) is None
+
+
+def test_offload_arguments_are_checked_before_any_process_starts(monkeypatch):
+    from accelperf.measure import offload
+
+    def boom(*a, **k):
+        raise AssertionError("started a process")
+    monkeypatch.setattr(offload.subprocess, "run", boom)
+    for kwargs, words in [(dict(target_s=float("nan")), "--target = nan"),
+                          (dict(target_s=0), "--target = 0"),
+                          (dict(repeats=0), "repeats = 0"),
+                          (dict(granularities=[0]), "granularities"),
+                          (dict(kernel="md5"), "--kernel = 'md5'")]:
+        args = dict(kernel="aes", granularities=[1024], repeats=1, target_s=0.01)
+        args.update(kwargs)
+        with pytest.raises(ModelError, match=words):
+            offload.measure_offload(**args)
+
+
+# ---------------------------------------------------------------- the CSV reader
+HEADER = "kernel,mode,granularity_bytes,seconds_min,seconds_median\n"
+
+
+@pytest.mark.parametrize("body, words", [
+    ("aes,host,16,1e-6,1e-6\naes,host,16,2e-6,2e-6\naes,accel,16,1e-7,1e-7\n",
+     "line 4: a second host timing at 16 B (the first is on line 3)"),
+    ("aes,host,16,1e-6,1e-6\nsha256,accel,16,1e-7,1e-7\n", "mixes kernels aes, sha256"),
+    ("aes,host,16,1e308,1e308\naes,accel,16,1e-7,1e-7\n", "seconds_min = '1e308'"),
+    ("aes,host,16,inf,inf\n", "seconds_min = 'inf'"),
+    ("aes,host,16,nan,nan\n", "seconds_min = 'nan'"),
+    ("aes,host,-16,1,1\n", "granularity_bytes = '-16'"),
+    ("aes,host,16,1\n", "it has 4 fields, the header has 5"),
+    ("aes,host,16,1,1,9\n", "it has 6 fields"),
+    ("aes,host,16,x,1\n", "must be a number"),
+    ("aes,host,16,1e-6,1e-6\n", "needs host and accel rows"),
+])
+def test_csv_reader_refuses_what_it_cannot_fit_honestly(tmp_path, body, words):
+    path = tmp_path / "t.csv"
+    path.write_text("# a comment line\n" + HEADER + body)
+    with pytest.raises(ModelError, match=re.escape(words)):
+        read_timings(path)
+
+
+def test_csv_reader_refuses_files_that_are_not_csv(tmp_path):
+    for make, words in [(lambda p: p.mkdir(), "is a directory"),
+                        (lambda p: p.write_text(""), "the file is empty"),
+                        (lambda p: p.write_bytes(b"\xff\xfe\x00binary"), "not a text file"),
+                        (lambda p: p.write_text("a\0b\n"), "NUL bytes")]:
+        path = tmp_path / f"case{len(list(tmp_path.iterdir()))}.csv"
+        make(path)
+        with pytest.raises(ModelError, match=words):
+            read_timings(path)
+    with pytest.raises(ModelError, match="not a regular file"):
+        read_timings("/dev/null")
+
+
+def test_ctrl_c_keeps_the_timings_that_finished(cli, tmp_path, monkeypatch):
+    calls = []
+
+    def speed_then_ctrl_c(algorithm, nbytes, mask, seconds=1, huge_pages=False):
+        calls.append(nbytes)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return nbytes * (5e-9 if mask else 1e-9)
+    monkeypatch.setattr(crypto, "openssl_speed", speed_then_ctrl_c)
+    out = tmp_path / "aes.csv"
+    code, _, err = cli("measure", "aes", "--from", "1KiB", "--to", "8KiB", "--repeats", "2",
+                       "--out", str(out))
+    assert code == 130
+    assert err.strip().splitlines()[-1] == f"accelperf: interrupted; the 3 timings finished " \
+                                           f"so far are kept in {out}"
+    text = out.read_text()
+    assert "# warning: not trustworthy: interrupted with Ctrl-C after 3 of 16 timed runs" in text
+    assert len([l for l in text.splitlines() if l.startswith("aes,")]) == 3

@@ -72,3 +72,12 @@ def test_probe_without_a_compiler_falls_back_and_says_so(monkeypatch):
     assert "no C compiler" in result.method
     assert all(m.latency_s > 0 and m.bandwidth_bytes_per_s > 0 for m in result.levels)
     assert result.levels[0].latency_s < result.levels[-1].latency_s
+
+
+def test_a_machine_without_cache_information_is_a_failed_run(cli, tmp_path, monkeypatch):
+    import accelperf.measure.memory as memory
+    monkeypatch.setattr(memory, "Path", lambda *a: tmp_path / "no-such-sysfs")
+    monkeypatch.setattr(memory.os, "sysconf", lambda key: 0)
+    code, _, err = cli("density", "probe", "--out", str(tmp_path / "m.toml"))
+    assert code == 1 and "reports no cache sizes" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m.toml").exists()

@@ -35,7 +35,11 @@ def test_paper_sweep_is_22_powers_of_two():
     assert len(g) == 22 and g[0] == 16 and g[-1] == 2**25
 
 
-def test_format_size():
+def test_format_size_prints_binary_units_only():
     assert format_size(2048) == "2 KiB"
     assert format_size(2**25) == "32 MiB"
-    assert format_size(3e9, binary=False) == "3 GB"
+    assert format_size(600e3) == "586 KiB"              # the MAP-C's 0.6 MB block RAM
+    assert format_size(3e9) == "2.79 GiB"
+    assert format_size(16) == "16 B"
+    with pytest.raises(TypeError):                       # no second, decimal spelling
+        format_size(3e9, binary=False)

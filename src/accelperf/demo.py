@@ -163,7 +163,10 @@ def density_section(report: Report, probe_machine: bool = True) -> None:
     machines = [("SRC MAP-C (§4.1), 50 MAC units at 100 MHz", hierarchy("src-map-c"), 5e9)]
     if probe_machine:
         from .measure.memory import probe
-        measured = probe(repeats=3, quick=True)
+        report.progress("probing this machine's caches and memory: read bandwidth and "
+                        "latency per level (quick mode, about 10 s)")
+        measured = probe(repeats=3, quick=True, progress=lambda text: report.progress(
+            f"probing this machine's caches and memory: {text}"))
         machines.append((f"this machine ({measured.machine.get('cpu', '?')}), measured",
                          measured.hierarchy(), None))
         sec.table(["level", "size", "working set", "read bandwidth", "latency"],
@@ -209,7 +212,7 @@ def lpn_section(report: Report) -> None:
         "non-zero coefficients each). Transitions are coloured by utilisation; the bottleneck "
         "is the reddest. Entropy decoding costs 4 + 3·nnz cycles, so at higher compression "
         "(fewer non-zero coefficients) colour conversion becomes the bottleneck instead.")
-    model = build("jpeg")
+    model = build("block-pipeline")
     result = simulate(model)
     (report.out / "figures" / "lpn-jpeg.svg").write_text(net_svg(model, result), "utf-8")
     sec.blocks.append('<figure><img src="figures/lpn-jpeg.svg" alt="JPEG decoder LPN">'
@@ -247,8 +250,12 @@ def measured_aes_section(report: Report) -> None:
         "(a short run: `accelperf measure aes` does the full sweep with repeats). The fit "
         "follows ISCA'17 §4. The dashed curve is the paper's Sandy Bridge AES-NI preset.")
     sizes = [16, 256, 4096, 65536, 2**20]
+    report.progress(f"measuring this machine: AES-128-CBC with and without AES-NI, "
+                    f"openssl speed at {len(sizes)} sizes (about {2 * len(sizes)} s)")
     try:
-        measurement = measure_kernel("aes", sizes, "cbc", "vpaes", repeats=1)
+        measurement = measure_kernel("aes", sizes, "cbc", "vpaes", repeats=1,
+                                     progress=lambda text: report.progress(
+                                         f"measuring this machine with openssl speed: {text}"))
     except MeasurementError as exc:
         sec.paragraph(f"Not measured on this machine: {exc}.")
         return
@@ -270,9 +277,13 @@ def measured_aes_section(report: Report) -> None:
                 "fit-this-machine-aes", "the measurement's metadata and the fit (JSON)")
 
 
-def build_demo_report(out: str | Path) -> Path:
-    """Write the demo report into ``out`` and return the path of its index.html."""
-    report = Report(out, title="accelperf demo report")
+def build_demo_report(out: str | Path, progress=None) -> Path:
+    """Write the demo report into ``out`` and return the path of its index.html.
+
+    ``progress(text)``, when given, hears each section as it starts and each step of the
+    two measurements of this machine (AES-NI timed with ``openssl speed``, the memory
+    probe)."""
+    report = Report(out, title="accelperf demo report", progress=progress)
     logca_presets_section(report)
     logca_analysis_section(report)
     logca_case_studies_section(report)

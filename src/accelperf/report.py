@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,20 +50,70 @@ class Section:
         self.blocks.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-class Report:
-    """A report directory: ``index.html``, ``figures/*.svg`` and ``data/*.json``."""
+PAGE_WIDTH_PX = 1100          # the body's max-width in the style sheet below
+_CSS_PX = {"": 1.0, "px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54,
+           "mm": 96 / 25.4}
+_SVG_IMG = re.compile(r'<img src="(figures/[^"]+\.svg)"([^>]*)>')
 
-    def __init__(self, out: str | Path, title: str = "accelperf report"):
+
+def svg_width_px(path: Path) -> float | None:
+    """The width a browser gives an SVG file at its natural size (CSS pixels), from its
+    ``width`` attribute or, without one, its viewBox; None when it cannot be read."""
+    try:
+        head = path.read_text("utf-8", errors="replace")[:4000]
+    except OSError:
+        return None
+    tag = re.search(r"<svg\b[^>]*>", head)
+    if not tag:
+        return None
+    width = re.search(r'\swidth="([0-9.]+)\s*([a-z]*)"', tag.group(0))
+    if width and width.group(2) in _CSS_PX:
+        return float(width.group(1)) * _CSS_PX[width.group(2)]
+    box = re.search(r'viewBox="[-0-9.]+[ ,]+[-0-9.]+[ ,]+([0-9.]+)', tag.group(0))
+    return float(box.group(1)) if box else None
+
+
+class Report:
+    """A report directory: ``index.html``, ``figures/*.svg`` and ``data/*.json``.
+
+    ``progress``, when given, is called with each section's title as the section starts
+    (the demo command shows it on a terminal); sections that measure call it with what
+    they are measuring.
+    """
+
+    def __init__(self, out: str | Path, title: str = "accelperf report", progress=None):
         self.out = Path(out)
         self.title = title
         self.sections: list[Section] = []
+        self._progress = progress
         (self.out / "figures").mkdir(parents=True, exist_ok=True)
         (self.out / "data").mkdir(parents=True, exist_ok=True)
 
+    def progress(self, text: str) -> None:
+        """Say what the report is doing now (a no-op without a progress callback)."""
+        if self._progress is not None:
+            self._progress(text)
+
     def section(self, title: str, intro: str = "") -> Section:
+        self.progress(title)
         sec = Section(title, intro)
         self.sections.append(sec)
         return sec
+
+    def _lay_out_wide_svgs(self, block: str) -> str:
+        """Show an SVG wider than the page at its natural size in a frame that scrolls
+        sideways, linked to the file for zooming, instead of shrinking its text to a few
+        pixels (an LPN drawn as one long row is ~1800 px wide with 11 px text)."""
+        def natural(match):
+            src, rest = match.group(1), match.group(2)
+            width = svg_width_px(self.out / src)
+            if width is None or width <= PAGE_WIDTH_PX:
+                return match.group(0)
+            return (f'<span class="wide"><a href="{src}" title="open the full-size picture">'
+                    f'<img src="{src}"{rest} width="{width:.0f}"></a></span>'
+                    f'<span class="hint">(drawn at its natural size: scroll sideways, or click '
+                    f'to open it alone)</span>')
+        return _SVG_IMG.sub(natural, block)
 
     def figure(self, section: Section, fig, name: str, caption: str) -> Path:
         path = save_figure(fig, self.out / "figures" / f"{name}.svg")
@@ -85,17 +136,21 @@ class Report:
                       for i, s in enumerate(self.sections))
         body = "".join(
             f'<section id="s{i}"><h2>{html.escape(s.title)}</h2>'
-            + (f"<p>{html.escape(s.intro)}</p>" if s.intro else "") + "".join(s.blocks)
+            + (f"<p>{html.escape(s.intro)}</p>" if s.intro else "")
+            + "".join(self._lay_out_wide_svgs(b) for b in s.blocks)
             + "</section>" for i, s in enumerate(self.sections))
         page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(self.title)}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }}
+body {{ font-family: system-ui, sans-serif; max-width: {PAGE_WIDTH_PX}px; margin: 2em auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
 th {{ background: #f2f2f2; }} td:first-child {{ text-align: left; }}
 caption {{ caption-side: top; text-align: left; font-weight: 600; padding: 0.3em 0; }}
-figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; }}
+figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; height: auto; }}
+.wide {{ display: block; overflow-x: auto; border: 1px solid #ddd; }}
+.wide img {{ max-width: none; display: block; }}
+.hint {{ display: block; color: #777; font-size: 0.8em; }}
 figcaption {{ color: #555; font-size: 0.9em; }}
 </style></head><body>
 <h1>{html.escape(self.title)}</h1><ul>{toc}</ul>{body}

@@ -7,6 +7,10 @@ Size convention
 (16B ... 32MB) step in powers of two, so its "KB" and "MB" are KiB and MiB: its
 largest granularity, "32MB", is 2^25 = 33,554,432 bytes. To reproduce its sweeps write
 ``--from 16B --to 32MiB``.
+
+Both are read; sizes are always *printed* in binary units (:func:`format_size`), so one
+table never shows "600 KB" beside "512 KiB". Rates stay decimal (GB/s = 10^9 bytes/s), as
+bandwidths are quoted everywhere.
 """
 
 from __future__ import annotations
@@ -29,10 +33,21 @@ _NUMBER_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z
 
 
 def _split(text: str, name: str, what: str) -> tuple[float, str]:
-    match = _NUMBER_UNIT.match(str(text))
+    text = str(text)
+    match = _NUMBER_UNIT.match(text) if len(text) <= 100 else None
     if not match:
-        raise invalid(name, text, f"expected {what}")
+        raise invalid(name, text if len(text) <= 100 else text[:100] + "...",
+                      f"expected {what}")
     return float(match.group(1)), match.group(2).upper()
+
+
+def _number(value: int | float, name: str, what: str) -> float:
+    try:
+        return float(value)
+    except OverflowError:              # an int beyond the largest double
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        raise invalid(name, f"<an integer of {digits} digits>", f"{what} below 1.8e308") \
+            from None
 
 
 def parse_size(text: str | int | float, name: str = "size") -> float:
@@ -44,7 +59,7 @@ def parse_size(text: str | int | float, name: str = "size") -> float:
     2000.0
     """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value, unit = float(text), ""
+        value, unit = _number(text, name, "a size in bytes"), ""
     else:
         value, unit = _split(text, name, "a size like 16B, 4KiB, 1.5MB or 32MiB "
                                    "(units B, KB/KiB, MB/MiB, GB/GiB)")
@@ -59,7 +74,7 @@ def parse_size(text: str | int | float, name: str = "size") -> float:
 def parse_frequency(text: str | int | float, name: str = "frequency") -> float:
     """Hertz in a frequency such as ``"3.4GHz"``, ``"2270MHz"`` or ``3.4e9``."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value, unit = float(text), ""
+        value, unit = _number(text, name, "a frequency in Hz"), ""
     else:
         value, unit = _split(text, name, "a frequency like 3.4GHz, 2270MHz or 3.4e9")
     if unit not in _FREQ_FACTORS:
@@ -70,12 +85,12 @@ def parse_frequency(text: str | int | float, name: str = "frequency") -> float:
     return hz
 
 
-def format_size(nbytes: float, binary: bool = True) -> str:
-    """Human-readable size: ``format_size(2048) == '2 KiB'``."""
+def format_size(nbytes: float) -> str:
+    """Human-readable size in binary units, the one way accelperf prints sizes:
+    ``format_size(2048) == '2 KiB'``, ``format_size(600e3) == '586 KiB'``."""
     if nbytes is None or not math.isfinite(nbytes):
         return str(nbytes)
-    base, units = (1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]) if binary \
-        else (1000.0, ["B", "KB", "MB", "GB", "TB", "PB", "EB"])
+    base, units = 1024.0, ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
     value, i = float(nbytes), 0
     while abs(value) >= base and i < len(units) - 1:
         value /= base
@@ -86,16 +101,24 @@ def format_size(nbytes: float, binary: bool = True) -> str:
     return f"{text} {units[i]}"
 
 
+def _check_range(lo, hi) -> None:
+    finite = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+                 and math.isfinite(x) for x in (lo, hi))
+    if not (finite and 0 < lo <= hi):
+        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need finite "
+                         f"numbers of bytes with 0 < from <= to")
+
+
 def powers_of_two(lo: float, hi: float) -> np.ndarray:
     """The powers of two from ``lo`` to ``hi`` bytes inclusive (the paper's sweep points)."""
-    if not (0 < lo <= hi):
-        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    _check_range(lo, hi)
     first, last = math.ceil(math.log2(lo) - 1e-12), math.floor(math.log2(hi) + 1e-12)
     return np.exp2(np.arange(first, last + 1, dtype=float))
 
 
 def log_grid(lo: float, hi: float, points: int = 400) -> np.ndarray:
     """``points`` granularities evenly spaced on a log axis from ``lo`` to ``hi``."""
-    if not (0 < lo <= hi):
-        raise ModelError(f"granularity range {lo!r}..{hi!r} is invalid: need 0 < from <= to")
+    _check_range(lo, hi)
+    if isinstance(points, bool) or not isinstance(points, (int, np.integer)) or points < 1:
+        raise invalid("points", points, "a whole number >= 1")
     return np.geomspace(lo, hi, points)

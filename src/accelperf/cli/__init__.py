@@ -4,7 +4,6 @@ Every error a user can cause ends as one line on stderr and exit status 2; a sim
 that deadlocks or hits a limit prints its report and exits with status 1.
 """
 
-from . import density, logca, lpn, measure  # noqa: F401  (each registers its commands)
-from .app import cli, main
+from .app import cli, main      # the command families load on first use (app.CommandFamilies)
 
 __all__ = ["cli", "main"]

@@ -2,18 +2,68 @@
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
+import rich.console
+from rich.measure import Measurement
 
-from ..errors import ModelError
-from ..logca import LogCA, preset
-from ..logca import presets as preset_table
+from ..errors import ModelError, invalid
 from ..units import format_size, parse_frequency, parse_size, powers_of_two
 
+
+class Console(rich.console.Console):
+    """A rich console that, when the output is not a terminal, prints each table or line at
+    its natural width instead of rich's 80-column default: a pipe or a file then gets whole
+    names and numbers, never "…" or a hard wrap in the middle of a sentence."""
+
+    def print(self, *objects, **kwargs):
+        if self.is_terminal or self._width is not None or not objects:
+            return super().print(*objects, **kwargs)
+        options = self.options.update_width(100_000)
+        natural = max(Measurement.get(self, options, self.render_str(o) if isinstance(o, str)
+                                      else o).maximum for o in objects)
+        self._width = max(self.width, natural)
+        try:
+            return super().print(*objects, **kwargs)
+        finally:
+            self._width = None
+
+
 console = Console()
+
+
+# ---------------------------------------------------------------------- strict commands
+class StrictCommand(click.Command):
+    """A command that refuses an option given twice (click would keep the last value and
+    drop the others without a word). Options declared ``multiple=True`` may repeat."""
+
+    def parse_args(self, ctx, args):
+        try:
+            _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        except click.UsageError:
+            order = []                      # the real parse below reports it
+        seen: dict[str, int] = {}
+        for param in order:
+            if isinstance(param, click.Option) and not (param.multiple or param.count
+                                                         or param.is_eager):  # --help twice: help
+                seen[param.name] = seen.get(param.name, 0) + 1
+                if seen[param.name] == 2:
+                    spelled = " / ".join(param.opts + param.secondary_opts)
+                    raise click.UsageError(f"{spelled} was given more than once: give it once "
+                                           f"(a repeated option would silently override the "
+                                           f"first)", ctx)
+        return super().parse_args(ctx, args)
+
+
+class StrictGroup(click.Group):
+    """A group whose commands and sub-groups are strict as well."""
+
+    command_class = StrictCommand
+    group_class = type              # sub-groups are StrictGroups too
 
 
 # ---------------------------------------------------------------------- option types
@@ -26,13 +76,109 @@ class ParsedType(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, float):
             return value
-        try:
-            return self.parser(value, name=param.opts[0] if param else self.name)
-        except ModelError as exc:
-            self.fail(str(exc), param, ctx)
+        # The parser's ModelError already names the option, the value and what is allowed;
+        # it reaches the user as is, without click's "Invalid value for ..." in front.
+        return self.parser(value, name=param.opts[0] if param else self.name)
 
 
 SIZE, FREQUENCY = ParsedType("size", parse_size), ParsedType("frequency", parse_frequency)
+
+
+class RealType(click.ParamType):
+    """A finite real number, > 0 when ``positive``, within ``[low, high]`` when given. NaN
+    and infinities are refused: click's FLOAT and FloatRange let ``nan`` through every range
+    check (a --target of nan made a timing loop wait forever)."""
+
+    name = "number"
+
+    def __init__(self, positive: bool = True, low: float | None = None,
+                 high: float | None = None):
+        self.positive, self.low, self.high = positive, low, high
+
+    def convert(self, value, param, ctx):
+        name = param.opts[0] if param else "value"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise invalid(name, value, "must be a real number") from None
+        if not math.isfinite(number):
+            raise invalid(name, value, "must be a finite number")
+        if self.positive and number <= 0:
+            raise invalid(name, value, "must be > 0")
+        if self.low is not None and number < self.low:
+            raise invalid(name, value, self._range())
+        if self.high is not None and number > self.high:
+            raise invalid(name, value, self._range())
+        return number
+
+    def _range(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"must be between {self.low:g} and {self.high:g}"
+        return f"must be >= {self.low:g}" if self.low is not None else f"must be <= {self.high:g}"
+
+
+POSITIVE = RealType(positive=True)
+
+
+# ---------------------------------------------------------------------- files
+def check_output(path: Path | None, option: str = "--out",
+                 suffixes: tuple[str, ...] | None = None) -> Path | None:
+    """Refuse an output path before any work starts, rather than after minutes of it.
+
+    The suffix must be one of ``suffixes``; the file's directory must already exist (the
+    commands never create directories: a mistyped directory is an error, not a new tree);
+    and the file must be creatable or, when it exists, writable, which is tried by opening
+    it (a new file is removed again): only the kernel knows about /proc, read-only mounts
+    or a full quota, and root passes every permission check.
+    """
+    if path is None:
+        return None
+    text = str(path)
+    if not text.strip():
+        raise invalid(option, text, "give a file name")
+    path = Path(path)
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise invalid(option, text, f"write a {' or '.join(suffixes)} file")
+    if path.is_dir():
+        raise invalid(option, text, "is a directory; give a file name inside it")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.exists():
+        raise invalid(option, text, f"the directory '{parent}' does not exist; create it "
+                                    f"first (accelperf does not create directories)")
+    if not parent.is_dir():
+        raise invalid(option, text, f"'{parent}' is not a directory")
+    existed = path.exists()
+    flags = os.O_WRONLY | os.O_NONBLOCK | (os.O_APPEND if existed else os.O_CREAT | os.O_EXCL)
+    try:
+        os.close(os.open(path, flags, 0o644))
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise invalid(option, text, f"cannot be written: {reason}") from None
+    if not existed:
+        path.unlink()
+    return path
+
+
+def check_output_dir(path: Path | str, option: str = "--out") -> Path:
+    """A directory the command will fill: created when missing, but its parent must exist,
+    and a file must be creatable inside it (tried, then removed)."""
+    text = str(path)
+    if not text.strip():
+        raise invalid(option, text, "give a directory name")
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise invalid(option, text, "is a file; give a directory")
+    if not path.exists():
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise invalid(option, text, f"the directory '{parent}' does not exist; create it "
+                                        f"first (accelperf creates only the last level)")
+        try:
+            path.mkdir()
+        except OSError as exc:
+            raise invalid(option, text, f"cannot be created: {exc.strerror}") from None
+    check_output(path / ".accelperf-write-test", option)
+    return path
 
 
 def model_options(func):
@@ -59,8 +205,10 @@ def model_options(func):
     return func
 
 
-def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name) -> list[LogCA]:
+def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name) -> list:
     """Models from preset names and/or explicit parameters (explicit ones override presets)."""
+    from ..logca import LogCA, preset                 # SciPy: only for the LogCA commands
+    from ..logca import presets as preset_table
     explicit = {k: v for k, v in dict(L=L, o=o, C=C, A=A, beta=beta, latency=latency,
                                       frequency_hz=frequency, name=name).items() if v is not None}
     if presets:
@@ -89,7 +237,7 @@ def fmt_g(value) -> str:
     return "—" if value is None else f"{value:.6g} B ({format_size(value)})"
 
 
-def single_model(spec, command: str) -> LogCA:
+def single_model(spec, command: str):
     models = build_models(**spec)
     if len(models) != 1:
         raise ModelError(f"--preset was given {len(models)} times: `logca {command}` analyses "
@@ -97,10 +245,11 @@ def single_model(spec, command: str) -> LogCA:
     return models[0]
 
 
-def figure_path(out: Path | None) -> Path | None:
+def figure_path(out: Path | None, option: str = "--out") -> Path | None:
+    """A figure's output path, checked (suffix .png or .svg, writable) before any work."""
     if out is not None and out.suffix.lower() not in (".png", ".svg"):
-        raise ModelError(f"--out = '{out}' is invalid: figures are written as .png or .svg")
-    return out
+        raise invalid(option, str(out), "figures are written as .png or .svg")
+    return check_output(out, option)
 
 
 def size_or_dash(value) -> str:
@@ -119,16 +268,24 @@ def check_range(lo: float, hi: float) -> None:
         raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
 
 
-def progress_run(total: int, label: str, func):
-    from rich.progress import Progress
-    with Progress(console=Console(stderr=True), transient=True,
+def progress_run(total: int | None, label: str, func):
+    """Run ``func(tick)`` under a progress bar on stderr when it is a terminal (quiet when
+    piped); ``tick(text)`` advances one step and shows ``text``. Without a ``total`` the
+    bar is a spinner with the elapsed time."""
+    from rich.progress import (Progress, SpinnerColumn, TextColumn, TimeElapsedColumn)
+    columns = [] if total is not None else [SpinnerColumn(), TextColumn("{task.description}"),
+                                            TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True,
                   disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task(label, total=total)
         return func(lambda text: bar.update(task, description=text, advance=1))
 
 
 def granularities(lo: float, hi: float) -> list[int]:
+    """The powers of two from ``lo`` to ``hi``: the whole-byte sizes a measurement runs."""
     check_range(lo, hi)
+    if lo < 1:
+        raise invalid("--from", f"{lo:g} B", "a measurement runs on whole bytes: at least 1B")
     sizes = [int(g) for g in powers_of_two(lo, hi)]
     if not sizes:
         raise ModelError(f"--from {lo:g} B --to {hi:g} B contains no power of two")

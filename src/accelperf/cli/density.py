@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ModelError
 from ..report import dump_json
 from ..units import format_size
 from .app import cli
-from .common import console, figure_path, progress_run
+from .common import POSITIVE, RealType, check_output, console, figure_path, progress_run
 
 
 @cli.group()
@@ -23,16 +24,20 @@ def density():
 @click.option("--algorithm", "algo", required=True, metavar="NAME|FORMULA",
               help="dot, matmul, allpairs, or a formula in alpha and s "
                    "('rho = sqrt(alpha)/(2*s)**1.5' or 'eta = ...').")
-@click.option("--operand-bytes", type=float, default=None,
-              help="Operand size s in bytes (default 4; 32 for allpairs).")
+@click.option("--operand-bytes", type=RealType(low=1 / 8, high=2 ** 30), default=None,
+              help="Operand size s in bytes, from one bit (0.125) to 1 GiB (default 4; 32 "
+                   "for allpairs).")
 @click.option("--hierarchy", "hier", default="src-map-c", show_default=True,
               metavar="NAME|FILE.toml", help="A built-in hierarchy or a TOML file.")
-@click.option("--compute-ceiling", type=float, default=None,
+@click.option("--compute-ceiling", type=POSITIVE, default=None,
               help="Peak computations/s of the functional units (units x clock).")
-@click.option("--problem-bytes", type=float, default=None, help="Total input size M (bytes).")
-@click.option("--computations", type=float, default=None, help="Total computations Z.")
+@click.option("--problem-bytes", type=POSITIVE, default=None,
+              help="Total input size M (bytes); needs --computations.")
+@click.option("--computations", type=POSITIVE, default=None,
+              help="Total computations Z; needs --problem-bytes.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Draw ρ(α) with the layers and σ per layer to FILE.png or FILE.svg.")
+              help="Draw ρ(α) with the layers and σ per layer to FILE.png or FILE.svg "
+                   "(the table or --json is printed as well).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, computations,
                   out, as_json):
@@ -41,6 +46,9 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
     out = figure_path(out)
     alg = algorithm(algo, operand_bytes)
     if problem_bytes is not None or computations is not None:
+        if problem_bytes is None or computations is None:
+            raise ModelError("--problem-bytes and --computations go together: give both the "
+                             "problem size M and its computations Z, or neither")
         alg = alg.with_problem(problem_bytes, computations)
     result = rate_bound(alg, hierarchy(hier), compute_ceiling)
     if out is not None:
@@ -51,44 +59,50 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
     if as_json:
         click.echo(dump_json(result.to_dict()))
         return
-    table = Table(title=f"{alg.name} ({alg.formula}) on {result.hierarchy.name}")
+    table = Table(title=escape(f"{alg.name} ({alg.formula}) on {result.hierarchy.name}"))
     for col in ("layer", "μ", "β (B/s)", "λ (s)", "ρ(μ) (1/B)", "σ (1/s)", "βλ/μ"):
         table.add_column(col, justify="right")
     for r in result.layers:
         l = r.layer
         mark = " ◀" if r.name == result.bottleneck else ""
-        table.add_row(r.name + mark, format_size(l.size_bytes, binary=False),
+        table.add_row(escape(r.name) + mark, format_size(l.size_bytes),
                       f"{l.bandwidth_bytes_per_s:.3g}", f"{l.latency_s:.3g}",
                       "—" if r.rho is None else f"{r.rho:.4g}",
                       "no limit" if r.sigma == float("inf") else f"{r.sigma:.4g}",
                       f"{r.latency_factor:.3g}")
     console.print(table)
-    line = (f"bound: [bold]{result.bound:.4g}[/bold] computations/s, bottleneck "
-            f"[bold]{result.bottleneck}[/bold]")
+    if result.bound == float("inf"):
+        line = f"bound: [bold]no limit[/bold] from memory (layer {escape(result.bottleneck)})"
+    else:
+        line = (f"bound: [bold]{result.bound:.4g}[/bold] computations/s, bottleneck "
+                f"[bold]{escape(result.bottleneck)}[/bold]")
     if result.compute_ceiling is not None:
         line += (f"; compute ceiling {result.compute_ceiling:.4g}/s: "
                  f"[bold]{result.limited_by}-bound[/bold] by a factor {result.margin:.3g}")
     console.print(line)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
 
 @density.command("probe")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="TOML file for the measured hierarchy (use it with --hierarchy FILE).")
+              help="TOML file for the measured hierarchy (use it with --hierarchy FILE); "
+                   "its directory must exist.")
 @click.option("--repeats", type=click.IntRange(1, 100), default=5, show_default=True,
               help="Repeats per measurement; the median is reported.")
 @click.option("--quick", is_flag=True, help="Short runs and a 256 MiB memory working set.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the measurements as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the measurements as one JSON object instead of the table "
+                   "(the TOML file is written either way).")
 def density_probe(out, repeats, quick, as_json):
     """Measure this machine's caches and memory: sizes, read bandwidth, latency."""
     from ..measure.memory import cache_levels, probe
-    if out.suffix.lower() != ".toml":
-        raise ModelError(f"--out = '{out}' is invalid: the hierarchy is written as .toml")
+    check_output(out, "--out", (".toml",))
     result = progress_run(2 * len(cache_levels()), "probing",
                           lambda tick: probe(repeats=repeats, quick=quick, progress=tick))
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.to_toml(), encoding="utf-8")
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"accelperf: warning: {warning}", err=True)
     if as_json:
         click.echo(dump_json({"method": result.method, "repeats": result.repeats,
                               "warnings": result.warnings, "levels": [
@@ -100,17 +114,15 @@ def density_probe(out, repeats, quick, as_json):
                                    "latency_spread": list(m.latency_spread)}
                                   for m in result.levels],
                               "layers": [l.to_dict() for l in result.hierarchy().layers]}))
-        return
-    table = Table(title=f"Memory hierarchy of this machine ({result.method.split(' (')[0]}, "
-                        f"median of {repeats})")
-    for col in ("level", "size", "working set", "read bandwidth", "latency"):
-        table.add_column(col, justify="right")
-    for m in result.levels:
-        table.add_row(m.level.name, format_size(m.level.size_bytes),
-                      format_size(m.working_set_bytes),
-                      f"{m.bandwidth_bytes_per_s / 1e9:.1f} GB/s",
-                      f"{m.latency_s * 1e9:.1f} ns")
-    console.print(table)
+    else:
+        table = Table(title=f"Memory hierarchy of this machine ("
+                            f"{result.method.split(' (')[0]}, median of {repeats})")
+        for col in ("level", "size", "working set", "read bandwidth", "latency"):
+            table.add_column(col, justify="right")
+        for m in result.levels:
+            table.add_row(m.level.name, format_size(m.level.size_bytes),
+                          format_size(m.working_set_bytes),
+                          f"{m.bandwidth_bytes_per_s / 1e9:.1f} GB/s",
+                          f"{m.latency_s * 1e9:.1f} ns")
+        console.print(table)
     click.echo(f"wrote {out}", err=True)
-
-

@@ -45,8 +45,8 @@ def lpn_list():
 @lpn.command("simulate")
 @click.argument("model_spec", metavar="MODEL")
 @click.option("--input", "input_text", metavar="FILE|JSON",
-              help="The accelerator's input for Ψ (a JSON file or inline JSON); default: "
-                   "the model's own example input.")
+              help="The accelerator's input for Ψ (a file in the model's own format, a JSON "
+                   "file or inline JSON); default: the model's own example input.")
 @click.option("--max-time", type=click.IntRange(0), default=None,
               help="Stop when the next event is later than cycle N.")
 @click.option("--max-commits", type=click.IntRange(0), default=None,
@@ -65,7 +65,7 @@ def lpn_simulate(model_spec, input_text, max_time, max_commits, max_firings_per_
         raise ModelError(f"--trace = '{trace_out}' is invalid: write .json (Chrome trace) "
                          f"or .csv")
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text), max_time, max_commits,
+    result = _run_lpn(model, load_input(input_text, model), max_time, max_commits,
                       trace=trace_out is not None,
                       max_firings_per_cycle=max_firings_per_cycle)
     if trace_out is not None:
@@ -102,7 +102,7 @@ def lpn_show(model_spec, out, run, input_text):
     if out.suffix.lower() not in (".svg", ".html"):
         raise ModelError(f"--out = '{out}' is invalid: write .svg or .html")
     model = load_model(model_spec)
-    result = _run_lpn(model, load_input(input_text)) if run or input_text else None
+    result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")

@@ -1,4 +1,12 @@
-"""`accelperf measure ...`: this machine's crypto accelerators."""
+"""`accelperf measure ...`: this machine's crypto accelerators.
+
+Every input and the output path are checked before the first timed run: a measurement
+takes minutes, and a mistake found after it would throw them away. A measurement that
+fails its sanity check (the masked host no slower than the accelerator, or an echo offload
+slowed by contention for the cores) is still written, with the reason as a ``# warning:``
+line in the CSV, and the command exits with status 1; one stopped with Ctrl-C writes the
+timings that finished and exits with status 130.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,9 @@ from pathlib import Path
 
 import click
 
+from ..report import dump_json
 from .app import cli
-from .common import SIZE, granularities, progress_run, range_options
-
+from .common import SIZE, RealType, check_output, granularities, progress_run, range_options
 
 huge_pages_option = click.option(
     "--huge-pages/--no-huge-pages", default=True, show_default=True,
@@ -16,66 +24,106 @@ huge_pages_option = click.option(
          "(GLIBC_TUNABLES=glibc.malloc.hugetlb=1): spares the large buffers 4 KiB page walks.")
 
 
-@cli.group(invoke_without_command=False)
+def _common_options(func):
+    """--repeats, --out and --json, shared by the three measurements."""
+    func = click.option("--json", "as_json", is_flag=True,
+                        help="Also print every timing as one JSON object (the CSV is written "
+                             "either way).")(func)
+    func = click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+                        required=True,
+                        help="CSV file for the timings (its directory must exist); checked "
+                             "before the first run.")(func)
+    return click.option("--repeats", type=click.IntRange(1, 1000), default=5,
+                        show_default=True,
+                        help="Repeats of every (setting, granularity); the CSV keeps their "
+                             "minimum, median and maximum.")(func)
+
+
+seconds_option = click.option("--seconds", type=click.IntRange(1, 60), default=1,
+                              show_default=True, help="Seconds per openssl speed run.")
+
+
+@cli.group()
 def measure():
     """Measure this machine's crypto accelerators (AES-NI, SHA-NI) against its host code."""
 
 
 @measure.command("aes")
-@click.option("--mode", type=click.Choice(["cbc", "ctr"]), default="cbc", show_default=True)
+@click.option("--mode", type=click.Choice(["cbc", "ctr"]), default="cbc", show_default=True,
+              help="AES-128 mode of operation.")
 @click.option("--host", type=click.Choice(["vpaes", "table"]), default="vpaes",
               show_default=True, help="Host code: bit-sliced SSSE3 (vpaes) or table AES.")
 @range_options
-@click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True)
-@click.option("--seconds", type=click.IntRange(1, 60), default=1, show_default=True,
-              help="Seconds per openssl speed run.")
+@seconds_option
 @huge_pages_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def measure_aes(mode, host, lo, hi, repeats, seconds, huge_pages, out):
+@_common_options
+def measure_aes(mode, host, lo, hi, seconds, huge_pages, repeats, out, as_json):
     """AES with AES-NI against AES in software, at powers of two from --from to --to."""
-    _measure_crypto("aes", mode, host, lo, hi, repeats, seconds, huge_pages, out)
+    _measure_crypto("aes", mode, host, lo, hi, repeats, seconds, huge_pages, out, as_json)
 
 
 @measure.command("sha256")
 @range_options
-@click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True)
-@click.option("--seconds", type=click.IntRange(1, 60), default=1, show_default=True)
+@seconds_option
 @huge_pages_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def measure_sha256(lo, hi, repeats, seconds, huge_pages, out):
+@_common_options
+def measure_sha256(lo, hi, seconds, huge_pages, repeats, out, as_json):
     """SHA-256 with SHA-NI against SHA-256 in software."""
-    _measure_crypto("sha256", None, "no-sha-ni", lo, hi, repeats, seconds, huge_pages, out)
+    _measure_crypto("sha256", None, "no-sha-ni", lo, hi, repeats, seconds, huge_pages, out,
+                    as_json)
 
 
-def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, huge_pages, out):
-    from ..measure.crypto import measure_kernel
-    sizes = granularities(lo, hi)
-    result = progress_run(2 * len(sizes) * repeats, f"measuring {kernel}",
-                           lambda tick: measure_kernel(kernel, sizes, mode, host, repeats,
-                                                       seconds, progress=tick,
-                                                       huge_pages=huge_pages))
-    result.write_csv(out)
-    click.echo(f"wrote {out} ({len(sizes)} granularities x host/accel x {repeats} repeats)",
-               err=True)
+def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, huge_pages, out, as_json):
+    from ..measure.crypto import check_sizes, measure_kernel
+    check_output(out, "--out", (".csv",))
+    sizes = check_sizes(granularities(lo, hi), buffers=3)
+    _run(lambda tick: measure_kernel(kernel, sizes, mode, host, repeats, seconds,
+                                     progress=tick, huge_pages=huge_pages),
+         2 * len(sizes) * repeats, f"measuring {kernel}", out, as_json,
+         f"{len(sizes)} granularities x host/accel x {repeats} repeats")
 
 
 @measure.command("offload")
 @click.option("--kernel", type=click.Choice(["aes", "sha256"]), default="aes",
-              show_default=True)
-@click.option("--from", "lo", type=SIZE, default="1KiB", show_default=True)
-@click.option("--to", "hi", type=SIZE, default="2MiB", show_default=True)
-@click.option("--repeats", type=click.IntRange(1, 1000), default=5, show_default=True)
-@click.option("--target", type=click.FloatRange(0.001, 60), default=0.2, show_default=True,
+              show_default=True, help="What the worker process computes on the g bytes.")
+@click.option("--from", "lo", type=SIZE, default="1KiB", show_default=True,
+              help="Smallest granularity.")
+@click.option("--to", "hi", type=SIZE, default="2MiB", show_default=True,
+              help="Largest granularity.")
+@click.option("--target", type=RealType(low=0.001, high=60), default=0.2, show_default=True,
               help="Seconds of timed calls per granularity and setting.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-def measure_offload_cmd(kernel, lo, hi, repeats, target, out):
+@_common_options
+def measure_offload_cmd(kernel, lo, hi, target, repeats, out, as_json):
     """Ship g bytes to a worker process through shared memory (host, accel and echo runs)."""
+    from ..measure.crypto import check_sizes
     from ..measure.offload import measure_offload
-    sizes = granularities(lo, hi)
-    result = progress_run(3 * repeats, f"offloading {kernel}",
-                           lambda tick: measure_offload(kernel, sizes, repeats, target,
-                                                        progress=tick))
+    check_output(out, "--out", (".csv",))
+    sizes = check_sizes(granularities(lo, hi), buffers=6)
+    _run(lambda tick: measure_offload(kernel, sizes, repeats, target, progress=tick),
+         3 * repeats, f"offloading {kernel}", out, as_json,
+         f"{len(sizes)} granularities x host/accel/echo x {repeats} repeats")
+
+
+def _run(work, steps, label, out, as_json, what):
+    """Measure, then write the CSV; an untrusted measurement is written too, with its
+    reason, and ends with status 1."""
+    from ..measure.crypto import MeasurementInterrupted, UntrustedMeasurement
+    try:
+        result, failure = progress_run(steps, label, work), None
+    except UntrustedMeasurement as exc:
+        result, failure = exc.measurement, exc
+    except MeasurementInterrupted as exc:           # Ctrl-C: keep what was measured
+        exc.measurement.write_csv(out)
+        click.echo(f"accelperf: interrupted; the {len(exc.measurement.samples)} timings "
+                   f"finished so far are kept in {out}", err=True)
+        raise SystemExit(130) from None
     result.write_csv(out)
-    click.echo(f"wrote {out}", err=True)
-
-
+    if as_json:
+        click.echo(dump_json({"out": str(out), **result.to_dict()}))
+    if failure is not None:
+        click.echo(f"accelperf: error: {' '.join(str(failure).split())}; the timings are kept "
+                   f"in {out}", err=True)
+        raise SystemExit(1)
+    for warning in result.warnings:
+        click.echo(f"accelperf: warning: {warning}", err=True)
+    click.echo(f"wrote {out} ({what})", err=True)

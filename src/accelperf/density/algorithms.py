@@ -8,6 +8,7 @@ computations) the density saturates at Z/M once α >= M, and the re-use penalty 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -52,13 +53,26 @@ class Algorithm:
         return replace(self, total_bytes=total_bytes, total_computations=total_computations)
 
     def rho(self, alpha):
-        """Computations per byte with a local store of α bytes (eq. 1), saturating at Z/M."""
-        a = np.asarray(alpha, float)
+        """Computations per byte with a local store of α bytes (eq. 1), saturating at Z/M.
+
+        Values are returned as computed, NaN and negatives included (a plot may want them);
+        :func:`accelperf.density.rate_bound` refuses a layer where ρ is not a finite
+        number >= 0."""
+        try:
+            a = np.asarray(alpha, float)
+        except (TypeError, ValueError):
+            raise invalid("alpha", alpha, "a local-store size in bytes (a number or an array "
+                                          "of numbers)") from None
         if a.size and (np.any(~np.isfinite(a)) or np.any(a < 0)):
             raise invalid("alpha", float(a[~(np.isfinite(a) & (a >= 0))].ravel()[0]),
                           "a local-store size must be a finite number of bytes >= 0")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.asarray(self.eta(a), float) / a
+        with np.errstate(all="ignore"):    # overflow and 0/0 become inf/NaN, judged later
+            eta = self.eta(a)
+            try:
+                r = np.asarray(eta, float) / a
+            except (TypeError, ValueError):
+                raise invalid(f"eta of algorithm {self.name!r}", eta,
+                              "must return a number of computations per α") from None
         if self.total_bytes is not None:
             r = np.where(a >= self.total_bytes, self.total_computations / self.total_bytes, r)
         return r
@@ -68,7 +82,7 @@ class Algorithm:
         if self.total_bytes is None:
             raise ModelError("the re-use penalty φ needs the problem: call "
                              "with_problem(total_bytes=M, total_computations=Z) first")
-        with np.errstate(divide="ignore"):
+        with np.errstate(all="ignore"):
             return self.total_computations / self.total_bytes / self.rho(alpha)
 
     def __repr__(self) -> str:
@@ -112,17 +126,17 @@ def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -
     """
     s = _positive("operand_bytes", operand_bytes)
     body, kind = str(text).strip(), "rho"
-    for prefix in ("rho", "eta"):
-        head, sep, rest = body.partition("=")
-        if sep and head.strip() == prefix:
-            body, kind = rest, prefix
+    head, sep, rest = body.partition("=")
+    if sep and head.strip() in ("rho", "eta"):      # one prefix: "rho = eta = ..." is an error
+        body, kind = rest, head.strip()
     f = Formula(body, variables=("alpha", "s"))
     if kind == "rho":
         eta = lambda a: f(alpha=a, s=s) * a
     else:
         eta = lambda a: f(alpha=a, s=s)
-    probe = np.asarray(eta(np.array([1.0, 1e6])), float)
-    if probe.shape != (2,) and probe.shape != ():
+    with np.errstate(all="ignore"):     # values are judged where they are used
+        probe = np.asarray(eta(np.array([1.0, 1e6])), float)
+    if probe.shape not in ((2,), ()):          # () is a constant η, broadcast over α
         raise ModelError(f"formula = {text!r} is invalid: it must give one number per α")
     return Algorithm(name or "formula", eta, "user formula", f"{kind} = {f.text} (s = {s:g} B)")
 
@@ -133,7 +147,7 @@ def algorithm(name_or_formula: str, operand_bytes: float | None = None) -> Algor
     key = ALIASES.get(key, key)
     if key in BUILT_IN:
         return BUILT_IN[key]() if operand_bytes is None else BUILT_IN[key](operand_bytes)
-    if any(ch in key for ch in "()*/+-=^") or "alpha" in key:
+    if key and not re.fullmatch(r"[a-z][a-z0-9_-]*", key):   # not a name: a formula
         return from_formula(name_or_formula, 4 if operand_bytes is None else operand_bytes)
     raise ModelError(f"algorithm = {name_or_formula!r} is invalid: valid algorithms are "
                      f"{', '.join(BUILT_IN)}, or a formula in alpha and s such as "

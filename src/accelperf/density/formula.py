@@ -3,6 +3,11 @@
 A formula is parsed with Python's ``ast`` and walked node by node: only numbers, the
 variables the caller allows, + − × ÷ ** and a few functions are accepted. Nothing is
 evaluated by ``eval``, so a formula cannot reach Python itself.
+
+Arithmetic is IEEE double precision throughout, constants included: ``1/0`` is inf and
+``9**9**9**9`` overflows to inf instead of raising, and the caller (the density bound)
+rejects a non-finite result by name. Length and nesting are capped so that no formula can
+exhaust the parser's or the walker's stack.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 FUNCTIONS = {"sqrt": np.sqrt, "log": np.log, "log2": np.log2, "log10": np.log10,
              "exp": np.exp, "min": np.minimum, "max": np.maximum, "abs": np.abs}
+VARIADIC = ("min", "max")        # two or more arguments; every other function takes one
 CONSTANTS = {"pi": math.pi, "e": math.e}
+MAX_LENGTH = 2000                # characters: a density is a line, not a program
+MAX_DEPTH = 100                  # nested operations, far below Python's recursion limit
 
 
 class Formula:
@@ -37,11 +45,22 @@ class Formula:
         if not self.text:
             raise ModelError("formula = '' is invalid: write an expression such as "
                              "'sqrt(alpha)/(2*s)**1.5'")
+        if len(self.text) > MAX_LENGTH:
+            raise ModelError(f"formula = {self.text[:40]!r}... is invalid: it is "
+                             f"{len(self.text)} characters long, at most {MAX_LENGTH} are "
+                             f"accepted")
         try:
             tree = ast.parse(self.text, mode="eval")
         except SyntaxError as exc:
             raise ModelError(f"formula = {self.text!r} is invalid: syntax error at column "
                              f"{(exc.offset or 1)}: {exc.msg}") from None
+        except (ValueError, RecursionError, MemoryError) as exc:    # NUL bytes, deep nests
+            raise ModelError(f"formula = {self.text!r} is invalid: "
+                             f"{str(exc) or type(exc).__name__}") from None
+        depth = _depth(tree.body)
+        if depth > MAX_DEPTH:
+            raise ModelError(f"formula = {self.text[:40]!r}... is invalid: it nests {depth} "
+                             f"operations deep, at most {MAX_DEPTH} are accepted")
         self._check(tree.body)
         self._tree = tree.body
 
@@ -65,6 +84,8 @@ class Formula:
         elif isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 self._fail(node, f"constant {node.value!r} is not a number")
+            if isinstance(node.value, int) and node.value.bit_length() > 1024:
+                self._fail(node, "a constant beyond 1.8e308 (the largest double)")
         elif isinstance(node, ast.Name):
             if node.id not in self.variables and node.id not in CONSTANTS:
                 self._fail(node, f"unknown name {node.id!r}")
@@ -73,6 +94,11 @@ class Formula:
                 self._fail(node, "only the listed functions may be called")
             if node.keywords or not node.args:
                 self._fail(node, f"{node.func.id}() takes positional arguments")
+            if node.func.id in VARIADIC and len(node.args) < 2:
+                self._fail(node, f"{node.func.id}() takes two or more arguments")
+            if node.func.id not in VARIADIC and len(node.args) != 1:
+                self._fail(node, f"{node.func.id}() takes one argument, "
+                                 f"{len(node.args)} given")
             for arg in node.args:
                 self._check(arg)
         else:
@@ -84,7 +110,7 @@ class Formula:
         if isinstance(node, ast.UnaryOp):
             return _UNARY[type(node.op)](self._eval(node.operand, env))
         if isinstance(node, ast.Constant):
-            return float(node.value)
+            return np.float64(node.value)
         if isinstance(node, ast.Name):
             return env[node.id] if node.id in env else CONSTANTS[node.id]
         args = [self._eval(a, env) for a in node.args]
@@ -100,9 +126,23 @@ class Formula:
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise ModelError(f"formula {self.text!r} needs values for {', '.join(missing)}")
-        env = {k: np.asarray(v, float) for k, v in values.items()}
+        try:
+            env = {k: np.asarray(v, float) for k, v in values.items()}
+        except (TypeError, ValueError):
+            raise ModelError(f"formula {self.text!r} is evaluated on numbers: got "
+                             f"{values!r}") from None
         with np.errstate(all="ignore"):
             return self._eval(self._tree, env)
 
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
+
+
+def _depth(root) -> int:
+    """How deeply the syntax tree nests, counted without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest

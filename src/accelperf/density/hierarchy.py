@@ -19,11 +19,14 @@ from importlib import resources
 from pathlib import Path
 
 
+import numpy as np
+
 from ..errors import ModelError, invalid
 from ..validate import real_number
 from .algorithms import Algorithm
 
-
+MAX_FILE_BYTES = 1 << 20    # a hierarchy file is a few layers; anything larger is a mistake
+_SMALLEST_STORE = float(np.finfo(float).tiny)
 
 
 @dataclass(frozen=True)
@@ -63,18 +66,24 @@ class Layer:
             return math.inf
         return self.bandwidth_bytes_per_s * self.latency_s / self.size_bytes
 
+    def density(self, algorithm: Algorithm) -> float:
+        """ρ(μ), the algorithm's density with this layer's store; for μ = 0 the limit
+        α → 0+ (η(0)/0 itself is 0/0), taken at the smallest positive double."""
+        return float(algorithm.rho(self.size_bytes or _SMALLEST_STORE))
+
     def rate(self, algorithm: Algorithm) -> float:
         """σ for this layer (eq. 6); inf for an unbounded layer."""
         if self.unbounded:
             return math.inf
-        if self.size_bytes == 0:
-            # Nothing is held: with a latency per (empty) chunk no work gets through.
-            return 0.0 if self.latency_s > 0 else \
-                float(algorithm.rho(0.0)) * self.bandwidth_bytes_per_s
-        if math.isinf(self.bandwidth_bytes_per_s):      # latency-limited only
-            return float(algorithm.rho(self.size_bytes)) * self.size_bytes / self.latency_s
-        return float(algorithm.rho(self.size_bytes)) * self.bandwidth_bytes_per_s / \
-            (1 + self.latency_factor)
+        if self.size_bytes == 0 and self.latency_s > 0:
+            return 0.0      # nothing is held: with a latency per (empty) chunk no work gets through
+        rho = self.density(algorithm)
+        with np.errstate(all="ignore"):     # an overflow is judged by rate_bound, by name
+            if self.size_bytes == 0:
+                return float(np.float64(rho) * self.bandwidth_bytes_per_s)
+            if math.isinf(self.bandwidth_bytes_per_s):      # latency-limited only
+                return float(np.float64(rho) * self.size_bytes / self.latency_s)
+            return float(np.float64(rho) * self.bandwidth_bytes_per_s / (1 + self.latency_factor))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "size_bytes": self.size_bytes,
@@ -91,7 +100,11 @@ class Hierarchy:
     source: str = ""
 
     def __post_init__(self):
-        layers = tuple(self.layers)
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise invalid("hierarchy name", self.name, "must be a non-empty string")
+        layers = tuple(self.layers) if isinstance(self.layers, (list, tuple)) else None
+        if layers is None or not all(isinstance(l, Layer) for l in layers):
+            raise invalid(f"hierarchy {self.name!r}: layers", layers, "must be Layer objects")
         if not layers:
             raise ModelError(f"hierarchy {self.name!r} is invalid: it has no layers")
         names = [l.name for l in layers]
@@ -103,6 +116,8 @@ class Hierarchy:
 
     @classmethod
     def from_dict(cls, name: str, data: dict, source: str = "") -> "Hierarchy":
+        if not isinstance(data, dict):
+            raise invalid(f"hierarchy {name!r}", data, "a table with a list of [[layer]]s")
         raw = data.get("layer") or data.get("layers")
         if not isinstance(raw, list) or not raw:
             raise ModelError(f"hierarchy {name!r} is invalid: expected a list of "
@@ -127,17 +142,34 @@ class Hierarchy:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Hierarchy":
+        """A hierarchy from a TOML file; a missing, unreadable, non-regular, oversized,
+        binary or malformed file is a ModelError naming the path."""
         path = Path(path)
+        if not path.exists():
+            raise invalid("hierarchy", str(path), "no such file (or use a built-in: "
+                          + ", ".join(built_in_hierarchies()) + ")")
+        if path.is_dir():
+            raise invalid("hierarchy", str(path), "is a directory; give a .toml file")
+        if not path.is_file():
+            raise invalid("hierarchy", str(path), "is not a regular file; give a .toml file")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise invalid("hierarchy", str(path), f"is {path.stat().st_size} bytes: a "
+                          f"hierarchy file is at most {MAX_FILE_BYTES} bytes")
         try:
             data = tomllib.loads(path.read_text("utf-8"))
-        except FileNotFoundError:
-            raise invalid("hierarchy", str(path), "no such file (or use a built-in: "
-                                                  + ", ".join(built_in_hierarchies()) + ")") from None
+        except OSError as exc:
+            raise invalid("hierarchy", str(path), f"cannot be read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise invalid("hierarchy", str(path), "is not a text file (not UTF-8); give a "
+                                                  ".toml file") from None
         except tomllib.TOMLDecodeError as exc:
             raise invalid("hierarchy", str(path), f"not valid TOML: {exc}") from None
         if "hierarchy" in data and isinstance(data["hierarchy"], dict) and "layer" not in data:
             # Either [hierarchy] name=... with [[layer]] below, or [[hierarchy.NAME.layer]].
             tables = data["hierarchy"]
+            if len(tables) > 1:
+                raise invalid("hierarchy", str(path), f"it defines {len(tables)} hierarchies "
+                              f"({', '.join(map(str, tables))}); put one in each file")
             if len(tables) == 1 and isinstance(next(iter(tables.values())), dict):
                 name, body = next(iter(tables.items()))
                 return cls.from_dict(name, body, str(path))
@@ -167,6 +199,9 @@ def hierarchy(name_or_path: str) -> Hierarchy:
     builtins = built_in_hierarchies()
     if str(name_or_path) in builtins:
         return builtins[str(name_or_path)]
+    if not str(name_or_path).strip():
+        raise invalid("hierarchy", name_or_path, f"give a built-in ({', '.join(builtins)}) "
+                                                 f"or a path to a .toml file")
     if str(name_or_path).endswith(".toml") or Path(str(name_or_path)).exists():
         return Hierarchy.from_toml(name_or_path)
     raise invalid("hierarchy", name_or_path, f"valid built-ins are {', '.join(builtins)}, or "
@@ -207,13 +242,35 @@ class DensityBound:
         return self.bound if self.compute_ceiling is None else min(self.bound,
                                                                    self.compute_ceiling)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the numbers mean when they are degenerate: no limit at all, a bound of 0,
+        a margin too large for a double."""
+        out = []
+        if math.isinf(self.bound):
+            out.append("no layer limits the rate: every layer is unbounded (infinite "
+                       "bandwidth, no latency), so the bound is infinite"
+                       + ("" if self.compute_ceiling is not None else
+                          "; give --compute-ceiling for a finite answer"))
+        elif self.bound == 0:
+            why = next(r for r in self.layers if r.sigma == 0)
+            out.append(f"the bound is 0: layer {why.name!r} lets no computation through ("
+                       + ("it holds nothing and has a latency" if why.layer.size_bytes == 0
+                          and why.layer.latency_s > 0 else
+                          f"ρ(μ) = {why.rho:.3g} computations per byte")
+                       + ")")
+        if self.margin is not None and math.isinf(self.margin) and self.bound > 0:
+            out.append("the ratio of the memory bound to the compute ceiling is beyond the "
+                       "range of a double (margin reported as infinite)")
+        return tuple(out)
+
     def to_dict(self) -> dict:
         return {"algorithm": {"name": self.algorithm.name, "formula": self.algorithm.formula},
                 "hierarchy": self.hierarchy.name,
                 "layers": [l.to_dict() for l in self.layers], "bound": self.bound,
                 "bottleneck": self.bottleneck, "compute_ceiling": self.compute_ceiling,
                 "limited_by": self.limited_by, "margin": self.margin,
-                "attainable": self.attainable}
+                "attainable": self.attainable, "warnings": list(self.warnings)}
 
     def __repr__(self) -> str:
         ceiling = "" if self.compute_ceiling is None else \
@@ -233,11 +290,18 @@ def rate_bound(algorithm: Algorithm, hierarchy: Hierarchy,
     """
     if compute_ceiling is not None:
         compute_ceiling = real_number("compute_ceiling", compute_ceiling, positive=True)
+    if not isinstance(algorithm, Algorithm):
+        raise invalid("algorithm", algorithm, "an Algorithm (dot_product(), matmul(), "
+                                              "all_pairs(), algorithm('...'))")
+    if not isinstance(hierarchy, Hierarchy):
+        raise invalid("hierarchy", hierarchy, "a Hierarchy (hierarchy('src-map-c'), "
+                                              "Hierarchy.from_toml(path))")
     rates = []
     for layer in hierarchy.layers:
-        rho = None if layer.unbounded else float(algorithm.rho(layer.size_bytes))
-        rates.append(LayerRate(layer.name, layer.rate(algorithm), layer.latency_factor,
-                               rho, layer))
+        rho = None if layer.unbounded else layer.density(algorithm)
+        sigma = layer.rate(algorithm)
+        _check_layer(algorithm, layer, rho, sigma)
+        rates.append(LayerRate(layer.name, sigma, layer.latency_factor, rho, layer))
     slowest = min(rates, key=lambda r: r.sigma)
     bound = slowest.sigma
     if compute_ceiling is None:
@@ -248,3 +312,19 @@ def rate_bound(algorithm: Algorithm, hierarchy: Hierarchy,
         limited_by, margin = "memory", (compute_ceiling / bound if bound > 0 else math.inf)
     return DensityBound(algorithm, hierarchy, tuple(rates), bound, slowest.name,
                         compute_ceiling, limited_by, margin)
+
+
+def _check_layer(algorithm: Algorithm, layer: Layer, rho: float | None, sigma: float) -> None:
+    """Refuse what eq. 6 cannot mean: a density that is negative, NaN or infinite at the
+    layer's store, or a rate that overflows a double."""
+    what = algorithm.formula or algorithm.name
+    if rho is not None and not (math.isfinite(rho) and rho >= 0):
+        at = f"μ = {layer.size_bytes:g} B" if layer.size_bytes else "μ → 0"
+        raise ModelError(f"density ρ = {rho!r} computations per byte at layer {layer.name!r} "
+                         f"({at}) is invalid: a density must be a finite number >= 0; check "
+                         f"the algorithm '{what}' and its operand size")
+    if math.isnan(sigma) or (math.isinf(sigma) and not layer.unbounded):
+        raise ModelError(f"rate σ = {sigma!r} at layer {layer.name!r} is invalid: ρ(μ) = "
+                         f"{rho:.3g} times β = {layer.bandwidth_bytes_per_s:.3g} B/s is beyond "
+                         f"the range of a double; check the algorithm '{what}' and its "
+                         f"operand size")

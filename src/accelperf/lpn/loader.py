@@ -43,15 +43,41 @@ def load_model(spec: str) -> Model:
     return model
 
 
-def load_input(text: str | None):
-    """The user's input for Ψ: a JSON file, or JSON written inline."""
+JPEG_SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe")
+
+
+def _starts_like_jpeg(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(2) == b"\xff\xd8"
+
+
+def load_input(text: str | None, model: Model | None = None):
+    """The user's input for Ψ: a file in the model's own format (when the model has an
+    ``input_reader`` and the file's name does not end in .json), a JPEG file (read by
+    accelperf.lpn.inputs), a .csv file's text (the model's Ψ parses it), a JSON file, or
+    JSON written inline."""
     if text is None:
         return None
     path = Path(text)
     try:
-        if path.is_file():
+        is_file = path.is_file()
+    except OSError:                  # inline JSON longer than a file name may be
+        is_file = False
+    if is_file and model is not None and model.input_reader is not None and \
+            path.suffix.lower() != ".json":
+        return model.input_reader(path)
+    if is_file and (path.suffix.lower() in JPEG_SUFFIXES or _starts_like_jpeg(path)):
+        from .inputs import read_jpeg
+        return read_jpeg(path)
+    if is_file and path.suffix.lower() == ".csv":
+        return path.read_text("utf-8")          # CSV text: the model's Ψ parses it
+    try:
+        if is_file:
             return json.loads(path.read_text("utf-8"))
         return json.loads(text)
+    except UnicodeDecodeError:
+        raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "
+                         f"(give a .jpg or JSON)") from None
     except json.JSONDecodeError as exc:
         raise ModelError(f"--input = {text!r} is invalid: neither a file nor JSON ({exc})") \
             from None

@@ -146,6 +146,8 @@ class Model:
     tokens_from_input: object = field(repr=False, compare=False, default=None)
     default_input: object = field(repr=False, compare=False, default=None)
     description: str = ""
+    ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
+    input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
 
     def place_id(self, name: str) -> int:
         for i, p in enumerate(self.places):
@@ -275,9 +277,17 @@ def _one_token(ttype: TokenType, tok, place: str) -> tuple:
 class Net:
     """Builder for a Latency Petri Net (see the module docstring)."""
 
-    def __init__(self, name: str, description: str = ""):
+    def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1):
+        """``ticks_per_cycle`` > 1 lets delays count fractions of a cycle (the simulator
+        reports cycles); ``input_reader``, set later, reads the model's own input file
+        format for ``--input FILE``."""
+        if isinstance(ticks_per_cycle, bool) or not isinstance(ticks_per_cycle, int) or \
+                ticks_per_cycle < 1:
+            raise NetError(f"ticks_per_cycle = {ticks_per_cycle!r} is invalid: an integer >= 1")
         self.name = name
         self.description = description
+        self.ticks_per_cycle = ticks_per_cycle
+        self.input_reader = None
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
         self._initial: dict[str, list] = {}
@@ -447,7 +457,8 @@ class Net:
                                    f"tokens, not the start place)")
         return Model(self.name, tuple(places.values()), transitions,
                      None if start_name is None else index[start_name], index[done_name],
-                     initial, self.tokens_from_input, self.default_input, self.description)
+                     initial, self.tokens_from_input, self.default_input, self.description,
+                     self.ticks_per_cycle, self.input_reader)
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:

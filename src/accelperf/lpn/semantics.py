@@ -230,7 +230,8 @@ def check(model: Model, t: Transition, view, running: int, next_start: int,
     except EvaluationError as exc:
         raise FiringError(str(exc)) from None
     if now < next_start:                                          # (g)
-        return Blocked(f"initiation interval: may start again at cycle {next_start}",
+        return Blocked(f"initiation interval: may start again at cycle "
+                       f"{in_cycles(next_start, model.ticks_per_cycle)}",
                        next_start)
     return Ready(tuple(weights), delay, interval)
 
@@ -325,13 +326,16 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
     """Run ``model`` from ``marking`` ({place id: [property tuples]}) by rules R1–R8."""
     state = State.initial(model, marking)
     initial_counts = {pid: len(ts) for pid, ts in marking.items()}
+    tpc = model.ticks_per_cycle                 # time runs in ticks, is told in cycles
+    cyc = lambda ticks: in_cycles(ticks, tpc)
     firings, commits = [], [0] * len(model.transitions)
     latency, done_tokens, last_commit, seq = None, 0, 0, 0
     at_this_cycle = 0
 
     def finish(stopped=None, message=""):
         counts = [state.count(i) for i in range(len(model.places))]
-        return Run(tuple(firings), latency, last_commit,
+        return Run(tuple(Firing(f.transition, cyc(f.start), cyc(f.end)) for f in firings),
+                   cyc(latency), cyc(last_commit),
                    {t.name: c for t, c in zip(model.transitions, commits)},
                    {p.name: c for p, c in zip(model.places, counts)}, done_tokens, stopped,
                    message)
@@ -351,7 +355,7 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                 if into_done:
                     latency, done_tokens = state.now, done_tokens + into_done
                 if sum(commits) > max_commits:
-                    return finish("max_commits", f"stopped at cycle {state.now} after "
+                    return finish("max_commits", f"stopped at cycle {cyc(state.now)} after "
                                   f"{sum(commits)} commits, past max_commits = {max_commits}")
             try:
                 while True:
@@ -363,10 +367,11 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                     try:
                         start(model, state, t, r, seq)
                     except FiringError as exc:
-                        raise FiringError(firing_failed(t, state.now, exc)) from None
+                        raise FiringError(firing_failed(t, cyc(state.now), exc)) from None
                     at_this_cycle += 1
                     if at_this_cycle > max_firings_per_cycle:
-                        return finish("stalled", _stalled(state.now, max_firings_per_cycle))
+                        return finish("stalled", _stalled(cyc(state.now),
+                                                          max_firings_per_cycle))
             except FiringError as exc:
                 return finish("error", str(exc))
             if not any(f.due == state.now for f in state.in_flight):
@@ -384,15 +389,15 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
         if not candidates:
             break
         nxt = min(candidates)
-        if nxt > max_time:
-            return finish("max_time", f"stopped at cycle {state.now}: the next event is at "
-                          f"{nxt}, past max_time = {max_time}")
+        if nxt > max_time * tpc:
+            return finish("max_time", f"stopped at cycle {cyc(state.now)}: the next event is "
+                          f"at {cyc(nxt)}, past max_time = {max_time}")
         state.now, at_this_cycle = nxt, 0
 
     counts = [state.count(i) for i in range(len(model.places))]
     stuck = stuck_places(model, counts, initial_counts)
     if stuck:
-        return finish("deadlock", f"deadlock at cycle {last_commit}: no transition can fire "
+        return finish("deadlock", f"deadlock at cycle {cyc(last_commit)}: no transition can fire "
                       f"and tokens are left in {', '.join(stuck)}")
     return finish()
 
@@ -403,10 +408,20 @@ def _lowest_ready(model: Model, state: State):
             r = check(model, t, state, state.running[t.id], state.next_start[t.id],
                       state.now)
         except FiringError as exc:
-            raise FiringError(firing_failed(t, state.now, exc)) from None
+            raise FiringError(firing_failed(t, in_cycles(state.now, model.ticks_per_cycle),
+                                            exc)) from None
         if isinstance(r, Ready):
             return t, r
     return None
+
+
+def in_cycles(ticks, ticks_per_cycle: int):
+    """A time in a model's ticks (``Net(ticks_per_cycle=k)``) as cycles: an int when whole,
+    else a float (exact for the powers of two a model would use)."""
+    if ticks is None or ticks_per_cycle == 1:
+        return ticks
+    whole, rest = divmod(ticks, ticks_per_cycle)
+    return whole if rest == 0 else ticks / ticks_per_cycle
 
 
 def firing_failed(t: Transition, now: int, exc: Exception) -> str:

@@ -33,6 +33,7 @@ from .net import Marking, Model
 from .semantics import (DEFAULT_MAX_COMMITS, DEFAULT_MAX_FIRINGS_PER_CYCLE, Blocked, Firing,
                         FiringError, MarkingView, check, firing_failed, stuck_places)
 from .semantics import _stalled as stalled_message
+from .semantics import in_cycles
 
 
 class SimulationError(ModelError):
@@ -62,8 +63,9 @@ class SimResult:
     """What a run measured (see the module docstring for the rules)."""
 
     model: str
-    latency: int | None                 # time of the last token into the done place
-    end_time: int                        # time of the last commit
+    latency: int | float | None         # time of the last token into the done place
+    end_time: int | float                # time of the last commit (a float when a model
+                                         # with ticks_per_cycle > 1 ends between cycles)
     commits: dict
     busy: dict                           # cycles with at least one firing in flight
     max_occupancy: dict                  # most tokens (free + locked) ever in each place
@@ -152,7 +154,9 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
     SimulationError when a function fails, Interrupted on Ctrl-C; each carries a report
     and the statistics so far.
     """
-    limit_time = _check_limit("max_time", max_time)
+    tpc = model.ticks_per_cycle                 # time runs in ticks, is told in cycles
+    cyc = lambda ticks: in_cycles(ticks, tpc)
+    limit_time = _check_limit("max_time", max_time) * tpc
     limit_commits = _check_limit("max_commits", max_commits, DEFAULT_MAX_COMMITS)
     limit_cycle = _check_limit("max_firings_per_cycle", max_firings_per_cycle,
                                DEFAULT_MAX_FIRINGS_PER_CYCLE)
@@ -235,7 +239,7 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
                         break
                     at_cycle += 1
                     if at_cycle > limit_cycle:
-                        raise fail(stalled_message(now, limit_cycle), LimitError)
+                        raise fail(stalled_message(cyc(now), limit_cycle), LimitError)
                     n_in = inflight[tid]
                     if n_in == 0:
                         busy_since[tid] = now
@@ -265,8 +269,8 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
                 break
             t_next = events[0][0]
             if t_next > limit_time:
-                raise fail(f"stopped at cycle {now}: the next event is at {t_next}, past "
-                           f"max_time = {max_time}", LimitError)
+                raise fail(f"stopped at cycle {cyc(now)}: the next event is at "
+                           f"{cyc(t_next)}, past max_time = {max_time}", LimitError)
             if t_next != now:
                 now, at_cycle = t_next, 0
             # ---- R4, R5: every commit due at `now`, smallest id first
@@ -298,14 +302,14 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
                 total += 1
                 last_commit = now
                 if firings is not None:
-                    firings.append(Firing(transitions[tid].name, start, now))
+                    firings.append(Firing(transitions[tid].name, cyc(start), cyc(now)))
                 if total > limit_commits:
-                    raise fail(f"stopped at cycle {now} after {total} commits, past "
+                    raise fail(f"stopped at cycle {cyc(now)} after {total} commits, past "
                                f"max_commits = {limit_commits}", LimitError)
     except (FiringError, EvaluationError) as exc:
-        raise fail(firing_failed(transitions[tid], now, exc)) from None
+        raise fail(firing_failed(transitions[tid], cyc(now), exc)) from None
     except KeyboardInterrupt:
-        raise fail(f"interrupted at cycle {now} after {total} commits",
+        raise fail(f"interrupted at cycle {cyc(now)} after {total} commits",
                    Interrupted) from None
 
     done_time, done_count = done_box
@@ -318,7 +322,7 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
         what = (f"only {done_count} of {expected_done} expected tokens reached "
                 f"{places[model.done].name!r}" if short else
                 f"tokens are left in {', '.join(stuck)}")
-        msg = f"deadlock at cycle {last_commit}: no transition can fire and {what}"
+        msg = f"deadlock at cycle {cyc(last_commit)}: no transition can fire and {what}"
         raise DeadlockError(msg, _report(model, queues, locked, inflight, next_start, now,
                                          msg), result)
     return result
@@ -339,8 +343,9 @@ def _result(model, done_time, end, commits, busy, max_occ, done_count, total, fi
         else:                               # k servers: mean busy servers / k
             utilisation.append(a / (t.concurrency * span))
     names = [t.name for t in model.transitions]
-    return SimResult(model.name, done_time, end, dict(zip(names, commits)),
-                     dict(zip(names, busy_now)),
+    cyc = lambda ticks: in_cycles(ticks, model.ticks_per_cycle)
+    return SimResult(model.name, cyc(done_time), cyc(end), dict(zip(names, commits)),
+                     {n: cyc(b) for n, b in zip(names, busy_now)},
                      {p.name: m for p, m in zip(model.places, max_occ)}, done_count, total,
                      None if firings is None else tuple(firings),
                      dict(zip(names, utilisation)),

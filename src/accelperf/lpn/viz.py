@@ -24,7 +24,7 @@ def _layers(model: Model) -> dict:
     hidden = {i for i, p in enumerate(model.places) if p.capacity_of is not None}
     succ: dict = {}
     for t in model.transitions:
-        for p in t.inputs:
+        for p in t.inputs + tuple(p for p, _ in t.reads):   # read places come before, too
             if p not in hidden:
                 succ.setdefault(("p", p), []).append(("t", t.id))
         for arc in t.outputs + t.routes:
@@ -114,14 +114,16 @@ def net_svg(model: Model, result: SimResult | None = None) -> str:
         if x2 <= x1:                              # a back edge: bow it below
             mid = max(y1, y2) + DY / 2
             path = f"M{x1},{y1} C{x1 + 60},{mid} {x2 - 60},{mid} {x2},{y2}"
+            label_at = ((x1 + x2) / 2, mid - DY / 8)
         else:
             path = f"M{x1},{y1} L{x2},{y2}"
+            label_at = ((x1 + x2) / 2, (y1 + y2) / 2 - 4)
         look = {"": 'stroke="#555" marker-end="url(#arrow)"',
                 "read": 'stroke="#36c" stroke-dasharray="5,3" marker-end="url(#arrow)"',
                 "inhibit": 'stroke="#a33" marker-end="url(#inhibit)"'}[style]
         out.append(f'<path d="{path}" fill="none" {look}/>')
         if label:
-            out.append(f'<text x="{(x1 + x2) / 2}" y="{(y1 + y2) / 2 - 4}" fill="#a33" '
+            out.append(f'<text x="{label_at[0]}" y="{label_at[1]}" fill="#a33" '
                        f'text-anchor="middle">{html.escape(label)}</text>')
 
     for t in model.transitions:

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ModelError
+from ..errors import ModelError, invalid
 from .cpuinfo import cpu_flags, cpu_model, nominal_clock_hz
 from .data import Timings, check_statistic, timings_from_table
 
@@ -57,7 +57,47 @@ _RESULT = re.compile(r"^\+R:(\d+):[^:]*:([0-9.]+)", re.M)
 
 
 class MeasurementError(ModelError):
-    """A measurement that cannot be made or cannot be trusted."""
+    """A measurement that cannot be made or cannot be trusted: a failed run, not bad input,
+    so the command line exits with status 1 (bad input is 2)."""
+
+    exit_status = 1
+
+
+class UntrustedMeasurement(MeasurementError):
+    """The timings were taken but fail a sanity check; ``measurement`` keeps them, with the
+    reason among its warnings, so that they can be written out and inspected."""
+
+    def __init__(self, message: str, measurement: "Measurement"):
+        super().__init__(message)
+        self.measurement = measurement
+
+
+class MeasurementInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a measurement. A KeyboardInterrupt like any other, it also carries
+    the timings taken so far (``measurement``) so that they need not be lost."""
+
+    def __init__(self, measurement: "Measurement"):
+        super().__init__(measurement.warnings[0])
+        self.measurement = measurement
+
+
+def interrupted(kernel: str, times: dict, planned: int, what: str) -> MeasurementInterrupted:
+    """The exception for Ctrl-C after some of ``planned`` runs: every (mode, granularity)
+    with at least one timing, and a warning that says how far the run got."""
+    samples = tuple(Sample(kernel, m, g, tuple(t)) for (m, g), t in sorted(times.items())
+                    if t)
+    done = sum(len(t) for t in times.values())
+    metadata = {"accelperf measure": what, "load average": load_note(),
+                "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    warning = (f"{REFUSAL}interrupted with Ctrl-C after {done} of {planned} timed runs; "
+               f"these are the runs that finished")
+    return MeasurementInterrupted(Measurement(samples, metadata, (warning,)))
+
+
+# The largest granularity measured: openssl speed and the offload's shared memory hold a few
+# buffers of that size; beyond 1 GiB a sweep takes hours and times the memory system far
+# more than the crypto kernel.
+MAX_GRANULARITY = 2**30
 
 
 @dataclass(frozen=True)
@@ -80,6 +120,15 @@ class Sample:
 class Measurement:
     samples: tuple[Sample, ...]
     metadata: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """The samples, the metadata and the warnings, for --json."""
+        return {"samples": [{"kernel": s.kernel, "mode": s.mode,
+                             "granularity_bytes": s.granularity, "seconds": list(s.seconds),
+                             "seconds_min": s.minimum, "seconds_median": s.median}
+                            for s in self.samples],
+                "metadata": dict(self.metadata), "warnings": list(self.warnings)}
 
     def timings(self, statistic: str = "min") -> Timings:
         """The repeats' minimum (or median) per mode and granularity, as the CSV reader
@@ -95,6 +144,7 @@ class Measurement:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = [f"# {k}: {v}" for k, v in self.metadata.items()]
+        lines += [f"# warning: {' '.join(w.split())}" for w in self.warnings]
         lines.append(",".join(COLUMNS))
         for s in sorted(self.samples, key=lambda s: (s.mode, s.granularity)):
             lines.append(f"{s.kernel},{s.mode},{s.granularity},{s.minimum:.9g},"
@@ -183,37 +233,41 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                    huge_pages: bool = True) -> Measurement:
     """Time ``kernel`` ("aes" or "sha256") on the host (accelerator masked) and on the
     accelerator for every granularity; see the module docstring for the method."""
-    if kernel not in HOSTS:
-        raise MeasurementError(f"kernel = {kernel!r} is invalid: measure aes or sha256")
+    if not isinstance(kernel, str) or kernel not in HOSTS:
+        raise invalid("kernel", kernel, "measure aes or sha256")
+    if not (host is None or isinstance(host, str)) or not (mode is None or isinstance(mode, str)):
+        raise invalid("--host/--mode", (host, mode), "names such as vpaes and cbc")
     host = host or HOSTS[kernel][0]
     if (kernel, host) not in MASKS:
-        raise MeasurementError(f"--host = {host!r} is invalid for {kernel}: use "
-                               f"{' or '.join(HOSTS[kernel])}")
+        raise invalid("--host", host, f"for {kernel} use {' or '.join(HOSTS[kernel])}")
     mode_key = mode if kernel == "aes" else None
     if (kernel, mode_key) not in ALGORITHMS:
-        raise MeasurementError(f"--mode = {mode!r} is invalid for aes: use cbc or ctr")
-    if repeats < 1 or seconds < 1:
-        raise MeasurementError("repeats and seconds must be >= 1")
+        raise invalid("--mode", mode, "for aes use cbc or ctr")
+    check_count("repeats", repeats)
+    check_count("seconds", seconds)
     algorithm = ALGORITHMS[(kernel, mode_key)]
-    sizes = sorted({int(g) for g in granularities})
-    if not sizes or sizes[0] < 1:
-        raise MeasurementError("granularities must be whole numbers of bytes >= 1")
+    sizes = check_sizes(granularities, buffers=3)
+    openssl_binary()                    # before the first run, not after minutes of them
     rng = random.Random(seed)
     settings = [("host", MASKS[(kernel, host)]), ("accel", None)]
     times = {(m, g): [] for m, _ in settings for g in sizes}
-    for repeat in range(repeats):
-        order = sizes[:]
-        rng.shuffle(order)
-        for k, g in enumerate(order):
-            pair = settings if (repeat + k) % 2 == 0 else settings[::-1]
-            for m, mask in pair:
-                times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds, huge_pages))
-                if progress:
-                    progress(f"{kernel} {m} {g} B")
+    try:
+        for repeat in range(repeats):
+            order = sizes[:]
+            rng.shuffle(order)
+            for k, g in enumerate(order):
+                pair = settings if (repeat + k) % 2 == 0 else settings[::-1]
+                for m, mask in pair:
+                    times[(m, g)].append(openssl_speed(algorithm, g, mask, seconds,
+                                                       huge_pages))
+                    if progress:
+                        progress(f"{kernel} {m} {g} B")
+    except KeyboardInterrupt:
+        raise interrupted(kernel, times, 2 * len(sizes) * repeats,
+                          f"{kernel} {algorithm}, host = {host}") from None
     samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)])) for m, _ in settings
                     for g in sizes)
-    if check:
-        verify_accelerated(samples, f"{kernel} ({algorithm})")
+    problem = slower_host_check(samples, f"{kernel} ({algorithm})")
     from .clock import core_clock_hz
     clock, nominal = core_clock_hz(), nominal_clock_hz()
     metadata = {
@@ -234,23 +288,83 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
                      f"its own process; sizes shuffled within each repeat, each size's host "
                      f"and accelerated runs back to back",
         "memory": huge_pages_note(huge_pages),
+        "load average": load_note(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    return Measurement(samples, metadata)
+    return finish(Measurement(samples, metadata, (problem,) if problem else ()), check)
 
 
-def verify_accelerated(samples, what: str) -> None:
-    """Refuse to report when the masked host is not clearly slower at large granularities
-    (the mask did not take, or there is no accelerator to mask)."""
+def finish(measurement: Measurement, check: bool) -> Measurement:
+    """The measurement, or with ``check`` an UntrustedMeasurement carrying it when a sanity
+    check failed (its first warning says which and why)."""
+    if check and measurement.warnings and measurement.warnings[0].startswith(REFUSAL):
+        raise UntrustedMeasurement(measurement.warnings[0], measurement)
+    return measurement
+
+
+REFUSAL = "not trustworthy: "
+
+
+def check_count(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise invalid(name, value, "a whole number >= 1")
+
+
+def check_sizes(granularities, buffers: int) -> list[int]:
+    """Whole-byte granularities, 1 B .. MAX_GRANULARITY, each fitting ``buffers`` times in
+    the memory available now (a sweep that would swap measures the disk)."""
+    try:
+        sizes = sorted({int(g) for g in granularities})
+        exact = all(float(g) == int(g) for g in granularities)
+    except (TypeError, ValueError, OverflowError):
+        raise invalid("granularities", granularities, "whole numbers of bytes") from None
+    if not sizes or not exact or sizes[0] < 1:
+        raise invalid("granularities", granularities, "whole numbers of bytes >= 1")
+    limit = MAX_GRANULARITY
+    available = available_memory()
+    if available:
+        limit = min(limit, available // buffers)
+    if sizes[-1] > limit:
+        raise invalid("largest granularity (--to)", f"{sizes[-1]} B",
+                      f"at most {limit} B can be measured here "
+                      f"({buffers} buffers of that size must fit in the "
+                      f"{available / 2**30:.1f} GiB of memory available, and never more "
+                      f"than 1 GiB)")
+    return sizes
+
+
+def available_memory() -> int:
+    """MemAvailable from /proc/meminfo in bytes, or 0 when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def load_note() -> str:
+    """The 1-minute load average against the core count: what else wanted the cores."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return "unknown"
+    return f"{load:.2f} on {os.cpu_count()} cores"
+
+
+def slower_host_check(samples, what: str) -> str | None:
+    """None when the masked host is clearly slower than the accelerator at the larger
+    granularities; otherwise the reason the comparison cannot be trusted."""
     by = {(s.mode, s.granularity): s.median for s in samples}
     sizes = sorted({s.granularity for s in samples})
     large = sizes[len(sizes) // 2:]
-    ratios = [by[("host", g)] / by[("accel", g)] for g in large]
-    if statistics.median(ratios) < 1.3:
-        raise MeasurementError(
-            f"the masked host run of {what} is not slower than the accelerated run (median "
-            f"speedup {statistics.median(ratios):.2f} at the larger sizes): the accelerator "
-            f"mask did not take effect or this CPU has no accelerator for it; refusing to "
-            f"report (CPU flags: {' '.join(accelerator_flags()) or 'unknown'})")
+    ratio = statistics.median(by[("host", g)] / by[("accel", g)] for g in large)
+    if ratio >= 1.3:
+        return None
+    return (f"{REFUSAL}the masked host run of {what} is not slower than the accelerated run "
+            f"(median speedup {ratio:.2f} at the larger sizes): the accelerator mask did not "
+            f"take effect or this CPU has no accelerator for it (CPU flags: "
+            f"{' '.join(accelerator_flags()) or 'unknown'}; load average {load_note()})")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,44 +38,98 @@ def check_statistic(statistic: str) -> None:
         raise ModelError(f"statistic = {statistic!r} is invalid: median or min")
 
 
-def read_timings(path: str | Path, statistic: str = "min") -> Timings:
-    """Host/accel (and echo) times at the granularities measured in every mode."""
-    check_statistic(statistic)
-    path = Path(path)
+MAX_FILE_BYTES = 50 << 20     # a sweep is a few hundred rows; anything this large is not one
+MAX_SECONDS = 86400.0         # per operation: more than a day is a unit mistake, not a timing
+
+
+def _read_lines(path: Path, source: str) -> list[str]:
+    """The file's lines, or a ModelError naming it: missing, a directory, not a regular
+    file, too large, not text, or empty."""
+    if not path.exists():
+        raise ModelError(f"{source} is invalid: no such file")
+    if path.is_dir():
+        raise ModelError(f"{source} is invalid: it is a directory; give a CSV file")
+    if not path.is_file():
+        raise ModelError(f"{source} is invalid: not a regular file; give a CSV file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ModelError(f"{source} is invalid: {path.stat().st_size} bytes is too large for a "
+                         f"measurement CSV (at most {MAX_FILE_BYTES} bytes)")
     try:
-        lines = path.read_text("utf-8").splitlines()
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise ModelError(f"{source} is invalid: not a text file (not UTF-8)") from None
     except OSError as exc:
-        raise ModelError(f"data = '{path}' is invalid: {exc.strerror or exc}") from None
+        raise ModelError(f"{source} is invalid: {exc.strerror or exc}") from None
+    if "\0" in text:
+        raise ModelError(f"{source} is invalid: it contains NUL bytes (a binary file?)")
+    if not text.strip():
+        raise ModelError(f"{source} is invalid: the file is empty")
+    return text.splitlines()
+
+
+def _positive_finite(text, what: str, where: str, limit: float) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where}: {what} = {text!r} is invalid: must be a number") from None
+    if not (math.isfinite(value) and 0 < value <= limit):
+        raise ModelError(f"{where}: {what} = {text!r} is invalid: must be a finite number "
+                         f"> 0 and <= {limit:g}")
+    return value
+
+
+def read_timings(path: str | Path, statistic: str = "min") -> Timings:
+    """Host/accel (and echo) times at the granularities measured in every mode.
+
+    Every row is checked: numbers finite and positive (a time per operation at most a day),
+    modes host, accel or echo, one kernel per file, and no (mode, granularity) twice, since
+    two timings for one point could only be resolved by silently dropping one.
+    """
+    check_statistic(statistic)
+    if not isinstance(path, (str, Path)):
+        raise ModelError(f"data = {path!r} is invalid: give the path of a CSV file")
+    path = Path(path)
+    source = f"data = '{path}'"
     metadata = {}
-    body = []
-    for line in lines:
+    body, line_of = [], []
+    for number, line in enumerate(_read_lines(path, source), start=1):
         if line.startswith("#"):
             key, _, value = line[1:].partition(":")
             metadata[key.strip()] = value.strip()
         elif line.strip():
             body.append(line)
+            line_of.append(number)
     reader = csv.DictReader(body)
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if missing:
-        raise ModelError(f"data = '{path}' is invalid: missing column(s) {', '.join(missing)} "
+        raise ModelError(f"{source} is invalid: missing column(s) {', '.join(missing)} "
                          f"(need {', '.join(REQUIRED)})")
     column = "seconds_median" if statistic == "median" else "seconds_min"
     table: dict = {}
+    first_seen: dict = {}
     kernels = set()
-    for i, row in enumerate(reader, start=2):
-        try:
-            g, t = float(row["granularity_bytes"]), float(row[column])
-        except (TypeError, ValueError):
-            raise ModelError(f"data = '{path}', row {i}: granularity_bytes and {column} must "
-                             f"be numbers") from None
+    for row in reader:
+        i = line_of[reader.line_num - 1]
+        where = f"{source}, line {i}"
+        if None in row or None in row.values():
+            raise ModelError(f"{where} is invalid: it has {len(body[reader.line_num - 1].split(','))}"
+                             f" fields, the header has {len(reader.fieldnames)}")
+        g = _positive_finite(row["granularity_bytes"], "granularity_bytes", where, 2.0**53)
+        t = _positive_finite(row[column], column, where, MAX_SECONDS)
         if row["mode"] not in ("host", "accel", "echo"):
-            raise ModelError(f"data = '{path}', row {i}: mode {row['mode']!r} is not host, "
-                             f"accel or echo")
-        if not (g > 0 and t > 0):
-            raise ModelError(f"data = '{path}', row {i}: granularity and time must be > 0")
-        table[(row["mode"], g)] = t
-        kernels.add(row["kernel"])
-    return timings_from_table(table, ",".join(sorted(kernels)), metadata, f"data = '{path}'")
+            raise ModelError(f"{where}: mode {row['mode']!r} is not host, accel or echo")
+        key = (row["mode"], g)
+        if key in first_seen:
+            raise ModelError(f"{where}: a second {row['mode']} timing at {g:g} B (the first is "
+                             f"on line {first_seen[key]}): keep one row per mode and "
+                             f"granularity")
+        first_seen[key] = i
+        table[key] = t
+        kernels.add(row["kernel"].strip())
+    if len(kernels) > 1:
+        raise ModelError(f"{source} is invalid: it mixes kernels {', '.join(sorted(kernels))}; "
+                         f"fit one kernel at a time")
+    return timings_from_table(table, ",".join(sorted(kernels)), metadata, source)
 
 
 def timings_from_table(table: dict, kernel: str, metadata: dict,

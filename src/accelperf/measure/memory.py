@@ -29,6 +29,7 @@ import numpy as np
 
 from ..density.hierarchy import Hierarchy, Layer
 from ..errors import ModelError
+from .crypto import MeasurementError      # a probe that cannot run is a failed run (status 1)
 from .cpuinfo import cpu_flags, cpu_model
 from .native import load_kernels
 
@@ -134,7 +135,7 @@ def cache_levels() -> list[CacheLevel]:
             if size and size > 0:
                 levels[level] = size
     if not levels:
-        raise ModelError("the operating system reports no cache sizes "
+        raise MeasurementError("the operating system reports no cache sizes "
                          "(/sys/devices/system/cpu/cpu0/cache and sysconf are empty)")
     out = [CacheLevel(f"L{k}", v) for k, v in sorted(levels.items())]
     out.append(CacheLevel("DRAM", _physical_memory()))
@@ -223,8 +224,8 @@ def probe(repeats: int = 5, quick: bool = False, progress=None, seed: int = 1) -
     two measurements of every level (the command line passes a rich progress bar).
     ``quick`` uses shorter runs and a 256 MiB memory working set, for demos and tests.
     """
-    if repeats < 1:
-        raise ModelError(f"repeats = {repeats} is invalid: must be >= 1")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ModelError(f"repeats = {repeats!r} is invalid: must be a whole number >= 1")
     lib = load_kernels()
     rng = np.random.default_rng(seed)
     target = 0.02 if quick else 0.1

@@ -24,13 +24,24 @@ import argparse
 import json
 import os
 import random
+import statistics
 import struct
 import subprocess
 import sys
 import time
 
-from .crypto import MASKS, MeasurementError, Measurement, Sample, environment, \
-    verify_accelerated
+from ..errors import invalid
+from .crypto import (MASKS, REFUSAL, Measurement, MeasurementError, Sample, check_count,
+                     check_sizes, environment, finish, interrupted, load_note,
+                     slower_host_check)
+
+# What an echo offload may cost beyond its three copies of g bytes (into the shared memory,
+# the worker's copy back, out of it) on an otherwise idle machine: two doorbells answered by
+# a process polling on its own core, and Python's calls around them, together a few µs.
+DOORBELL_BUDGET_S = 10e-6
+# An echo this many times slower than expected means the two polling processes were not
+# each on a core of their own: they were waiting for the scheduler, not for the copies.
+CONTENTION_FACTOR = 10.0
 
 
 def _operation(kernel: str):
@@ -167,11 +178,27 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
     host_mask = MASKS[("aes", "vpaes")] if kernel == "aes" else \
         MASKS.get((kernel, "no-sha-ni"))
     if host_mask is None:
-        raise MeasurementError(f"kernel = {kernel!r} is invalid: aes or sha256")
+        raise invalid("--kernel", kernel, "aes or sha256")
+    check_count("repeats", repeats)
+    if not (isinstance(target_s, (int, float)) and 0 < target_s < float("inf")):
+        raise invalid("--target", target_s, "a finite number of seconds > 0")
+    sizes = check_sizes(granularities, buffers=6)   # source, result, 2 in shared memory, ...
     _operation(kernel)                                   # fail early without cryptography
-    sizes = sorted({int(g) for g in granularities})
+    copy_rate = copy_bytes_per_s(sizes[-1])
     rng = random.Random(seed)
     times = {(m, g): [] for m in ("host", "accel", "echo") for g in sizes}
+    try:
+        _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress)
+    except KeyboardInterrupt:
+        raise interrupted(kernel, times, 3 * len(sizes) * repeats,
+                          f"offload {kernel}") from None
+    samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)]))
+                    for m in ("host", "accel", "echo") for g in sizes)
+    return _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check)
+
+
+def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress) -> None:
+    """Every repeat of the three settings, each its own driver process, into ``times``."""
     for r in range(repeats):
         modes = ["host", "accel", "echo"]
         rng.shuffle(modes)
@@ -188,10 +215,18 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
                 times[(mode, int(g))].append(t)
             if progress:
                 progress(f"offload {kernel} {mode}, repeat {r + 1}")
-    samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)]))
-                    for m in ("host", "accel", "echo") for g in sizes)
-    if check:
-        verify_accelerated([s for s in samples if s.mode != "echo"], f"offloaded {kernel}")
+
+
+def _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check) -> Measurement:
+    """The checks and the metadata of a finished offload run."""
+    contention = contention_check(samples, copy_rate)
+    mask = slower_host_check([s for s in samples if s.mode != "echo"], f"offloaded {kernel}")
+    if contention:              # then a host no slower than the accelerator proves nothing
+        warnings = (f"{REFUSAL}{contention}" + (
+            f"; the host/accelerator comparison (median speedup {_speedup_text(mask)}) is no "
+            f"evidence about the accelerator mask" if mask else ""),)
+    else:
+        warnings = (mask,) if mask else ()
     from .clock import core_clock_hz
     clock = core_clock_hz()
     metadata = {
@@ -206,9 +241,57 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
         "core clock hz": "unknown" if clock is None else f"{clock:.6g}",
         "statistic": f"seconds per offload; min, median and max of {repeats} repeats, each "
                      f"setting its own process, sizes shuffled",
+        "copy rate": f"{copy_rate / 1e9:.3g} GB/s (memoryview copy in this process, for the "
+                     f"echo expectation)",
+        "load average": load_note(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    return Measurement(samples, metadata)
+    return finish(Measurement(samples, metadata, warnings), check)
+
+
+def _speedup_text(mask_warning: str) -> str:
+    start = mask_warning.find("median speedup ") + len("median speedup ")
+    return mask_warning[start:].split(" ", 1)[0]
+
+
+def copy_bytes_per_s(nbytes: int, target_s: float = 0.02) -> float:
+    """This process's memoryview copy rate on ``nbytes`` (at least 64 KiB), the fastest of a
+    few timed copies: the yardstick for what an echo offload should cost."""
+    n = max(int(nbytes), 1 << 16)
+    src, dst = bytearray(n), bytearray(n)
+    best, spent = float("inf"), 0.0
+    while spent < target_s or best == float("inf"):
+        start = time.perf_counter()
+        dst[:] = src
+        took = time.perf_counter() - start
+        best, spent = min(best, took), spent + took
+    return n / max(best, 1e-9)
+
+
+def expected_echo_s(granularity: int, copy_rate: float) -> float:
+    """What one echo offload should take on an idle machine: three copies and two doorbells."""
+    return 3 * granularity / copy_rate + DOORBELL_BUDGET_S
+
+
+def contention_check(samples, copy_rate: float) -> str | None:
+    """None when the echo runs took about what their copies and doorbells should; otherwise
+    the measured slowdown, named as contention for the cores (the driver and the worker each
+    poll, and need a core each)."""
+    echo = {s.granularity: s.minimum for s in samples if s.mode == "echo"}
+    if not echo:
+        return None
+    ratios = {g: t / expected_echo_s(g, copy_rate) for g, t in echo.items()}
+    typical = statistics.median(ratios.values())
+    if typical < CONTENTION_FACTOR:
+        return None
+    g = min(ratios, key=lambda k: abs(ratios[k] - typical))
+    return (f"the echo offload (copies and doorbells, no crypto) took {echo[g] * 1e6:.3g} µs "
+            f"per call at {g} B, {ratios[g]:.0f}x the {expected_echo_s(g, copy_rate) * 1e6:.3g}"
+            f" µs expected from this machine's copy rate ({copy_rate / 1e9:.3g} GB/s) plus "
+            f"{DOORBELL_BUDGET_S * 1e6:.0f} µs for the doorbells (median over the sizes "
+            f"{typical:.0f}x): the driver and the worker, which each poll and need a core of "
+            f"their own, were waiting for the cores (load average {load_note()}); the timings "
+            f"measure the scheduler, so rerun on an idle machine")
 
 
 def main(argv=None) -> None:

@@ -1,20 +1,29 @@
 """Example accelerators, each a function that builds a fresh model with its Ψ and a
-default input: ``LIBRARY[name]()`` or ``build("jpeg")``."""
+default input: ``LIBRARY[name]()`` or ``build("jpeg-decoder")``."""
 
 from __future__ import annotations
 
 from ...errors import ModelError
-from .credit_link import attach_credit_link, credit_link, jpeg_over_link
+from .credit_link import attach_credit_link, credit_link, pipeline_over_link
 from .darwin import darwin_gact, darwin_latency_formula
 from .fig2 import fig2_pipeline
-from .jpeg import jpeg_decoder
+from .block_pipeline import block_pipeline
+from .jpeg_decoder import jpeg_decoder_420, jpeg_decoder_pcie
+from .menshen import menshen_pipeline
+from .protoacc import protoacc_serializer
+from .vta import vta
 
 LIBRARY = {
     "fig2-pipeline": fig2_pipeline,
-    "jpeg": jpeg_decoder,
+    "jpeg-decoder": jpeg_decoder_420,
+    "jpeg-decoder-pcie": jpeg_decoder_pcie,
+    "block-pipeline": block_pipeline,
     "darwin": darwin_gact,
     "credit-link": credit_link,
-    "jpeg-over-link": jpeg_over_link,
+    "pipeline-over-link": pipeline_over_link,
+    "protoacc": protoacc_serializer,
+    "menshen": menshen_pipeline,
+    "vta": vta,
 }
 
 
@@ -26,5 +35,6 @@ def build(name: str):
     return LIBRARY[name]()
 
 
-__all__ = ["LIBRARY", "build", "fig2_pipeline", "jpeg_decoder", "darwin_gact",
-           "darwin_latency_formula", "credit_link", "attach_credit_link", "jpeg_over_link"]
+__all__ = ["LIBRARY", "build", "fig2_pipeline", "block_pipeline", "darwin_gact",
+           "darwin_latency_formula", "credit_link", "attach_credit_link", "pipeline_over_link",
+           "jpeg_decoder_420", "jpeg_decoder_pcie", "vta"]

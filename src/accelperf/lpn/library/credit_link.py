@@ -78,15 +78,16 @@ def credit_link(**link_options):
     return net.build()
 
 
-def jpeg_over_link(**link_options):
-    """The JPEG decoder fed by compressed blocks arriving over the credit link (each block
-    is a transaction of 16 + 2·nnz bytes)."""
-    from .jpeg import DEFAULT_IMAGE, add_jpeg_stages, image_blocks
-    net = Net("jpeg-over-link", "JPEG decoder behind a credit-based link")
+def pipeline_over_link(**link_options):
+    """The block pipeline (block_pipeline.py, not the paper's decoder) fed by compressed
+    blocks arriving over the credit link (each block is a transaction of 16 + 2·nnz
+    bytes)."""
+    from .block_pipeline import DEFAULT_IMAGE, add_block_stages, image_blocks
+    net = Net("pipeline-over-link", "the block pipeline behind a credit-based link")
     block = net.token_type("Block", "nnz")
     blocks = net.place("blocks", block)
     start = attach_credit_link(net, blocks, **link_options)
-    net.start, net.done = start, add_jpeg_stages(net, blocks)
+    net.start, net.done = start, add_block_stages(net, blocks)
     net.tokens_from_input = lambda image: [{"bytes": 16 + 2 * b["nnz"], "nnz": b["nnz"]}
                                            for b in image_blocks(image)]
     net.default_input = DEFAULT_IMAGE

@@ -9,6 +9,12 @@ query length divisible by ``num_pe``
     cycles = (ref_len + num_pe + 2) · query_len / num_pe + num_pe + 2 + 3 · steps
 
 (for other lengths the last, partial stripe still takes a whole stripe's time).
+
+The authors' released model (dslab-epfl/lpn ``lpn_family/accel_lib/darwin/normal``) is
+one transition with the Fig. 6 delay as a fraction; on their 10 test pairs (both lengths
+320) accelperf gives their cycles exactly (tests/data/authors/darwin.json). For a query
+length not divisible by ``num_pe`` accelperf is later by
+(ref_len + num_pe + 2) · (num_pe − query_len mod num_pe) / num_pe cycles.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ def darwin_latency_formula(ref_len: int, query_len: int, steps: int, num_pe: int
 def darwin_gact(num_pe: int = 4):
     if not isinstance(num_pe, int) or num_pe < 1:
         raise NetError(f"num_pe = {num_pe!r} is invalid: an integer >= 1")
-    net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements")
+    net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements; "
+              f"input: {{ref_len, query_len, steps}}")
     stripe = net.token_type("Stripe", "ref_len")
     align = net.token_type("Alignment", "steps", "stripes")
     step = net.token_type("Step")

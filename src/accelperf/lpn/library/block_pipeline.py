@@ -1,4 +1,9 @@
-"""A JPEG-decoder-style pipeline over 8×8 blocks.
+"""A made-up four-stage pipeline over 8×8 blocks: NOT the OSDI'24 JPEG decoder (that is
+``jpeg_decoder.py``, the ``jpeg-decoder`` model).
+
+It stays because it shows two things the paper's decoder does not: a pipelined unit (the
+IDCT accepts a block every ``initiation_interval`` cycles while several are in flight)
+and bounded buffers expanded into capacity places.
 
 Each block token carries ``nnz``, its number of non-zero coefficients (fewer at higher
 compression). Entropy decoding costs 4 + 3·nnz cycles, dequantisation 8 + nnz, the IDCT is
@@ -46,7 +51,7 @@ def image_blocks(image):
     return [{"nnz": c} for c in counts]
 
 
-def add_jpeg_stages(net: Net, blocks, buffer_blocks: int = 2):
+def add_block_stages(net: Net, blocks, buffer_blocks: int = 2):
     """Add the four decoder stages reading Block tokens from ``blocks``; returns the place
     that receives decoded blocks."""
     block = blocks.token_type
@@ -72,11 +77,12 @@ def add_jpeg_stages(net: Net, blocks, buffer_blocks: int = 2):
 DEFAULT_IMAGE = {"width": 64, "height": 64, "mean_nnz": 12, "seed": 1}
 
 
-def jpeg_decoder(buffer_blocks: int = 2):
-    net = Net("jpeg", "JPEG-style decoder: entropy, dequantisation, IDCT, colour conversion")
+def block_pipeline(buffer_blocks: int = 2):
+    net = Net("block-pipeline", "made-up 4-stage block pipeline (not the paper's decoder): "
+              "pipelined IDCT, bounded buffers; input: per-block non-zero counts")
     block = net.token_type("Block", "nnz")
     start = net.place("blocks", block)
-    net.start, net.done = start, add_jpeg_stages(net, start, buffer_blocks)
+    net.start, net.done = start, add_block_stages(net, start, buffer_blocks)
     net.tokens_from_input = image_blocks
     net.default_input = DEFAULT_IMAGE
     return net.build()

@@ -1,0 +1,57 @@
+"""Make the sample JPEGs that ship in src/accelperf/data/jpeg/ (run from the repository).
+
+The photographs come with matplotlib, a dependency already installed: Grace Hopper's
+portrait (mpl-data/sample_data/grace_hopper.jpg, 512x600) and the Minduka present pack
+(Minduka_Present_Blue_Pack.png, 128x128). Pillow (matplotlib's own dependency) re-encodes
+them as baseline, Huffman-coded JPEGs at several sizes and qualities, in 4:2:0 (what the
+OSDI'24 decoder model takes) and 4:4:4 (which it refuses, with a clear message).
+
+    .venv/bin/python tools/make_sample_images.py
+
+The files are committed: the demo and the tests need nothing downloaded. Re-running with
+another Pillow/libjpeg may change bytes (and so the simulated cycles) slightly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib import cbook
+from PIL import Image
+
+OUT = Path(__file__).resolve().parents[1] / "src" / "accelperf" / "data" / "jpeg"
+
+# (source, output name, size, quality, subsampling)
+SAMPLES = [
+    ("grace_hopper.jpg", "hopper_64x48_q90_420.jpg", (64, 48), 90, "4:2:0"),
+    ("grace_hopper.jpg", "hopper_128x96_q75_420.jpg", (128, 96), 75, "4:2:0"),
+    ("grace_hopper.jpg", "hopper_256x192_q50_420.jpg", (256, 192), 50, "4:2:0"),
+    ("grace_hopper.jpg", "hopper_256x192_q95_420.jpg", (256, 192), 95, "4:2:0"),
+    ("grace_hopper.jpg", "hopper_128x96_q75_444.jpg", (128, 96), 75, "4:4:4"),
+    ("Minduka_Present_Blue_Pack.png", "present_128x128_q85_420.jpg", (128, 128), 85, "4:2:0"),
+    ("Minduka_Present_Blue_Pack.png", "present_100x100_q85_444.jpg", (100, 100), 85, "4:4:4"),
+]
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for source, name, size, quality, subsampling in SAMPLES:
+        with Image.open(cbook.get_sample_data(source, asfileobj=False)) as img:
+            img = img.convert("RGB")
+            w, h = img.size
+            # Crop to the target aspect ratio around the centre, then scale.
+            target = size[0] / size[1]
+            if w / h > target:
+                cw = round(h * target)
+                img = img.crop(((w - cw) // 2, 0, (w - cw) // 2 + cw, h))
+            else:
+                ch = round(w / target)
+                img = img.crop((0, (h - ch) // 2, w, (h - ch) // 2 + ch))
+            img = img.resize(size, Image.LANCZOS)
+            img.save(OUT / name, "JPEG", quality=quality, subsampling=subsampling,
+                     optimize=False, progressive=False)
+        print(f"{name}: {(OUT / name).stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()
