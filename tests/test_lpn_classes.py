@@ -37,7 +37,7 @@ SMALL = {  # the shipped spaces with values small enough for the reference seman
     "darwin": {"constraints": ["alignment.stripes == count(stripes)"], "places": {
         "stripes": {"count": [1, 30], "properties": {"ref_len": [1, 200]}},
         "alignment": {"count": 1, "properties": {"steps": [1, 300], "stripes": [1, 30]}}}},
-    "jpeg": {"places": {"blocks": {"count": [1, 40], "properties": {"nnz": [0, 64]}}}},
+    "block-pipeline": {"places": {"blocks": {"count": [1, 40], "properties": {"nnz": [0, 64]}}}},
 }
 
 
@@ -47,7 +47,7 @@ def small_space(model):
     return default_space(model)
 
 
-@pytest.mark.parametrize("name", ["jpeg", "darwin", "fig2-pipeline"])
+@pytest.mark.parametrize("name", ["block-pipeline", "darwin", "fig2-pipeline"])
 def test_random_inputs_of_each_class_follow_its_abstract_trace(name, monkeypatch):
     model = build(name)
     classes = input_classes(model, small_space(model))
@@ -150,13 +150,13 @@ def test_data_dependent_weight_splits_by_value():
 ])
 def test_bad_spaces_name_the_parameter(data, match):
     with pytest.raises(ModelError, match=match):
-        space_from_dict(build("jpeg"), data)
+        space_from_dict(build("block-pipeline"), data)
 
 
 def test_space_file_errors(tmp_path):
     with pytest.raises(ModelError, match="--space"):
-        load_space(build("jpeg"), tmp_path / "missing.toml")
+        load_space(build("block-pipeline"), tmp_path / "missing.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text("places = [")
     with pytest.raises(ModelError, match="--space"):
-        load_space(build("jpeg"), bad)
+        load_space(build("block-pipeline"), bad)

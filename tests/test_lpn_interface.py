@@ -14,7 +14,7 @@ from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import extract_interface, find_loops
 from accelperf.lpn.analysis.space import default_space, space_from_dict
 from accelperf.lpn.library import build, darwin_latency_formula
-from accelperf.lpn.library.jpeg import COLOUR_CYCLES
+from accelperf.lpn.library.block_pipeline import COLOUR_CYCLES
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def darwin():
 
 @pytest.fixture(scope="module")
 def jpeg():
-    model = build("jpeg")
+    model = build("block-pipeline")
     return model, extract_interface(model, default_space(model))
 
 
@@ -102,7 +102,7 @@ def test_a_loop_can_be_the_bottleneck():
                                    [40] * 600 + [2] * 900])
 def test_jpeg_uniform_and_two_phase_streams_are_nearly_exact_by_phase(jpeg, image):
     model, iface = jpeg
-    module = load_module(module_source(iface, model, "jpeg", 75e6))
+    module = load_module(module_source(iface, model, "block-pipeline", 75e6))
     sim = simulate(model, image).latency
     assert abs(module.latency(image, phases=True) - sim) / sim < 0.002
     if isinstance(image, list):    # two long phases: the plain max misses one of them
@@ -113,14 +113,14 @@ def test_jpeg_uniform_and_two_phase_streams_are_nearly_exact_by_phase(jpeg, imag
 
 def test_module_refuses_inputs_outside_the_space(jpeg):
     model, iface = jpeg
-    module = load_module(module_source(iface, model, "jpeg"))
+    module = load_module(module_source(iface, model, "block-pipeline"))
     with pytest.raises(module.OutsideClasses, match="0 <= mean_blocks_nnz <= 64"):
         module.latency({"blocks": [{"nnz": 70}] * 3})
 
 
 def test_standalone_psi_agrees_with_the_models(jpeg):
-    for name, x in [("jpeg", {"width": 64, "height": 48, "mean_nnz": 9, "seed": 4}),
-                    ("jpeg", [1, 2, 3]), ("darwin", dict(ref_len=9, query_len=13, steps=4))]:
+    for name, x in [("block-pipeline", {"width": 64, "height": 48, "mean_nnz": 9, "seed": 4}),
+                    ("block-pipeline", [1, 2, 3]), ("darwin", dict(ref_len=9, query_len=13, steps=4))]:
         model = build(name)
         marking = model.marking(x)
         ours = ADAPTERS[name](x)
@@ -136,7 +136,7 @@ def test_generated_module_runs_with_bare_python_and_agrees_with_check(tmp_path, 
     out = tmp_path / "iface.py"
     inputs = ['{"blocks": 1200, "nnz": 20}', '{"width": 320, "height": 240, "mean_nnz": 14}']
     runner = CliRunner()
-    r = runner.invoke(cli, ["lpn", "interface", "jpeg", "--phases", "--frequency", "75MHz",
+    r = runner.invoke(cli, ["lpn", "interface", "block-pipeline", "--phases", "--frequency", "75MHz",
                             "--out", str(out), "--check", *inputs, "--json"])
     assert r.exit_code == 0, r.output
     checked = json.loads(r.stdout)
@@ -165,10 +165,10 @@ def test_cli_prints_formulas_and_errors_in_one_line(tmp_path):
     r = runner.invoke(cli, ["lpn", "classes", "darwin", "--json"])
     assert json.loads(r.stdout)["classes"][0]["commits"]["traceback_step"] == \
         "alignment_0_steps"
-    for args, match in [(["lpn", "interface", "jpeg", "--out", str(tmp_path / "x.txt")],
+    for args, match in [(["lpn", "interface", "block-pipeline", "--out", str(tmp_path / "x.txt")],
                          "--out"),
-                        (["lpn", "interface", "jpeg", "--check"], "--check"),
-                        (["lpn", "classes", "jpeg", "--space", str(tmp_path / "no.toml")],
+                        (["lpn", "interface", "block-pipeline", "--check"], "--check"),
+                        (["lpn", "classes", "block-pipeline", "--space", str(tmp_path / "no.toml")],
                          "--space")]:
         exe = os.path.join(os.path.dirname(sys.executable), "accelperf")
         r = subprocess.run([exe, *args],

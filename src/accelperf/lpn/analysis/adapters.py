@@ -11,7 +11,7 @@ from __future__ import annotations
 
 
 def psi_block_pipeline(image):
-    """Tokens of the block pipeline ('jpeg' stand-in): a list of per-block non-zero
+    """Tokens of the block pipeline (the JPEG stand-in): a list of per-block non-zero
     counts, {"blocks": N, "nnz": k}, or {"width", "height", "mean_nnz", "seed"}."""
     import random
     if isinstance(image, dict) and "blocks" in image:
@@ -35,7 +35,7 @@ def psi_darwin(pair, num_pe=4):
             "alignment": [{"steps": steps, "stripes": stripes}]}
 
 
-ADAPTERS = {"jpeg": psi_block_pipeline, "darwin": psi_darwin}
+ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin}
 """Library model name -> standalone Ψ."""
 
 __all__ = ["ADAPTERS", "psi_block_pipeline", "psi_darwin"]

@@ -30,6 +30,12 @@ def _to_z3(expr, env: dict):
         return z3.IntVal(int(expr))
     if isinstance(expr, sympy.Rational):
         return z3.RealVal(f"{expr.p}/{expr.q}")
+    if isinstance(expr, sympy.Piecewise):
+        out = None
+        for value, cond in reversed(expr.args):
+            v, c = _to_z3(value, env), _to_z3(cond, env)
+            out = v if out is None else z3.If(c, v, out)
+        return out
     args = [_to_z3(a, env) for a in expr.args]
     if isinstance(expr, sympy.Add):
         return z3.Sum(args)
@@ -58,12 +64,6 @@ def _to_z3(expr, env: dict):
         for a in args[1:]:
             out = z3.If(a > out, a, out) if isinstance(expr, sympy.Max) else \
                 z3.If(a < out, a, out)
-        return out
-    if isinstance(expr, sympy.Piecewise):
-        out = None
-        for (value, cond) in reversed(expr.args):
-            v, c = _to_z3(value, env), _to_z3(cond, env)
-            out = v if out is None else z3.If(c, v, out)
         return out
     relations = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b,
                  sympy.Lt: lambda a, b: a < b, sympy.Le: lambda a, b: a <= b,

@@ -163,14 +163,15 @@ class Explorer:
         self.solver = Solver(self.base, solver_timeout_ms)
         self.order = _scc_order(model)
         self.loops = set(model.initial)          # places the model itself fills
+        self.consumers = model.consumers()
         self.means = {mean_symbol(p.place, q) for p in space.places if p.stream
                       for q in p.properties}
 
     # ------------------------------------------------------------------ checks
     def _check_supported(self):
         for t in self.model.transitions:
-            if t.reads or t.inhibits:
-                raise AnalysisError(f"transition {t.name!r} has read or inhibitor arcs, whose "
+            if t.inhibits:
+                raise AnalysisError(f"transition {t.name!r} has inhibitor arcs, whose "
                                     f"outcome depends on timing: the class analysis does not "
                                     f"handle them yet")
             for e in t.expressions():
@@ -271,6 +272,11 @@ class Explorer:
             if have.is_Integer:
                 need = self._concrete(path, need, int(have))
             weights.append(need)
+        for pid, n in t.reads:          # read arcs only hold a firing back (R2 e)
+            need = sympy.sympify(self._value(path, t, n))
+            self._steers(f"read arc on {self.model.places[pid].name!r}", t, need)
+            if not self._decide(path, self._available(q[pid]) >= need):
+                return None
         # Which input, if any, is a stream taken token by token (a bundled firing)?
         bundled = None
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
@@ -288,6 +294,14 @@ class Explorer:
                                     f"only one at a time, or all of it, is supported")
             if bundled is not None:
                 raise AnalysisError(f"transition {t.name!r} pairs tokens of two streams")
+            takers = [self.model.transitions[u].name for u in self.consumers[pid]]
+            if len(takers) > 1:
+                # Which of them takes the k-th token is decided token by token (turns,
+                # guards): a stream cannot say it; per-token symbols can.
+                raise AnalysisError(
+                    f"the stream in {self.model.places[pid].name!r} is shared by "
+                    f"{', '.join(takers)}: give {self.model.places[pid].name!r}'s source a "
+                    f"fixed token count in the space (one symbol per token)")
             bundled = i
         if bundled is not None:
             others = [self.model.places[pid].name for j, (pid, need) in
