@@ -3,7 +3,7 @@
 long extraction takes per model.
 
 Inputs are large enough to fill the pipeline (§4.2 assumption 1): streams of at least
-THRESHOLD tokens (blocks, stripes + steps). Not a timed test: run it by hand.
+THRESHOLD tokens (blocks; Darwin: 250+ stripes). Not a timed test: run it by hand.
 
 Run: .venv/bin/python benchmarks/lpn_interface.py
 """
@@ -45,7 +45,34 @@ def darwin_inputs():
              "steps": rng.randint(100, 5000)} for _ in range(12)]
 
 
-WORKLOADS = {"darwin": darwin_inputs, "block-pipeline": block_pipeline_inputs}
+def jpeg_decoder_inputs():
+    """Real 4:2:0 JPEG files of at least THRESHOLD blocks (the shipped 256x192 photo at
+    q50 and q95, and the authors' test images when their checkout is at /tmp/lpnsrc),
+    and generated block streams: per-block AC-symbol counts around several means, and
+    images whose halves compress differently."""
+    import glob
+    from pathlib import Path
+
+    from accelperf.lpn.inputs import read_jpeg
+    files = sorted(glob.glob(str(Path(__file__).parents[1] / "src/accelperf/data/jpeg/*420*.jpg")))
+    files += sorted(glob.glob("/tmp/lpnsrc/**/test_imgs/420/*.jpg", recursive=True))
+    out = []
+    for f in files:
+        image = read_jpeg(f)
+        if len(image.symbols) >= THRESHOLD:
+            out.append(image)
+    rng = random.Random(5)
+    for mean in (3, 8, 15, 25, 30, 40, 55):
+        n = 6 * rng.randint(170, 900)
+        out.append([max(1, min(63, round(rng.gauss(mean, mean / 4)))) for _ in range(n)])
+    for _ in range(4):
+        a, b = rng.randint(1, 10), rng.randint(35, 63)
+        out.append([a] * (6 * rng.randint(100, 400)) + [b] * (6 * rng.randint(100, 400)))
+    return out
+
+
+WORKLOADS = {"darwin": darwin_inputs, "block-pipeline": block_pipeline_inputs,
+             "jpeg-decoder": jpeg_decoder_inputs}
 
 
 def main():

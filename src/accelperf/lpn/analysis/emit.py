@@ -20,7 +20,7 @@ import sympy
 
 from .adapters import ADAPTERS
 from .interface import ClassInterface, Interface
-from .space import constraint_exprs, symbol_ranges
+from .space import constraint_exprs, count_symbol, symbol_ranges, token_symbol
 
 # The run splitter is the same text in every module: kept here as source, run there.
 RUNS_SOURCE = '''
@@ -80,6 +80,10 @@ def _class_block(i: int, ci: ClassInterface, loops_buffer: dict) -> str:
                 f"{ph.bottleneck}\n"
         gaps = {g.transition: g.gap for g in ci.gaps if g.transition in ph.transitions}
         if ph.stream is not None:
+            # cycles each stream token adds to a transition: its gap x commits per token
+            n = count_symbol(ph.stream)
+            gaps = {g.transition: sympy.simplify(g.gap * g.commits / n) for g in ci.gaps
+                    if g.transition in ph.transitions}
             prefix = f"mean_{ph.stream}_"
             means = sorted({str(s) for g in gaps.values() for s in sympy.sympify(g).free_symbols
                             if str(s).startswith(prefix)})
@@ -107,8 +111,9 @@ def module_source(interface: Interface, model, model_spec: str,
              if not p.stream}
     loops_buffer = {}
     for p in streams:
-        loops_buffer[p] = max(1, sum(len(t) for pid, t in model.initial.items()
-                                     if model.places[pid].capacity_of is not None))
+        # Tokens the model's own places hold (buffer slots, credits, turns): runs of a
+        # bottleneck shorter than that are absorbed by the buffering between stages.
+        loops_buffer[p] = max(1, sum(len(t) for t in model.initial.values()))
     head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,
@@ -189,7 +194,11 @@ def properties(toks):
     return a
 '''
     checks = []
+    probed = {token_symbol(p.place, i, q) for p in space.places if p.probe
+              for i in range(p.probe) for q in p.properties}
     for sym, (lo, hi) in symbol_ranges(space).items():
+        if sym in probed:                 # the probe's own tokens: not the input's
+            continue
         checks.append((f"{lo} <= {sym} <= {hi}", f"{lo} <= a[{str(sym)!r}] <= {hi}"))
     for c in space.constraints:
         rel = constraint_exprs(space, c)

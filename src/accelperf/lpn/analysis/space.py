@@ -14,6 +14,11 @@ of their properties may take, plus linear constraints between them. It is writte
     count = 1                              # a fixed count: every token has its own symbols
     properties = { steps = [1, 100000], stripes = [1, 100000] }
 
+``probe = K`` on a stream runs the net token by token on K tokens with their own symbols
+(for a stream that its consumers share token by token, such as the JPEG decoder's blocks
+taking turns through three IDCTs); the interface then scales the probe's commit counts
+to ``n_P`` tokens and reads the probe's symbols as the stream's means.
+
 A fixed ``count`` gives every token its own symbol per property (``alignment_0_steps``), so
 classes can depend on each token. A ``count`` range makes the place a stream: its tokens are
 described by their number ``n_stripes`` and the mean of each property
@@ -47,6 +52,7 @@ class PlaceSpace:
     place: str
     count: tuple[int, int]                  # lo, hi (equal for a fixed count)
     properties: dict = field(default_factory=dict)   # name -> (lo, hi)
+    probe: int | None = None                # a stream run token by token on this many
 
     @property
     def stream(self) -> bool:
@@ -94,7 +100,11 @@ def symbol_ranges(space: InputSpace) -> dict:
             out[count_symbol(p.place)] = p.count
             for prop, rng in p.properties.items():
                 out[mean_symbol(p.place, prop)] = rng
-        else:
+        if p.probe:
+            for i in range(p.probe):
+                for prop, rng in p.properties.items():
+                    out[token_symbol(p.place, i, prop)] = rng
+        elif not p.stream:
             for i in range(p.count[0]):
                 for prop, rng in p.properties.items():
                     out[token_symbol(p.place, i, prop)] = rng
@@ -142,11 +152,16 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
                           f"{list(ttype.properties)}")
         ranges = {p: _range(f"{origin}: places.{name}.properties.{p}", props[p])
                   for p in ttype.properties}
-        unknown = set(spec) - {"count", "properties"}
+        unknown = set(spec) - {"count", "properties", "probe"}
         if unknown:
             raise invalid(f"{origin}: places.{name}", sorted(unknown),
-                          "only count and properties")
-        places.append(PlaceSpace(name, count, ranges))
+                          "only count, properties and probe")
+        probe = spec.get("probe")
+        if probe is not None and (isinstance(probe, bool) or not isinstance(probe, int) or
+                                  probe < 1 or count[0] == count[1]):
+            raise invalid(f"{origin}: places.{name}.probe", probe,
+                          "an integer >= 1, for a place whose count is a range")
+        places.append(PlaceSpace(name, count, ranges, probe))
     constraints = data.get("constraints", [])
     if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
         raise invalid(f"{origin}: constraints", constraints, "a list of strings")

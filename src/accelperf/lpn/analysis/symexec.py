@@ -166,6 +166,8 @@ class Explorer:
         self.consumers = model.consumers()
         self.means = {mean_symbol(p.place, q) for p in space.places if p.stream
                       for q in p.properties}
+        self.means |= {token_symbol(p.place, i, q) for p in space.places if p.probe
+                       for i in range(p.probe) for q in p.properties}
 
     # ------------------------------------------------------------------ checks
     def _check_supported(self):
@@ -189,11 +191,11 @@ class Explorer:
         for ps in self.space.places:
             pid = model.place_id(ps.place)
             props = model.places[pid].token_type.properties
-            if ps.stream:
+            if ps.stream and not ps.probe:
                 queues[pid].append(SymToken(tuple(mean_symbol(ps.place, p) for p in props),
                                             count_symbol(ps.place)))
             else:
-                for i in range(ps.count[0]):
+                for i in range(ps.probe or ps.count[0]):
                     queues[pid].append(SymToken(tuple(token_symbol(ps.place, i, p)
                                                       for p in props)))
         return Path(queues)
