@@ -15,6 +15,13 @@ For each input class (:mod:`.classes`):
 * ε_T = N_T·ḡ_T, and the plain interface is latency = max_T ε_T (§4.2), simplified
   with SymPy and with terms the space proves smaller dropped.
 
+**Measured bounds (beyond the paper).** For a class with one stream, the net is also
+simulated on two long uniform streams at the sampled points; the difference gives the
+true cycles per stream token there. The A.3 iteration stops before its formula passes
+that (loops whose parallel factors differ make it overshoot, round after round), and a
+per-token gap the simulation shows but no loop explains (a stage that only *reads* a
+later stage's slots) is added as the term ``coupling``, marked as measured.
+
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
 whole matrix) or when the bottleneck moves with the data (JPEG blocks of different
