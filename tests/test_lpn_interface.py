@@ -120,7 +120,8 @@ def test_module_refuses_inputs_outside_the_space(jpeg):
 
 def test_standalone_psi_agrees_with_the_models(jpeg):
     for name, x in [("block-pipeline", {"width": 64, "height": 48, "mean_nnz": 9, "seed": 4}),
-                    ("block-pipeline", [1, 2, 3]), ("darwin", dict(ref_len=9, query_len=13, steps=4))]:
+                    ("block-pipeline", [1, 2, 3]), ("darwin", dict(ref_len=9, query_len=13, steps=4)),
+                    ("jpeg-decoder", [1, 5, 63, 2, 9, 30])]:
         model = build(name)
         marking = model.marking(x)
         ours = ADAPTERS[name](x)
@@ -202,5 +203,5 @@ def test_jpeg_decoder_phases_follow_the_moving_bottleneck(decoder, blocks):
     model, iface = decoder
     module = load_module(module_source(iface, model, "jpeg-decoder", 75e6))
     sim = simulate(model, blocks).latency
-    by_phase = module.latency({"blocks": [{"symbols": b} for b in blocks]}, phases=True)
+    by_phase = module.latency(blocks, phases=True)        # the parsed JSON list
     assert abs(by_phase - sim) / sim < 0.02

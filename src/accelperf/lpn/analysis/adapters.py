@@ -35,7 +35,20 @@ def psi_darwin(pair, num_pe=4):
             "alignment": [{"steps": steps, "stripes": stripes}]}
 
 
-ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin}
+def psi_jpeg_decoder(counts):
+    """Tokens of the JPEG decoder for a parsed list of per-block AC-symbol counts (whole
+    4:2:0 MCUs of 6 blocks, each 1..63); a .jpg file needs accelperf's reader."""
+    if not isinstance(counts, list) or not counts or len(counts) % 6:
+        raise ValueError(f"input = {str(counts)[:40]} is invalid: a list of per-block "
+                         f"AC-symbol counts, whole MCUs of 6 blocks")
+    for c in counts:
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 63:
+            raise ValueError(f"AC symbols of a block = {c!r} is invalid: an integer 1..63")
+    return {"blocks": [{"symbols": c} for c in counts]}
+
+
+ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin,
+            "jpeg-decoder": psi_jpeg_decoder}
 """Library model name -> standalone Ψ."""
 
-__all__ = ["ADAPTERS", "psi_block_pipeline", "psi_darwin"]
+__all__ = ["ADAPTERS", "psi_block_pipeline", "psi_darwin", "psi_jpeg_decoder"]
