@@ -156,8 +156,8 @@ def tokens(x):
     if isinstance(x, dict) and x and set(x) <= places and \\
             all(isinstance(v, list) for v in x.values()):
         return x
-    if not isinstance(x, str) and _psi is not None:
-        return _psi(x)
+    if isinstance(x, (list, dict, int, float)) and _psi is not None:
+        return _psi(x)                  # parsed JSON: the standalone Ψ
     try:
         from accelperf.lpn.loader import load_input, load_model
     except ImportError:
