@@ -11,7 +11,7 @@ from rich.table import Table
 from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
-from .common import check_output, console
+from .common import FREQUENCY, check_output, console
 
 
 @cli.group()
@@ -217,3 +217,129 @@ def lpn_show(model_spec, out, run, input_text):
     click.echo(f"wrote {out}", err=True)
 
 
+
+
+# ---------------------------------------------------------------------- input classes, interfaces
+def _space(model, space_path):
+    from ..lpn.analysis.space import default_space, load_space
+    return default_space(model) if space_path is None else load_space(model, space_path)
+
+
+@lpn.command("classes")
+@click.argument("model_spec", metavar="MODEL")
+@click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Input space (TOML); default: the one shipped for MODEL, else one around "
+                   "its example input.")
+@click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True,
+              help="Stop when the space splits into more paths than this.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def lpn_classes(model_spec, space_path, max_classes, as_json):
+    """Input classes of MODEL over an input space (OSDI'24 §4.1, A.2)."""
+    from ..lpn.analysis.classes import input_classes
+    from ..lpn.analysis.space import describe
+    from ..lpn.loader import load_model
+    model = load_model(model_spec)
+    space = _space(model, space_path)
+    classes = input_classes(model, space, max_classes=max_classes)
+    if as_json:
+        click.echo(dump_json({"model": model.name, "space": describe(space),
+                              "classes": [c.to_dict() for c in classes]}))
+        return
+    console.print(f"[bold]{model.name}[/bold]: {len(classes)} input class(es) over {space!r}")
+    table = Table()
+    for col in ("class", "conditions", "commits", "ends"):
+        table.add_column(col)
+    for c in classes:
+        table.add_row(str(c.index), "\n".join(c.readable_conditions()) or "(whole space)",
+                      ", ".join(f"{t} x {n}" for t, n in c.commit_counts().items()),
+                      "deadlock: " + ", ".join(c.stuck) if c.stuck else "done")
+    console.print(table)
+
+
+@lpn.command("interface")
+@click.argument("model_spec", metavar="MODEL")
+@click.argument("inputs", nargs=-1, metavar="[INPUT ...]")
+@click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Input space (TOML); default: the one shipped for MODEL.")
+@click.option("--phases", is_flag=True,
+              help="Use the phase-aware interface (sum of phases) by default.")
+@click.option("--frequency", type=FREQUENCY, default="1GHz", show_default=True,
+              help="Clock frequency the module uses for seconds.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the interface as a Python module (.py).")
+@click.option("--check", "check_inputs", is_flag=True,
+              help="Compare the interface with simulation on the INPUTs (files or JSON).")
+@click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_inputs,
+                  max_classes, as_json):
+    """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class."""
+    from ..lpn.analysis.accuracy import check
+    from ..lpn.analysis.emit import load_module, module_source
+    from ..lpn.analysis.interface import extract_interface
+    from ..lpn.loader import load_input, load_model
+    from .common import progress_run
+    if out is not None and out.suffix != ".py":
+        raise ModelError(f"--out = '{out}' is invalid: write a .py module")
+    if inputs and not check_inputs:
+        raise ModelError(f"INPUT = {inputs[0]!r} is invalid here: inputs go with --check")
+    if check_inputs and not inputs:
+        raise ModelError("--check is invalid without inputs: give INPUT files or JSON")
+    values = [_check_input(text, load_input) for text in inputs]
+    model = load_model(model_spec)
+    space = _space(model, space_path)
+    iface = extract_interface(model, space, max_classes=max_classes)
+    source = module_source(iface, model, model_spec, frequency, phases=phases)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(source, encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+    if check_inputs:
+        module = load_module(source)
+        acc = progress_run(len(values), "simulating", lambda advance: check(
+            model, module, values, phases=phases, advance=advance))
+        if as_json:
+            click.echo(dump_json(acc.to_dict()))
+            return
+        table = Table(title=f"{model.name}: interface vs simulation")
+        for col in ("input", "predicted", "simulated", "error"):
+            table.add_column(col, justify="right")
+        for r, text in zip(acc.rows, inputs):
+            table.add_row(text[:40], f"{r.predicted:,.0f}", f"{r.simulated:,}", f"{r.error:.2%}")
+        console.print(table)
+        console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}")
+        return
+    if as_json:
+        click.echo(dump_json({"model": model.name, "seconds": iface.seconds,
+                              "classes": [_class_json(c) for c in iface.classes]}))
+        return
+    for c in iface.classes:
+        conds = " and ".join(c.input_class.readable_conditions()) or "the whole space"
+        console.print(f"[bold]class {c.input_class.index}[/bold] ({conds})")
+        console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
+        console.print(f"  by phase = {c.phased_latency}")
+        for k, ph in enumerate(c.phases, 1):
+            console.print(f"    phase {k}: {' -> '.join(ph.transitions)}: {ph.latency}"
+                          f"    [dim]# bottleneck {ph.bottleneck}[/dim]")
+    console.print(f"[dim]extracted in {iface.seconds:.2f} s[/dim]")
+
+
+def _check_input(text, load_input):
+    """An INPUT of --check: JSON (a file or inline), else a file path Ψ reads itself."""
+    try:
+        return load_input(text)
+    except ModelError:
+        if Path(text).is_file():
+            return text
+        raise
+
+
+def _class_json(c) -> dict:
+    return {"index": c.input_class.index, "conditions": c.input_class.readable_conditions(),
+            "latency": str(c.latency), "bottleneck": c.bottleneck,
+            "phased_latency": str(c.phased_latency),
+            "phases": [{"transitions": list(p.transitions), "latency": str(p.latency),
+                        "bottleneck": p.bottleneck} for p in c.phases],
+            "gaps": [{"transition": g.transition, "commits": str(g.commits),
+                      "gap": str(g.gap), "effective": str(g.effective), "bound": g.bound}
+                     for g in c.gaps]}

@@ -1,0 +1,2 @@
+"""Analyses of an LPN over a whole input space: input classes (OSDI'24 §4.1, A.1–A.2),
+performance interfaces (lpn2pi, §4.2, A.3) and their phase-aware extension."""

@@ -1,0 +1,172 @@
+"""Input classes (OSDI'24 §4.1, appendix A.1–A.2).
+
+An input class is a set of inputs whose runs have the same *abstract trace*: every
+transition commits the same number of times, and its n-th commit takes and gives the same
+numbers of tokens (A.1's α(e), up to harmless reorderings, which comparing per transition
+ignores). :func:`input_classes` finds them by symbolic execution (:mod:`.symexec`); each
+class carries its conditions in readable form and a sample input drawn by Z3.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..net import Marking, Model
+from .solver import Solver
+from .space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
+from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer
+
+
+@dataclass(frozen=True)
+class InputClass:
+    """One input class: its conditions, its abstract trace and a sample input."""
+
+    index: int
+    conditions: tuple                   # SymPy relations beyond the space's own
+    commits: tuple = field(repr=False)  # the symbolic run's commit records
+    sample: dict = field(default_factory=dict)   # {place: [{prop: value}]}: tokens
+    stuck: tuple = ()                   # places left holding work (the run deadlocks)
+    space: InputSpace = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        conds = " and ".join(self.readable_conditions()) or "the whole space"
+        counts = ", ".join(f"{t} x {n}" for t, n in self.commit_counts().items())
+        return f"InputClass({self.index}: {conds}; commits {counts})"
+
+    def readable_conditions(self) -> list[str]:
+        return [str(c) for c in self.conditions]
+
+    def commit_counts(self) -> dict:
+        """Commits per transition (SymPy where they depend on the input)."""
+        out = {}
+        for c in self.commits:
+            out[c.transition] = sympy.simplify(out.get(c.transition, 0) + c.times)
+        return out
+
+    def abstract_trace(self, values: dict | None = None) -> dict:
+        """Per transition, the (tokens taken per input arc, tokens given per output arc)
+        of each commit in order — A.1's α(e) with harmless reorderings factored out.
+        ``values`` ({symbol: value}) makes input-dependent counts concrete."""
+        values = values or {}
+        out: dict = {}
+        for c in self.commits:
+            n = int(sympy.sympify(c.times).subs(values))
+            conv = lambda v: int(sympy.sympify(v).subs(values))
+            step = (tuple(conv(v) for v in c.consumed),
+                    tuple((p, conv(v)) for p, v in c.produced))
+            out.setdefault(c.transition, []).extend([step] * n)
+        return out
+
+    def holds(self, values: dict) -> bool:
+        """Whether the input with these symbol values is in the class."""
+        return all(bool(sympy.sympify(c).subs(values)) for c in self.conditions)
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "conditions": self.readable_conditions(),
+                "commits": {t: str(n) for t, n in self.commit_counts().items()},
+                "sample": self.sample, "stuck": list(self.stuck)}
+
+
+def tokens_for(space: InputSpace, model: Model, values: dict, rng=None) -> dict:
+    """The tokens ({place: [{prop: value}]}) of the input with these symbol values; a
+    stream gets ``n_P`` tokens whose properties have the given means (spread as evenly
+    as whole numbers allow, or at random around them with ``rng``)."""
+    out = {}
+    for ps in space.places:
+        props = model.places[model.place_id(ps.place)].token_type.properties
+        if not ps.stream:
+            out[ps.place] = [{p: int(values[token_symbol(ps.place, i, p)]) for p in props}
+                             for i in range(ps.count[0])]
+            continue
+        n = int(values[count_symbol(ps.place)])
+        columns = {}
+        for p in props:
+            lo, hi = ps.properties[p]
+            total = int(round(sympy.Rational(values[mean_symbol(ps.place, p)]) * n))
+            column = [total // n + (1 if i < total % n else 0) for i in range(n)] if n else []
+            if rng is not None and n > 1:      # move units between tokens, same total
+                for _ in range(n):
+                    i, j = rng.randrange(n), rng.randrange(n)
+                    k = rng.randint(0, min(column[i] - lo, hi - column[j]))
+                    column[i] -= k
+                    column[j] += k
+            columns[p] = column
+        out[ps.place] = [{p: columns[p][i] for p in props} for i in range(n)]
+    return out
+
+
+def marking_of(model: Model, tokens: dict) -> Marking:
+    """A marking for the simulator from tokens in the space's terms."""
+    marking = {pid: list(ts) for pid, ts in model.initial.items()}
+    for place, toks in tokens.items():
+        pid = model.place_id(place)
+        props = model.places[pid].token_type.properties
+        marking.setdefault(pid, []).extend(tuple(t[p] for p in props) for t in toks)
+    return Marking(model.name, {p: tuple(ts) for p, ts in marking.items()})
+
+
+def values_of(space: InputSpace, tokens: dict) -> dict:
+    """The symbol values of an input given as tokens (counts and means for streams)."""
+    out = {}
+    for ps in space.places:
+        toks = tokens.get(ps.place, [])
+        if ps.stream:
+            out[count_symbol(ps.place)] = len(toks)
+            for p in ps.properties:
+                out[mean_symbol(ps.place, p)] = sympy.Rational(sum(t[p] for t in toks),
+                                                               max(1, len(toks)))
+        else:
+            for i, t in enumerate(toks):
+                for p in ps.properties:
+                    out[token_symbol(ps.place, i, p)] = t[p]
+    return out
+
+
+def random_member(cls: InputClass, model: Model, rng: random.Random,
+                  solver: Solver | None = None, max_count: int = 400):
+    """A random input of the class as (tokens, symbol values); streams get at most
+    ``max_count`` tokens, so the simulator stays quick."""
+    space = cls.space
+    ranges = dict(symbol_ranges(space))
+    extra = []
+    for ps in space.places:
+        if ps.stream:
+            sym = count_symbol(ps.place)
+            hi = min(ps.count[1], max(ps.count[0], max_count))
+            ranges[sym] = (ps.count[0], hi)
+            extra.append(sym <= hi)
+    solver = solver or Explorer(model, space).solver
+    values = solver.sample(list(cls.conditions) + extra, ranges, rng)
+    if values is None:
+        return None
+    tokens = tokens_for(space, model, values, rng)
+    return tokens, values_of(space, tokens)
+
+
+def input_classes(model: Model, space: InputSpace, *,
+                  max_classes: int = DEFAULT_MAX_PATHS) -> list[InputClass]:
+    """The input classes of ``model`` over ``space`` (OSDI'24 A.2), each with a sample.
+
+    Raises ExplosionError past ``max_classes`` paths, AnalysisError for nets the analysis
+    cannot handle (named)."""
+    explorer = Explorer(model, space, max_paths=max_classes)
+    paths = explorer.explore()
+    ranges = symbol_ranges(space)
+    prefer = [count_symbol(p.place) for p in space.places if p.stream]
+    classes = []
+    for i, path in enumerate(sorted(paths, key=lambda p: [str(c) for c in p.conditions])):
+        values = explorer.solver.sample(path.conditions, ranges, prefer_low=prefer)
+        if values is None:                 # pragma: no cover - every path was possible
+            continue
+        sample = tokens_for(space, model, values)
+        conds = tuple(sympy.simplify(c) for c in path.conditions)
+        classes.append(InputClass(len(classes), conds, tuple(path.commits), sample,
+                                  path.stuck, space))
+    return classes
+
+
+__all__ = ["InputClass", "input_classes", "tokens_for", "marking_of", "values_of",
+           "random_member", "Commit"]

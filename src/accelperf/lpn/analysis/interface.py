@@ -1,0 +1,437 @@
+"""Performance interfaces (lpn2pi, OSDI'24 §4.2 and appendix A.3), plain and by phase.
+
+For each input class (:mod:`.classes`):
+
+* every transition T gets an average commit gap ḡ_T, starting from its mean delay over
+  the class's commits divided by its concurrency (the hidden single-server self-loop of
+  the authors' models is A.3's loop with M = 1; k servers make M = k), and at least its
+  initiation interval;
+* every loop of A.3 — an elementary cycle with exactly one place holding the model's own
+  tokens (a capacity or credit place), token conserving — gives its loop delay
+  Δ = Σ_i (δ_Ti + ḡ_Ti·(F_Ti/C − 1)) and parallel factors F_T1 = M / w_{Pn,T1},
+  F_Ti = F_T(i-1)·w_{T(i-1),P(i-1)} / w_{P(i-1),Ti}, C = min F; then ḡ_Ti = max(ḡ_Ti, Δ/F_Ti);
+* loops are treated again until ḡ stops changing on sampled inputs of the class (the
+  paper's announced "next version"; at most ``max_iterations`` rounds);
+* ε_T = N_T·ḡ_T, and the plain interface is latency = max_T ε_T (§4.2), simplified
+  with SymPy and with terms the space proves smaller dropped.
+
+**Measured bounds (beyond the paper).** For a class with one stream, the net is also
+simulated on two long uniform streams at the sampled points; the difference gives the
+true cycles per stream token there. The A.3 iteration stops before its formula passes
+that (loops whose parallel factors differ make it overshoot, round after round), and a
+per-token gap the simulation shows but no loop explains (a stage that only *reads* a
+later stage's slots) is added as the term ``coupling``, marked as measured.
+
+**Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
+one part of a run must finish before the next starts (Darwin's traceback waits for the
+whole matrix) or when the bottleneck moves with the data (JPEG blocks of different
+compression). The symbolic run's records say which stage feeds which: a stage that takes
+a whole stream at once, or a single token after single tokens, starts a new phase;
+stages that pass a stream token by token share one. A phase's latency is its largest ε
+plus the time its first token needs to pass the other stages (its fill); phases add up.
+At run time the generated module also splits each stream into runs of tokens with one
+bottleneck (:func:`stream_runs`) and sums them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import sympy
+
+from ..net import Model
+from .classes import InputClass, input_classes, random_member
+from .solver import Solver
+from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
+                    token_symbol)
+from .symexec import DEFAULT_MAX_PATHS, AnalysisError
+
+
+@dataclass(frozen=True)
+class Gap:
+    """What bounds one transition in one class."""
+
+    transition: str
+    commits: object          # N_T
+    gap: object              # ḡ_T
+    effective: object        # ε_T = N_T·ḡ_T
+    delay: object            # mean delay of its commits
+    bound: str               # "delay", "2 servers", "interval", "loop via P"
+
+    def __repr__(self) -> str:
+        return f"Gap({self.transition}: N={self.commits}, g={self.gap} [{self.bound}])"
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A part of the run with one stable bottleneck (see the module docstring)."""
+
+    transitions: tuple
+    latency: object           # SymPy
+    bottleneck: str
+    stream: str | None = None  # the input place streamed through it, if any
+    fill: object = 0          # SymPy: the first token's passage through the other stages
+
+    def __repr__(self) -> str:
+        return f"Phase({' -> '.join(self.transitions)}: {self.latency}, " \
+               f"bottleneck {self.bottleneck})"
+
+
+@dataclass(frozen=True)
+class ClassInterface:
+    """The interface of one input class."""
+
+    input_class: InputClass
+    gaps: tuple
+    latency: object           # plain: max over transitions of ε_T
+    bottleneck: str           # the transition with the largest ε_T on the class's sample
+    phases: tuple
+    phased_latency: object
+    iterations: int
+
+    def __repr__(self) -> str:
+        return f"ClassInterface({self.input_class.index}: latency = {self.latency}, " \
+               f"bottleneck {self.bottleneck})"
+
+
+@dataclass(frozen=True)
+class Interface:
+    """A model's performance interface over an input space."""
+
+    model: str
+    space: InputSpace = field(repr=False)
+    classes: tuple
+    seconds: float = field(default=0.0, compare=False)
+
+    def __repr__(self) -> str:
+        return f"Interface({self.model}: {len(self.classes)} class(es))"
+
+
+# ---------------------------------------------------------------------- loops (A.3)
+@dataclass(frozen=True)
+class Loop:
+    place: str                 # the loop's one place with initial tokens
+    tokens: int                # M
+    transitions: tuple         # T1..Tn in flow order
+    factors: tuple             # F_Ti
+
+
+def find_loops(model: Model, limit: int = 1000) -> list[Loop]:
+    """A.3's loops: elementary cycles through exactly one place holding the model's own
+    initial tokens, with constant weights, token conserving."""
+    out_arcs = {}                                  # place -> [(transition, weight)]
+    for t in model.transitions:
+        for pid, w in zip(t.inputs, t.weights):
+            out_arcs.setdefault(pid, []).append((t, w))
+    loops = []
+    for start, tokens in model.initial.items():
+        if not tokens:
+            continue
+
+        def walk(pid, chain, seen):
+            for t, w_in in out_arcs.get(pid, []):
+                if ("t", t.id) in seen or w_in.op != "const" or w_in.args[0] == 0:
+                    continue
+                for arc in t.outputs:
+                    if arc.count.op != "const" or arc.count.args[0] == 0:
+                        continue
+                    step = chain + [(t, w_in.args[0], arc.count.args[0])]
+                    if arc.place == start:
+                        yield step
+                    elif arc.place not in model.initial and ("p", arc.place) not in seen:
+                        yield from walk(arc.place, step, seen | {("t", t.id), ("p", arc.place)})
+
+        for chain in walk(start, [], {("p", start)}):
+            if len(loops) >= limit:
+                return loops
+            ratio = sympy.Integer(1)
+            for _, w_in, w_out in chain:
+                ratio *= sympy.Rational(w_out, w_in)
+            if ratio != 1:
+                continue                           # not token conserving
+            factors, f = [], sympy.Rational(len(tokens), chain[0][1])
+            for i, (_, w_in, _) in enumerate(chain):
+                if i:
+                    f = f * sympy.Rational(chain[i - 1][2], w_in)
+                factors.append(f)
+            loops.append(Loop(model.places[start].name, len(tokens),
+                              tuple(t.name for t, _, _ in chain), tuple(factors)))
+    return loops
+
+
+# ---------------------------------------------------------------------- one class
+def _mean_delays(cls: InputClass):
+    n, total, interval = {}, {}, {}
+    for c in cls.commits:
+        n[c.transition] = n.get(c.transition, 0) + c.times
+        total[c.transition] = total.get(c.transition, 0) + c.times * c.delay
+        interval[c.transition] = sympy.Max(interval.get(c.transition, 0), c.interval)
+    return ({t: sympy.simplify(v) for t, v in n.items()},
+            {t: sympy.simplify(total[t] / n[t]) for t in n}, interval)
+
+
+def _samples(cls: InputClass, model: Model, solver: Solver, k: int = 4) -> list[dict]:
+    from .classes import values_of
+    rng = random.Random(cls.index)
+    points = [values_of(cls.space, cls.sample)]
+    for _ in range(k):
+        member = random_member(cls, model, rng, solver)
+        if member is not None:
+            points.append(member[1])
+    return points
+
+
+def _dominant(expr, point):
+    """The argument of a Max that is largest at ``point`` (the expression itself if it is
+    no Max)."""
+    if isinstance(expr, sympy.Max):
+        return max((_dominant(a, point) for a in expr.args), key=lambda a: _value(a, point))
+    return expr
+
+
+def _value(expr, point) -> float:
+    return float(sympy.sympify(expr).subs(point))
+
+
+def prune_max(expr, solver: Solver, conditions) -> object:
+    """Drop the arguments of every Max that the space proves are never larger than
+    another argument (``conditions`` are the class's)."""
+    if not expr.args:
+        return expr
+    args = [prune_max(a, solver, conditions) for a in expr.args]
+    if not isinstance(expr, sympy.Max):
+        return expr.func(*args)
+    keep = list(dict.fromkeys(args))
+    for a in list(keep):
+        rest = [b for b in keep if b is not a]
+        if rest and not solver.possible(list(conditions) + [a > sympy.Max(*rest)]):
+            keep.remove(a)
+    return sympy.Max(*keep) if keep else args[0]
+
+
+def factor_max(expr):
+    """Max(n·a, n·b, ...) written n·Max(a, b, ...), as Fig. 4 reads."""
+    if not isinstance(expr, sympy.Max):
+        return expr
+    factor = expr.args[0]
+    for a in expr.args[1:]:
+        factor = sympy.gcd(factor, a)
+    if factor.is_number:
+        return expr
+    return factor * sympy.Max(*[sympy.simplify(a / factor) for a in expr.args])
+
+
+COUPLING = "coupling"
+"""The name of the measured term (see :func:`_measured_floor`)."""
+
+
+def _probe_scaled(cls: InputClass, counts, delays, intervals):
+    """A probed stream (``probe = K``): commit counts scaled from K tokens to ``n_P``, and
+    the probe tokens' symbols read as the stream's means."""
+    probes = [p for p in cls.space.places if p.probe]
+    if not probes:
+        return counts, delays, intervals
+    if len(probes) > 1:
+        raise AnalysisError("an interface takes at most one probed stream")
+    ps = probes[0]
+    means = {token_symbol(ps.place, i, q): mean_symbol(ps.place, q)
+             for i in range(ps.probe) for q in ps.properties}
+    scale = count_symbol(ps.place) / ps.probe
+    return ({t: sympy.simplify(n * scale) for t, n in counts.items()},
+            {t: sympy.simplify(sympy.sympify(d).subs(means)) for t, d in delays.items()},
+            {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
+
+
+def _uniform_slopes(model: Model, cls: InputClass, points):
+    """Beyond the paper: cycles per stream token that the simulation of two long uniform
+    streams shows, at the lowest property values and at each sampled point (means
+    rounded): [(point, n symbol, cycles per token)], or None without exactly one
+    stream."""
+    from ..sim import SimulationError, simulate
+    from .classes import marking_of, tokens_for
+    streams = [p for p in cls.space.places if p.stream]
+    if len(streams) != 1:
+        return None
+    ps = streams[0]
+    n_sym, step = count_symbol(ps.place), ps.probe or 1
+    n1 = max(ps.count[0], 300 // step * step or step)
+    n2 = n1 + max(step, 300 // step * step)
+    if n2 > ps.count[1]:
+        return None
+    means = {mean_symbol(ps.place, q): lo for q, (lo, _) in ps.properties.items()}
+    out = []
+    for point in [{**points[0], **means}] + list(points):
+        point = {k: (round(v) if k in means else v) for k, v in point.items()}
+        lat = []
+        for n in (n1, n2):
+            try:
+                lat.append(simulate(model, marking_of(model, tokens_for(
+                    cls.space, model, {**point, n_sym: n}))).latency)
+            except (SimulationError, KeyError, ZeroDivisionError):
+                return None
+        out.append(({**point, n_sym: n1}, n_sym, sympy.Rational(lat[1] - lat[0], n2 - n1)))
+    return out
+
+
+def _slope(counts, gap, point, n_sym) -> float:
+    """d(max_T N_T·ḡ_T)/dn at ``point``, numerically."""
+    def total(n):
+        at = {**point, n_sym: n}
+        return max(_value(counts[t], at) * _value(gap[t], at) for t in gap)
+    n = float(point[n_sym])
+    return (total(2 * n) - total(n)) / n
+
+
+def max_effective(gaps, solver: Solver, conditions):
+    """max_T ε_T, simplified: with one commit count N for all, N·max_T ḡ_T (Fig. 4's
+    shape), pruned where the class proves a term never the largest."""
+    gaps = [g for g in gaps if g.effective != 0]
+    if not gaps:
+        return sympy.Integer(0)
+    counts = {sympy.simplify(g.commits) for g in gaps}
+    if len(counts) == 1:
+        (n,) = counts
+        return n * prune_max(sympy.Max(*[g.gap for g in gaps]), solver, conditions)
+    return factor_max(prune_max(sympy.Max(*[g.effective for g in gaps]), solver, conditions))
+
+
+def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[Loop],
+                    max_iterations: int = 10, tolerance: float = 1e-3) -> ClassInterface:
+    """A.3 for one class; see the module docstring. Iteration stops when no ḡ moves by
+    more than ``tolerance`` (relative) on the sampled inputs, or after
+    ``max_iterations`` rounds."""
+    transitions = {t.name: t for t in model.transitions}
+    counts, delays, intervals = _probe_scaled(cls, *_mean_delays(cls))
+    gap, bound = {}, {}
+    for name in counts:
+        k = transitions[name].concurrency
+        base = delays[name] if k is None else delays[name] / k
+        if k is None:
+            base = 0
+        gap[name] = sympy.Max(base, intervals[name])
+        bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
+    points = _samples(cls, model, solver)
+    active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
+    iterations = 0
+    slopes = _uniform_slopes(model, cls, points)
+    for iterations in range(1, max_iterations + 1):
+        before = [[_value(gap[t], p) for t in gap] for p in points]
+        previous = (dict(gap), dict(bound))
+        for lp in active:
+            c = min(lp.factors)
+            # Each ḡ enters Δ as its term that is largest on the class's sample, so the
+            # formulas stay flat maxima of simple terms instead of growing nested trees.
+            delta = sum((delays[t] + _dominant(gap[t], points[0]) * (f / c - 1)
+                         for t, f in zip(lp.transitions, lp.factors)), sympy.Integer(0))
+            for t, f in zip(lp.transitions, lp.factors):
+                candidate = delta / f
+                if any(_value(candidate, p) > _value(gap[t], p) + 1e-9 for p in points):
+                    bound[t] = f"loop via {lp.place}"
+                gap[t] = sympy.Max(gap[t], candidate)
+        if slopes and any(_slope(counts, gap, p, n) > float(g) * 1.001 for p, n, g in slopes):
+            # Past what the net does on the sampled uniform inputs: A.3's loops overshoot
+            # where a loop's factors differ (F/C > 1); keep the last estimate below it.
+            gap, bound = previous
+            break
+        after = [[_value(gap[t], p) for t in gap] for p in points]
+        if all(abs(x - y) <= tolerance * max(abs(y), 1) for xs, ys in zip(after, before)
+               for x, y in zip(xs, ys)):
+            break
+    conds = list(cls.conditions)
+    gaps = []
+    for name in counts:
+        g = prune_max(sympy.simplify(gap[name]), solver, conds)
+        gaps.append(Gap(name, counts[name], g, sympy.simplify(counts[name] * g),
+                        delays[name], bound[name]))
+    latency = max_effective(gaps, solver, conds)
+    # Beyond the paper: a coupling the loops miss (a read arc waiting for a later stage)
+    # shows as a per-token gap the simulation has and the formula lacks.
+    missing = [g for p, n, g in slopes or () if _slope(
+        counts, {x.transition: x.gap for x in gaps}, p, n) < float(g) * 0.999]
+    if missing:
+        n = slopes[0][1]
+        gaps.append(Gap(COUPLING, n, max(missing), n * max(missing), 0,
+                        "measured on uniform inputs"))
+        latency = max_effective(gaps, solver, conds)
+    sample = points[0]
+    top = max(gaps, key=lambda g: _value(g.effective, sample))
+    phases = _phases(model, cls, gaps, solver)
+    phased = sympy.Add(*[p.latency for p in phases]) if phases else latency
+    return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
+                          phased, iterations)
+
+
+def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> list[Phase]:
+    """Group the class's commit records into phases (see the module docstring)."""
+    by_name = {g.transition: g for g in gaps}
+    stream_places = {p.place for p in cls.space.places if p.stream}
+    groups = []                   # [kind, [records], stream place]
+    where = {}
+    for i, c in enumerate(cls.commits):
+        src = [s for s in c.sources if s >= 0]
+        if c.bundled:
+            feeder = [s for s in src if cls.commits[s].bundled]
+            if feeder and where.get(feeder[0]) == len(groups) - 1:
+                groups[-1][1].append(c)
+            else:
+                origin = next((p for p in stream_places if -1 in c.sources), None)
+                groups.append(["stream", [c], origin])
+        else:
+            whole = any(not sympy.sympify(v).is_Integer for v in c.consumed)
+            if whole or not groups:               # a synchronisation: all of a stream
+                groups.append(["single", [c], None])
+            else:
+                groups[-1][1].append(c)
+        where[i] = len(groups) - 1
+    phases = []
+    for kind, records, origin in groups:
+        names = list(dict.fromkeys(c.transition for c in records))
+        chain = all(sympy.sympify(c.times) == 1 for c in records) and all(
+            cls.commits.index(prev) in c.sources for prev, c in zip(records, records[1:]))
+        if kind == "single" and chain:              # one token after another: in sequence
+            latency = sympy.Add(*[c.delay for c in records])
+            top = max(records, key=lambda c: _value(c.delay, _point(cls))).transition
+            phases.append(Phase(tuple(names), sympy.simplify(latency), top, None, 0))
+            continue
+        probed = [p.place for p in cls.space.places if p.probe]
+        if origin is None and kind == "single" and len(probed) == 1:
+            (origin,) = probed                      # a probed stream, token by token
+        if origin is not None and COUPLING in by_name:
+            names.append(COUPLING)          # the measured term belongs to the stream
+        eps = {n: by_name[n].effective for n in names}
+        top = max(names, key=lambda n: _value(eps[n], _point(cls)))
+        body = max_effective([by_name[n] for n in names], solver, list(cls.conditions))
+        # The first token passes every stage; the others follow one bottleneck gap apart.
+        n_sym = count_symbol(origin) if origin is not None else None
+        per_token = [by_name[n].gap if n_sym is None else
+                     sympy.simplify(by_name[n].gap * by_name[n].commits / n_sym) for n in names]
+        slowest = prune_max(sympy.Max(*per_token), solver, list(cls.conditions))
+        fill = sympy.Add(*[by_name[n].delay for n in names]) - slowest
+        fill = prune_max(sympy.simplify(sympy.Max(fill, 0)), solver, list(cls.conditions))
+        phases.append(Phase(tuple(names), body + fill, top, origin, fill))
+    return phases
+
+
+def _point(cls: InputClass) -> dict:
+    from .classes import values_of
+    return values_of(cls.space, cls.sample)
+
+
+# ---------------------------------------------------------------------- the model
+def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS,
+                      max_iterations: int = 10) -> Interface:
+    """The performance interface of ``model`` over ``space``: one formula per class."""
+    import time
+    t0 = time.perf_counter()
+    classes = [c for c in input_classes(model, space, max_classes=max_classes)
+               if not c.stuck]
+    solver = Solver(space_constraints(space))
+    loops = find_loops(model)
+    per_class = tuple(class_interface(model, c, solver, loops, max_iterations)
+                      for c in classes)
+    return Interface(model.name, space, per_class, time.perf_counter() - t0)
+
+
+__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops",
+           "extract_interface", "class_interface"]

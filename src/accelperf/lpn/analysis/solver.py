@@ -1,0 +1,149 @@
+"""Path conditions: are they satisfiable, and an input that satisfies them (Z3).
+
+Conditions are SymPy relations over the input space's symbols (the symbolic executor
+builds them from the traced expression trees with :func:`accelperf.lpn.expr.to_sympy`);
+this module translates them to Z3 once per question. Token values and counts are integers,
+a stream's means are reals.
+"""
+
+from __future__ import annotations
+
+import random
+
+import sympy
+import z3
+
+from ...errors import ModelError
+
+
+def _to_z3(expr, env: dict):
+    """SymPy -> Z3 for what the operator table's SymPy column produces."""
+    if expr is sympy.true or expr == sympy.true:
+        return z3.BoolVal(True)
+    if expr is sympy.false or expr == sympy.false:
+        return z3.BoolVal(False)
+    if isinstance(expr, sympy.Symbol):
+        if expr not in env:
+            env[expr] = (z3.Int if expr.is_integer else z3.Real)(expr.name)
+        return env[expr]
+    if isinstance(expr, sympy.Integer):
+        return z3.IntVal(int(expr))
+    if isinstance(expr, sympy.Rational):
+        return z3.RealVal(f"{expr.p}/{expr.q}")
+    if isinstance(expr, sympy.Piecewise):
+        out = None
+        for value, cond in reversed(expr.args):
+            v, c = _to_z3(value, env), _to_z3(cond, env)
+            out = v if out is None else z3.If(c, v, out)
+        return out
+    args = [_to_z3(a, env) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return z3.Sum(args)
+    if isinstance(expr, sympy.Mul):
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer:
+        e = int(expr.exp)
+        if e == -1:
+            return 1 / z3.ToReal(args[0]) if z3.is_int(args[0]) else 1 / args[0]
+        if e > 0:
+            out = args[0]
+            for _ in range(e - 1):
+                out = out * args[0]
+            return out
+    if isinstance(expr, sympy.floor):
+        return z3.ToInt(args[0]) if not z3.is_int(args[0]) else args[0]
+    if isinstance(expr, sympy.Mod):
+        return args[0] % args[1]
+    if isinstance(expr, sympy.Abs):
+        return z3.If(args[0] >= 0, args[0], -args[0])
+    if isinstance(expr, (sympy.Max, sympy.Min)):
+        out = args[0]
+        for a in args[1:]:
+            out = z3.If(a > out, a, out) if isinstance(expr, sympy.Max) else \
+                z3.If(a < out, a, out)
+        return out
+    relations = {sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b,
+                 sympy.Lt: lambda a, b: a < b, sympy.Le: lambda a, b: a <= b,
+                 sympy.Gt: lambda a, b: a > b, sympy.Ge: lambda a, b: a >= b}
+    for kind, make in relations.items():
+        if isinstance(expr, kind):
+            return make(*args)
+    if isinstance(expr, sympy.And):
+        return z3.And(args)
+    if isinstance(expr, sympy.Or):
+        return z3.Or(args)
+    if isinstance(expr, sympy.Not):
+        return z3.Not(args[0])
+    raise ModelError(f"condition {expr} uses {type(expr).__name__}, which the class "
+                     f"analysis cannot hand to Z3")
+
+
+class Solver:
+    """Satisfiability of path conditions on top of the space's own constraints."""
+
+    def __init__(self, base: list, timeout_ms: int = 10_000):
+        self.env: dict = {}
+        self.base = [_to_z3(c, self.env) for c in base]
+        self.timeout_ms = timeout_ms
+        self.queries = 0
+
+    def _solver(self, conditions):
+        s = z3.Solver()
+        s.set("timeout", self.timeout_ms)
+        s.add(*self.base)
+        s.add(*[_to_z3(c, self.env) for c in conditions])
+        return s
+
+    def possible(self, conditions) -> bool:
+        """Whether some input of the space meets every condition (unknown counts as
+        possible, so no input is silently dropped)."""
+        self.queries += 1
+        return self._solver(conditions).check() != z3.unsat
+
+    def sample(self, conditions, ranges: dict, rng: random.Random | None = None,
+               prefer_low=()) -> dict | None:
+        """Values of the symbols of ``ranges`` ({symbol: (lo, hi)}) meeting the
+        conditions, or None. Symbols in ``prefer_low`` take their lowest possible value;
+        with ``rng`` each other symbol is pinned in turn to a random value of its range
+        when that stays satisfiable (a random point, not always the solver's first)."""
+        s = self._solver(conditions)
+        if s.check() == z3.unsat:
+            return None
+        order = [sym for sym in ranges if sym not in prefer_low]
+        if rng is not None:
+            rng.shuffle(order)
+        for sym in prefer_low:
+            var = _to_z3(sym, self.env)
+            o = z3.Optimize()
+            o.set("timeout", self.timeout_ms)
+            o.add(*s.assertions())
+            o.minimize(var)
+            if o.check() == z3.sat:
+                s.add(var == o.model().eval(var, model_completion=True))
+        for sym in order:
+            var = _to_z3(sym, self.env)
+            if rng is not None:
+                lo, hi = ranges[sym]
+                s.push()
+                s.add(var == rng.randint(lo, hi))
+                if s.check() == z3.sat:
+                    continue
+                s.pop()
+            if s.check() != z3.sat:
+                return None
+            s.add(var == s.model().eval(var, model_completion=True))
+        if s.check() != z3.sat:
+            return None
+        m = s.model()
+        out = {}
+        for sym in ranges:
+            v = m.eval(_to_z3(sym, self.env), model_completion=True)
+            out[sym] = int(v.as_long()) if z3.is_int_value(v) else \
+                sympy.Rational(v.numerator_as_long(), v.denominator_as_long())
+        return out
+
+
+__all__ = ["Solver"]

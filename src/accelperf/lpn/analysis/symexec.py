@@ -1,0 +1,505 @@
+"""Symbolic execution of an LPN over an input space (OSDI'24 §4.1 and appendix A.2).
+
+Tokens carry SymPy expressions instead of numbers: the symbols of the input space
+(:mod:`.space`) and whatever the transitions' traced functions (:mod:`..expr`, through its
+SymPy column) make of them. Whenever the path a run takes depends on those values — a
+guard, a data-dependent weight, a route, whether enough tokens are present — the executor
+asks the solver (:mod:`.solver`) whether each outcome is possible under the conditions
+gathered so far; when both are, the path forks. Every finished path is a set of inputs
+with one abstract trace: an input class.
+
+How it follows A.2
+------------------
+* Transitions are visited in the order of the net's strongly connected components
+  (upstream first), then by id; the first that can fire commits at once, without waiting
+  for its delay. Only commit and token counts matter to a class, and for a net in which no
+  two transitions compete for a token those do not depend on time, so the executor does
+  not track time (A.2 computes timestamps locally for the same reason).
+* Two transitions that could take the same token (A.2's conflicting transitions) would
+  make the class depend on which starts first, i.e. on time; the executor detects that
+  case and stops with a message naming both, rather than guess.
+
+Streams
+-------
+A place whose token count is a range in the space holds one *bundle*: ``n_P`` tokens
+described by their mean properties. A transition taking single tokens from a bundle fires
+``n_P`` times in one *bundled* commit record, and what it produces is a bundle again; a
+transition whose weight equals the whole bundle takes it at once (a synchronisation).
+Output counts that depend on a token's value make a bundle too, so ``steps`` alignment
+steps are one record, not one class per value of ``steps``. Places that start with tokens
+of the model itself (capacity and credit places) are loops around the stream: a bundled
+firing uses them and gives them back, as the interface's loop analysis (A.3) assumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from ...errors import ModelError
+from ..expr import to_sympy, walk
+from ..net import Model, Transition
+from .solver import Solver
+from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, token_symbol)
+
+
+class AnalysisError(ModelError):
+    """A net (or a part of it) that the symbolic analyses cannot handle, and why."""
+
+
+class ExplosionError(ModelError):
+    """The input space splits into more paths than the configured limit."""
+
+
+DEFAULT_MAX_PATHS = 256
+"""Paths (input classes) after which the exploration stops with an ExplosionError."""
+
+SMALL_COUNT = 16
+"""A data-dependent output count that can be at most this is split into one path per
+value (its tokens may be consumed a few at a time); a larger one becomes a bundle."""
+
+MAX_RECORDS = 200_000
+"""Commit records on one path after which the exploration stops (a net that never ends)."""
+
+
+@dataclass
+class SymToken:
+    values: tuple               # SymPy expression per property
+    mult: object = 1            # tokens this entry stands for: int or SymPy (a bundle)
+    source: int = -1            # index of the commit record that produced it (-1: initial)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit record of a symbolic run; ``times`` firings when it is bundled."""
+
+    transition: str
+    tid: int
+    consumed: tuple             # tokens taken from each input arc, per firing
+    produced: tuple             # ((place name, tokens), ...) per output arc, per firing
+    delay: object               # SymPy: cycles of one firing
+    interval: object            # SymPy: its initiation interval
+    times: object               # 1, or SymPy for a bundled record
+    sources: tuple              # records whose tokens it consumed (-1: initial tokens)
+    bundled: bool = False
+
+    def __repr__(self) -> str:
+        n = "" if self.times == 1 else f" x {self.times}"
+        return f"Commit({self.transition}{n}: in {self.consumed}, out {self.produced})"
+
+
+@dataclass
+class Path:
+    """One path of the exploration: its conditions and commit records."""
+
+    queues: list
+    conditions: list = field(default_factory=list)
+    commits: list = field(default_factory=list)
+    stuck: tuple = ()
+
+    def copy(self) -> "Path":
+        return Path([list(q) for q in self.queues], list(self.conditions),
+                    list(self.commits), self.stuck)
+
+
+class _Fork(Exception):
+    """Raised inside a step when a condition can go both ways; the step is retried on
+    both paths with the condition decided."""
+
+    def __init__(self, condition):
+        self.condition = condition
+
+
+def _scc_order(model: Model) -> list[int]:
+    """Transition ids ordered by strongly connected component, upstream first (A.2
+    step 1), ties by id."""
+    n = len(model.transitions)
+    succ = [set() for _ in range(n)]
+    consumers = model.consumers()
+    for t in model.transitions:
+        for arc in t.outputs + t.routes:
+            succ[t.id].update(consumers[arc.place])
+    index, low, on, stack, comps, counter = {}, {}, set(), [], [], [0]
+
+    def strong(v):                       # Tarjan, iterative enough for small nets
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(succ[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            comps.append(sorted(comp))
+
+    for v in range(n):
+        if v not in index:
+            strong(v)
+    comps.reverse()                      # Tarjan finds sinks first
+    return [t for comp in comps for t in comp]
+
+
+class Explorer:
+    """Explore ``model`` over ``space`` (see the module docstring)."""
+
+    def __init__(self, model: Model, space: InputSpace, *, max_paths: int = DEFAULT_MAX_PATHS,
+                 solver_timeout_ms: int = 10_000):
+        if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
+            raise ModelError(f"max_paths = {max_paths!r} is invalid: an integer >= 1")
+        self.model, self.space, self.max_paths = model, space, max_paths
+        self._check_supported()
+        self.base = space_constraints(space)
+        self.solver = Solver(self.base, solver_timeout_ms)
+        self.order = _scc_order(model)
+        self.loops = set(model.initial)          # places the model itself fills
+        self.consumers = model.consumers()
+        self.means = {mean_symbol(p.place, q) for p in space.places if p.stream
+                      for q in p.properties}
+        self.means |= {token_symbol(p.place, i, q) for p in space.places if p.probe
+                       for i in range(p.probe) for q in p.properties}
+
+    # ------------------------------------------------------------------ checks
+    def _check_supported(self):
+        for t in self.model.transitions:
+            if t.inhibits:
+                raise AnalysisError(f"transition {t.name!r} has inhibitor arcs, whose "
+                                    f"outcome depends on timing: the class analysis does not "
+                                    f"handle them yet")
+            for e in t.expressions():
+                if any(node.op == "count" for node in walk(e)):
+                    raise AnalysisError(f"transition {t.name!r} reads a place's token count, "
+                                        f"which depends on timing: the class analysis does "
+                                        f"not handle count() yet")
+
+    # ------------------------------------------------------------------ the start
+    def initial_path(self) -> Path:
+        model = self.model
+        queues = [[] for _ in model.places]
+        for pid, tokens in model.initial.items():
+            queues[pid].extend(SymToken(tuple(sympy.Integer(v) for v in tok)) for tok in tokens)
+        for ps in self.space.places:
+            pid = model.place_id(ps.place)
+            props = model.places[pid].token_type.properties
+            if ps.stream and not ps.probe:
+                queues[pid].append(SymToken(tuple(mean_symbol(ps.place, p) for p in props),
+                                            count_symbol(ps.place)))
+            else:
+                for i in range(ps.probe or ps.count[0]):
+                    queues[pid].append(SymToken(tuple(token_symbol(ps.place, i, p)
+                                                      for p in props)))
+        return Path(queues)
+
+    # ------------------------------------------------------------------ decisions
+    def _decide(self, path: Path, cond) -> bool:
+        cond = sympy.sympify(cond)
+        if cond in (sympy.true, sympy.false):
+            return bool(cond)
+        yes = self.solver.possible(path.conditions + [cond])
+        no = self.solver.possible(path.conditions + [sympy.Not(cond)])
+        if yes and no:
+            raise _Fork(cond)
+        if not yes and not no:
+            raise AnalysisError(f"the path conditions became contradictory at {cond}")
+        return yes
+
+    def _concrete(self, path: Path, value, upto: int):
+        """``value`` as a whole number when it can only be one of 0..upto under the
+        path's conditions; one path per possible value (a data-dependent count over
+        concrete tokens decides the trace)."""
+        value = sympy.sympify(value)
+        if value.is_Integer:
+            return value
+        for k in range(upto + 1):
+            if self._decide(path, sympy.Eq(value, k)):
+                return sympy.Integer(k)
+        return value                    # more than ``upto``: the caller's check fails
+
+    @staticmethod
+    def _available(queue):
+        return sum((tok.mult for tok in queue), sympy.Integer(0))
+
+    def _value(self, path, t: Transition, expr):
+        def symbol(arg, name, tok=0):
+            pid = t.arg_places[arg]
+            props = self.model.places[pid].token_type.properties
+            return self._token(path.queues[pid], tok).values[props.index(name)]
+        return to_sympy(expr, symbol)
+
+    @staticmethod
+    def _token(queue, k: int) -> SymToken:
+        for tok in queue:
+            if not isinstance(tok.mult, int) and not tok.mult.is_Integer:
+                return tok                      # a bundle: its tokens are alike
+            if k < int(tok.mult):
+                return tok
+            k -= int(tok.mult)
+        raise AnalysisError("internal: token read beyond the tokens present")
+
+    def _steers(self, what: str, t: Transition, value):
+        if self.means and sympy.sympify(value).free_symbols & self.means:
+            raise AnalysisError(f"the {what} of transition {t.name!r} depends on a stream's "
+                                f"token values ({value}): give that place a fixed count in "
+                                f"the space, so each token has its own symbols")
+
+    # ------------------------------------------------------------------ one step
+    def _plan(self, path: Path, t: Transition):
+        """None if ``t`` cannot fire now, else what its firing takes and gives."""
+        q = path.queues
+        for arg, k in t.needs:
+            if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
+                return None
+        if t.guard is not None:
+            g = self._value(path, t, t.guard)
+            self._steers("guard", t, g)
+            if not self._decide(path, g):
+                return None
+        weights = []
+        for pid, w in zip(t.inputs, t.weights):
+            need = sympy.sympify(self._value(path, t, w))
+            self._steers(f"weight on {self.model.places[pid].name!r}", t, need)
+            have = self._available(q[pid])
+            if not self._decide(path, have >= need):
+                return None
+            if have.is_Integer:
+                need = self._concrete(path, need, int(have))
+            weights.append(need)
+        for pid, n in t.reads:          # read arcs only hold a firing back (R2 e)
+            need = sympy.sympify(self._value(path, t, n))
+            self._steers(f"read arc on {self.model.places[pid].name!r}", t, need)
+            if not self._decide(path, self._available(q[pid]) >= need):
+                return None
+        # Which input, if any, is a stream taken token by token (a bundled firing)?
+        bundled = None
+        for i, (pid, need) in enumerate(zip(t.inputs, weights)):
+            head = q[pid][0] if q[pid] else None
+            if head is None or isinstance(head.mult, int) or head.mult.is_Integer:
+                continue
+            if need == 0:
+                continue
+            if not need.is_Integer and \
+                    self._decide(path, sympy.Eq(need, self._available(q[pid]))):
+                continue                          # takes the whole stream at once
+            if need != 1:
+                raise AnalysisError(f"transition {t.name!r} takes {need} tokens at a time "
+                                    f"from the stream in {self.model.places[pid].name!r}: "
+                                    f"only one at a time, or all of it, is supported")
+            if bundled is not None:
+                raise AnalysisError(f"transition {t.name!r} pairs tokens of two streams")
+            takers = [self.model.transitions[u].name for u in self.consumers[pid]]
+            if len(takers) > 1:
+                # Which of them takes the k-th token is decided token by token (turns,
+                # guards): a stream cannot say it; per-token symbols can.
+                raise AnalysisError(
+                    f"the stream in {self.model.places[pid].name!r} is shared by "
+                    f"{', '.join(takers)}: give {self.model.places[pid].name!r}'s source a "
+                    f"fixed token count in the space (one symbol per token)")
+            bundled = i
+        if bundled is not None:
+            others = [self.model.places[pid].name for j, (pid, need) in
+                      enumerate(zip(t.inputs, weights))
+                      if j != bundled and need != 0 and pid not in self.loops]
+            if others:
+                raise AnalysisError(f"transition {t.name!r} pairs each token of a stream "
+                                    f"with tokens of {', '.join(others)}: give the stream a "
+                                    f"fixed count in the space")
+        arcs = list(t.outputs)
+        if t.routes:
+            chosen = None
+            for r in t.routes:
+                cond = self._value(path, t, r.condition)
+                self._steers("route condition", t, cond)
+                if self._decide(path, cond):
+                    chosen = r
+                    break
+            if chosen is None:
+                raise AnalysisError(f"transition {t.name!r}: no route's condition holds")
+            arcs.append(chosen)
+        outs = []
+        for arc in arcs:
+            n = sympy.sympify(self._value(path, t, arc.count))
+            self._steers(f"count into {self.model.places[arc.place].name!r}", t, n)
+            if arc.copy_from is not None and weights[arc.copy_from].is_Integer:
+                n = self._concrete(path, n, int(weights[arc.copy_from]))
+            elif not n.is_Integer and not self.solver.possible(
+                    path.conditions + [n > SMALL_COUNT]):
+                n = self._concrete(path, n, SMALL_COUNT)
+            props = None if arc.props is None else \
+                tuple(sympy.sympify(self._value(path, t, e)) for e in arc.props)
+            outs.append((arc, n, props))
+        delay = sympy.sympify(self._value(path, t, t.delay))
+        interval = sympy.sympify(self._value(path, t, t.initiation_interval))
+        return weights, bundled, outs, delay, interval
+
+    def _take(self, queue: list, n) -> list:
+        """Remove ``n`` tokens (an int, or the whole queue) from the head of ``queue``."""
+        if not (isinstance(n, int) or n.is_Integer):
+            taken = list(queue)
+            queue.clear()
+            return taken
+        n, taken = int(n), []
+        while n:
+            tok = queue[0]
+            m = tok.mult
+            if not isinstance(m, int) and not m.is_Integer:
+                raise AnalysisError("internal: a concrete take reached a stream")
+            m = int(m)
+            if m <= n:
+                taken.append(queue.pop(0))
+                n -= m
+            else:
+                taken.append(SymToken(tok.values, n, tok.source))
+                queue[0] = SymToken(tok.values, m - n, tok.source)
+                n = 0
+        return taken
+
+    def _fire(self, path: Path, t: Transition, plan) -> None:
+        weights, bundled, outs, delay, interval = plan
+        q, index = path.queues, len(path.commits)
+        times = sympy.Integer(1)
+        taken_per_arc, sources = [], set()
+        for i, (pid, need) in enumerate(zip(t.inputs, weights)):
+            if bundled is not None and i == bundled:
+                taken = [q[pid].pop(0)]
+                times = taken[0].mult
+            elif bundled is not None and pid in self.loops:
+                taken = [SymToken(tok.values, tok.mult, tok.source)
+                         for tok in q[pid][:1]]        # used and given back
+            else:
+                taken = self._take(q[pid], need)
+            sources.update(tok.source for tok in taken)
+            taken_per_arc.append(taken)
+        produced = []
+        for arc, n, props in outs:
+            name = self.model.places[arc.place].name
+            if bundled is not None and arc.place in self.loops:
+                produced.append((name, n))           # the loop's token, given back
+                continue
+            total = n * times if bundled is not None else n
+            if arc.copy_from is not None:
+                source = taken_per_arc[arc.copy_from]
+                if bundled is not None and arc.copy_from == bundled:
+                    new = [SymToken(source[0].values, total, index)]
+                else:
+                    new = self._copy(t, source, n, index)
+            elif props is not None:
+                new = [SymToken(props, total, index)]
+            else:
+                new = [SymToken((), total, index)]
+            q[arc.place].extend(tok for tok in new if tok.mult != 0)
+            produced.append((name, n))
+        consumed = tuple(1 if (bundled is not None and (i == bundled or
+                                                        t.inputs[i] in self.loops))
+                         and w != 0 else w for i, w in enumerate(weights))
+        path.commits.append(Commit(t.name, t.id, consumed, tuple(produced), delay, interval,
+                                   times, tuple(sorted(sources)), bundled is not None))
+
+    def _copy(self, t, source, n, index):
+        if isinstance(n, int) or n.is_Integer:
+            flat = []
+            for tok in source:
+                m = tok.mult
+                if not isinstance(m, int) and not m.is_Integer:
+                    return [SymToken(tok.values, n, index)]
+                flat += [tok.values] * int(m)
+            return [SymToken(v, 1, index) for v in flat[:int(n)]]
+        if len(source) == 1:
+            return [SymToken(source[0].values, n, index)]
+        raise AnalysisError(f"transition {t.name!r} copies {n} of several distinct tokens")
+
+    # ------------------------------------------------------------------ the search
+    def run_path(self, path: Path, pending: list) -> Path:
+        """Run ``path`` to its end; paths forked off are appended to ``pending``."""
+        transitions = self.model.transitions
+        while True:
+            if len(path.commits) > MAX_RECORDS:
+                raise AnalysisError(f"a path passed {MAX_RECORDS} commit records without "
+                                    f"ending: does the net stop on its own?")
+            fired = False
+            for tid in self.order:
+                t = transitions[tid]
+                while True:
+                    try:
+                        plan = self._plan(path, t)
+                        break
+                    except _Fork as fork:          # both ways possible: split the path
+                        other = path.copy()
+                        other.conditions.append(sympy.Not(fork.condition))
+                        pending.append(other)
+                        path.conditions.append(fork.condition)
+                if plan is None:
+                    continue
+                self._check_race(path, t)
+                self._fire(path, t, plan)
+                fired = True
+                break
+            if not fired:
+                path.stuck = self._stuck(path)
+                return path
+
+    def _check_race(self, path: Path, t: Transition) -> None:
+        """A.2's conflicting transitions: another transition that could take the same
+        head token now would make the outcome depend on timing."""
+        consumers = self.model.consumers()
+        for pid in t.inputs[:t.user_inputs]:
+            if pid in self.loops:
+                continue
+            for other in consumers[pid]:
+                if other == t.id:
+                    continue
+                u = self.model.transitions[other]
+                try:
+                    rival = self._plan(path.copy(), u)
+                except _Fork:
+                    rival = True
+                if rival is not None:
+                    first, second = sorted((t.name, u.name))
+                    raise AnalysisError(
+                        f"transitions {first!r} and {second!r} can both take the token at "
+                        f"the head of {self.model.places[pid].name!r}: which one does depends "
+                        f"on timing (A.2's conflicting transitions), which this analysis "
+                        f"does not order; give them exclusive guards")
+
+    def _stuck(self, path: Path) -> tuple:
+        """R7 on the symbolic end state: places left holding work."""
+        model, sinks = self.model, self.model.sinks()
+        out = []
+        for pid, queue in enumerate(path.queues):
+            if pid == model.done or pid in sinks or model.places[pid].resource or not queue:
+                continue
+            left = sympy.simplify(self._available(queue) - len(model.initial.get(pid, ())))
+            if left != 0:
+                out.append(model.places[pid].name)
+        return tuple(out)
+
+    def explore(self) -> list[Path]:
+        """Every path, depth first; ExplosionError past ``max_paths``."""
+        pending, done = [self.initial_path()], []
+        started = 1
+        while pending:
+            path = pending.pop()
+            before = len(pending)
+            finished = self.run_path(path, pending)
+            started += len(pending) - before
+            if started > self.max_paths:
+                raise ExplosionError(
+                    f"the input space splits into more than max_paths = {self.max_paths} "
+                    f"paths (input classes) for model {self.model.name!r}: narrow the space "
+                    f"(fewer tokens with a fixed count, tighter ranges, or streams) or raise "
+                    f"the limit")
+            done.append(finished)
+        return done
+
+
+__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
+           "DEFAULT_MAX_PATHS"]

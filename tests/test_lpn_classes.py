@@ -1,0 +1,162 @@
+"""Input classes (OSDI'24 §4.1, A.1–A.2): symbolic execution against the simulator."""
+
+import random
+
+import pytest
+import sympy
+
+from accelperf.errors import ModelError
+from accelperf.lpn import Net, Out, simulate
+from accelperf.lpn import semantics
+from accelperf.lpn.analysis.classes import input_classes, marking_of, random_member
+from accelperf.lpn.analysis.space import default_space, load_space, space_from_dict
+from accelperf.lpn.analysis.symexec import AnalysisError, ExplosionError
+from accelperf.lpn.library import build
+from accelperf.lpn.sim import DeadlockError
+
+
+def observed_trace(model, tokens, monkeypatch):
+    """The reference semantics' abstract trace of one run: per transition, the tokens
+    each commit took per input arc and gave per output arc (recorded at R4)."""
+    seen = {}
+    real_commit = semantics.commit
+
+    def recording(state, firing, inputs):
+        t = model.transitions[firing.transition]
+        step = (tuple(len(x) for x in firing.locked),
+                tuple((model.places[p].name, len(v)) for p, v in firing.produce))
+        seen.setdefault(t.name, []).append(step)
+        return real_commit(state, firing, inputs)
+
+    monkeypatch.setattr(semantics, "commit", recording)
+    run = semantics.run(model, dict(marking_of(model, tokens).tokens))
+    return seen, run
+
+
+SMALL = {  # the shipped spaces with values small enough for the reference semantics
+    "darwin": {"constraints": ["alignment.stripes == count(stripes)"], "places": {
+        "stripes": {"count": [1, 30], "properties": {"ref_len": [1, 200]}},
+        "alignment": {"count": 1, "properties": {"steps": [1, 300], "stripes": [1, 30]}}}},
+    "block-pipeline": {"places": {"blocks": {"count": [1, 40], "properties": {"nnz": [0, 64]}}}},
+}
+
+
+def small_space(model):
+    if model.name in SMALL:
+        return space_from_dict(model, SMALL[model.name])
+    return default_space(model)
+
+
+@pytest.mark.parametrize("name", ["block-pipeline", "darwin", "fig2-pipeline"])
+def test_random_inputs_of_each_class_follow_its_abstract_trace(name, monkeypatch):
+    model = build(name)
+    classes = input_classes(model, small_space(model))
+    assert classes
+    rng = random.Random(13)
+    for cls in classes:
+        for _ in range(4):
+            member = random_member(cls, model, rng, max_count=40)
+            assert member is not None, cls
+            tokens, values = member
+            assert cls.holds(values)
+            seen, run = observed_trace(model, tokens, monkeypatch)
+            expected = cls.abstract_trace(values)
+            assert seen == expected, (cls, tokens)
+            assert (run.stopped == "deadlock") == bool(cls.stuck), (cls, run.message)
+            if not cls.stuck:                      # the fast engine agrees on counts
+                fast = simulate(model, marking_of(model, tokens))
+                assert {t: n for t, n in fast.commits.items() if n} == \
+                    {t: len(v) for t, v in expected.items()}
+
+
+def test_fig2_classes_split_on_each_instruction_kind_and_name_deadlocks():
+    model = build("fig2-pipeline")
+    classes = input_classes(model, default_space(model))
+    kinds = sympy.symbols("start_0_kind start_1_kind start_2_kind start_3_kind",
+                          integer=True)
+    seen = set()
+    for cls in classes:
+        pattern = tuple(t["kind"] for t in cls.sample["start"])
+        assert pattern not in seen                  # one class per kind pattern at most
+        seen.add(pattern)
+        assert all(cls.holds(dict(zip(kinds, pattern))) for _ in [0])
+    assert len(seen) == len(classes)
+    stuck = [c for c in classes if c.stuck]
+    assert stuck and all("r_compute" in c.stuck or "operands" in " ".join(c.stuck)
+                         or c.stuck for c in stuck)
+    with pytest.raises(DeadlockError):
+        simulate(model, marking_of(model, stuck[0].sample))
+
+
+def test_stream_class_counts_are_symbolic():
+    model = build("darwin")
+    (cls,) = input_classes(model, default_space(model))
+    counts = cls.commit_counts()
+    assert str(counts["fill_stripe"]) == "n_stripes"
+    assert str(counts["traceback_step"]) == "alignment_0_steps"
+    assert counts["matrix_complete"] == 1
+
+
+def test_explosion_stops_with_a_clear_message():
+    model = build("fig2-pipeline")
+    space = space_from_dict(model, {"places": {"start": {
+        "count": 8, "properties": {"kind": [0, 1], "cycles": [1, 5], "operands": [1, 1],
+                                   "group": [4, 4]}}}})
+    with pytest.raises(ExplosionError, match="max_paths = 20"):
+        input_classes(model, space, max_classes=20)
+
+
+def test_conflicting_transitions_are_refused_with_their_names():
+    net = Net("race")
+    job = net.token_type("Job", "size")
+    a, b, c = (net.place(n, job) for n in ("a", "b", "c"))
+    net.transition("left", inputs={a: 1}, outputs={b: 1}, delay=lambda j: j.size)
+    net.transition("right", inputs={a: 1}, outputs={c: 1}, delay=3)
+    net.start, net.done = a, b
+    net.tokens_from_input = lambda xs: [{"size": x} for x in xs]
+    model = net.build()
+    space = space_from_dict(model, {"places": {"a": {"count": 2,
+                                                     "properties": {"size": [1, 9]}}}})
+    with pytest.raises(AnalysisError, match="'left' and 'right'"):
+        input_classes(model, space)
+
+
+def test_data_dependent_weight_splits_by_value():
+    net = Net("batch")
+    job = net.token_type("Job", "k")
+    unit = net.token_type("Unit")
+    head, items, out = net.place("head", job), net.place("items", unit), net.place("out", job)
+    net.transition("gather", inputs={head: 1, items: lambda h, i: h.k},
+                   outputs={out: Out(1, copy="head")}, delay=2)
+    net.start, net.done = [head, items], out
+    model = net.build()
+    space = space_from_dict(model, {"places": {
+        "head": {"count": 1, "properties": {"k": [1, 3]}},
+        "items": {"count": 3, "properties": {}}}})
+    classes = input_classes(model, space)
+    ks = sorted(c.sample["head"][0]["k"] for c in classes)
+    assert ks == [1, 2, 3]
+    assert sum(1 for c in classes if c.stuck) == 2     # k < 3 leaves items behind
+
+
+@pytest.mark.parametrize("data, match", [
+    ({"places": {"nowhere": {"count": 1}}}, "place = 'nowhere'"),
+    ({"places": {"blocks": {"count": [5, 2], "properties": {"nnz": [0, 1]}}}}, "lo <= hi"),
+    ({"places": {"blocks": {"count": 2, "properties": {}}}}, "properties of Block"),
+    ({"places": {"blocks": {"count": 2, "properties": {"nnz": [0, 9]}}},
+      "constraints": ["sum(blocks.zz) <= 3"]}, "properties of blocks"),
+    ({"places": {"blocks": {"count": 2, "properties": {"nnz": [0, 9]}}},
+      "constraints": ["import os"]}, "comparison"),
+])
+def test_bad_spaces_name_the_parameter(data, match):
+    with pytest.raises(ModelError, match=match):
+        space_from_dict(build("block-pipeline"), data)
+
+
+def test_space_file_errors(tmp_path):
+    with pytest.raises(ModelError, match="--space"):
+        load_space(build("block-pipeline"), tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("places = [")
+    with pytest.raises(ModelError, match="--space"):
+        load_space(build("block-pipeline"), bad)
