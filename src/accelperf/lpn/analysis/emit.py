@@ -24,30 +24,38 @@ from .space import constraint_exprs, count_symbol, symbol_ranges, token_symbol
 
 # The run splitter is the same text in every module: kept here as source, run there.
 RUNS_SOURCE = '''
-def _runs(stream, gaps, min_len):
-    """Consecutive tokens of a stream with the same bottleneck (the transition with the
-    largest commit gap for that token); a run shorter than min_len (the buffering
-    between the stages) is merged into the one before it."""
-    runs = []
-    for tok in stream:
-        g = gaps(tok)
-        top = max(g, key=g.get)
+def _runs(stream, gaps, period, first, ahead):
+    """Cycles of a stream, one period (the tokens after which every stage has done
+    whole commits, e.g. an MCU) at a time, grouped into runs with one bottleneck.
+
+    A period costs its bottleneck: the largest sum of its tokens' gaps over the stages.
+    When the stages after ``first`` (the one reading the stream) bound a period, ``first``
+    uses its slack to work ahead on the next period's tokens: at most ``ahead`` of them
+    (the buffer between the stages), and only in the time the bottleneck spends on the
+    period's last ``ahead`` tokens (before, their slots are still taken). The next
+    period's own work for ``first`` is that much shorter. Without this hand-over term a
+    slow-first period after a back-end-bound one would be over-counted."""
+    chunks = []
+    for i in range(0, len(stream), period):
+        gs = [gaps(tok) for tok in stream[i:i + period]]
+        chunks.append((gs, {t: sum(g[t] for g in gs) for t in gs[0]}))
+    runs, lead = [], 0
+    for k, (gs, total) in enumerate(chunks):
+        rest = max((t for t in total if t != first), key=total.get, default=None)
+        own = total.get(first, 0) - lead
+        if rest is None or own >= total[rest]:
+            top, cycles, lead = first, own, 0
+        else:
+            top, cycles = rest, total[rest]
+            following = chunks[k + 1][0][:ahead] if k + 1 < len(chunks) else []
+            window = sum(g[top] for g in gs[len(gs) - ahead:]) if ahead else 0
+            lead = min(sum(g[first] for g in following), cycles - own, window)
         if runs and runs[-1][0] == top:
-            runs[-1][1].append(g)
+            runs[-1][1] += len(gs)
+            runs[-1][2] += cycles
         else:
-            runs.append([top, [g]])
-    merged = []
-    for top, gs in runs:
-        if merged and (len(gs) < min_len or len(merged[-1][1]) < min_len):
-            merged[-1][1].extend(gs)
-        else:
-            merged.append([top, gs])
-    out = []
-    for _, gs in merged:
-        totals = {t: sum(g[t] for g in gs) for t in gs[0]}
-        top = max(totals, key=totals.get)
-        out.append((top, len(gs), totals[top]))
-    return out
+            runs.append([top, len(gs), cycles])
+    return [tuple(r) for r in runs]
 '''
 
 
@@ -63,7 +71,7 @@ def _unpack(expr, indent="    ") -> str:
            f"{', '.join(f'a[{n!r}]' for n in names)}\n"
 
 
-def _class_block(i: int, ci: ClassInterface, loops_buffer: dict) -> str:
+def _class_block(i: int, ci: ClassInterface, model) -> str:
     cls = ci.input_class
     conds = [c for c in cls.conditions]
     text = f"\n# ---- class {i}: {' and '.join(map(str, conds)) or 'the whole space'}\n"
@@ -92,14 +100,40 @@ def _class_block(i: int, ci: ClassInterface, loops_buffer: dict) -> str:
             text += f"    def gaps_{k}(tok):\n{lets}"
             text += "        return {" + ", ".join(f"{t!r}: {_code(g)}" for t, g in
                                                   gaps.items()) + "}\n"
+            period, first, ahead = _stream_shape(model, ci, ph, n)
+            text += f"    # periods of {period} token(s); {first} reads the stream and may " \
+                    f"run {ahead} token(s) ahead\n"
             text += f"    for top, n, cycles in _runs(toks[{ph.stream!r}], gaps_{k}, " \
-                    f"{loops_buffer.get(ph.stream, 1)}):\n"
+                    f"{period}, {first!r}, {ahead}):\n"
             text += "        out.append((top, n, cycles))\n"
             text += f"    out.append(('fill of phase {k + 1}', 0, {fill}))\n"
         else:
             text += f"    out.append(({ph.bottleneck!r}, 1, {_code(ph.latency)}))\n"
     text += "    return out\n"
     return text
+
+
+def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
+    """(period, first, ahead) of a streamed phase, from the net: the period is the fewest
+    stream tokens after which every stage has made whole commits (the least common
+    denominator of its commits per token: 6 blocks, one MCU, for the JPEG decoder); first
+    is the one stage that takes the stream's tokens; ahead is how many tokens of the next
+    period it may take while the stages after it are the bottleneck: the S slots of
+    first's A.3 loop (the buffer between them, 4 coefficient slots for the decoder) less
+    the one the period's last token holds, S − 1."""
+    from .interface import find_loops
+    period = 1
+    for g in ci.gaps:
+        per_token = sympy.simplify(g.commits / n)
+        if g.transition in phase.transitions and per_token.is_Rational:
+            period = sympy.ilcm(period, per_token.q)
+    stream = next(i for i, p in enumerate(model.places) if p.name == phase.stream)
+    readers = [t.name for t in model.transitions
+               if stream in t.inputs[:t.user_inputs] and t.name in phase.transitions]
+    first = readers[0] if len(readers) == 1 else None
+    slots = [lp.tokens for lp in find_loops(model) if lp.transitions[0] == first]
+    ahead = max(0, min(slots) - 1) if slots else 0
+    return int(period), first, ahead
 
 
 def module_source(interface: Interface, model, model_spec: str,
@@ -109,11 +143,6 @@ def module_source(interface: Interface, model, model_spec: str,
     streams = {p.place: tuple(p.properties) for p in space.places if p.stream}
     fixed = {p.place: (p.count[0], tuple(p.properties)) for p in space.places
              if not p.stream}
-    loops_buffer = {}
-    for p in streams:
-        # Tokens the model's own places hold (buffer slots, credits, turns): runs of a
-        # bottleneck shorter than that are absorbed by the buffering between stages.
-        loops_buffer[p] = max(1, sum(len(t) for t in model.initial.values()))
     head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,
@@ -212,7 +241,7 @@ def properties(toks):
     head += "]\n"
     head += RUNS_SOURCE
     for i, ci in enumerate(interface.classes):
-        head += "\n" + _class_block(i, ci, loops_buffer)
+        head += "\n" + _class_block(i, ci, model)
     head += "\nCLASSES = [" + ", ".join(f"(_in_class_{i}, _latency_{i}, _phases_{i})"
                                          for i in range(len(interface.classes))) + "]\n"
     head += '''

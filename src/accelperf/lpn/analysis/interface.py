@@ -29,8 +29,12 @@ compression). The symbolic run's records say which stage feeds which: a stage th
 a whole stream at once, or a single token after single tokens, starts a new phase;
 stages that pass a stream token by token share one. A phase's latency is its largest ε
 plus the time its first token needs to pass the other stages (its fill); phases add up.
-At run time the generated module also splits each stream into runs of tokens with one
-bottleneck (:func:`stream_runs`) and sums them.
+At run time the generated module walks each stream one period at a time (the fewest
+tokens after which every stage has made whole commits: an MCU of 6 blocks for the JPEG
+decoder), charges each period its bottleneck's summed gaps, and at a hand-over from a
+back-end-bound period to a slow first stage credits the work the first stage did ahead
+within its buffer (emit's ``_runs`` and ``_stream_shape``); runs of periods with one
+bottleneck are the reported phases.
 """
 
 from __future__ import annotations
