@@ -343,3 +343,153 @@ def _class_json(c) -> dict:
             "gaps": [{"transition": g.transition, "commits": str(g.commits),
                       "gap": str(g.gap), "effective": str(g.effective), "bound": g.bound}
                      for g in c.gaps]}
+
+
+def _seconds(text: str | None) -> float | None:
+    """--timeout: '60s', '2m', '500ms' or a number of seconds."""
+    import re
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise ModelError(f"--timeout = {text!r} is invalid: a duration > 0 such as 60s, 2m "
+                         f"or 500ms")
+    scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def _sizes(text: str) -> range:
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", text or "")
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise ModelError(f"--range = {text!r} is invalid: lo..hi with 1 <= lo <= hi, "
+                         f"e.g. 1..32")
+    return range(int(m.group(1)), int(m.group(2)) + 1)
+
+
+def _interface(path: Path):
+    """The ``latency(x)`` of a performance-interface module, with max/min/abs that also
+    take Z3 terms (the module itself needs only the standard library)."""
+    import importlib.util
+    if not path.is_file() or path.suffix != ".py":
+        raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
+                         f"latency(x) function")
+    spec = importlib.util.spec_from_file_location(f"_interface_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ModelError(f"--interface = '{path}' is invalid: it fails on import "
+                         f"({type(exc).__name__}: {exc})") from None
+    if not callable(getattr(module, "latency", None)):
+        raise ModelError(f"--interface = '{path}' is invalid: it defines no latency(x)")
+    import z3
+
+    def pick(better, builtin):
+        def choose(*xs):
+            xs = list(xs[0]) if len(xs) == 1 else list(xs)
+            if not any(isinstance(x, z3.ExprRef) for x in xs):
+                return builtin(xs)
+            best = xs[0]
+            for x in xs[1:]:
+                best = z3.If(better(x, best), x, best)
+            return best
+        return choose
+    for name, f in (("max", pick(lambda a, b: a > b, max)),
+                    ("min", pick(lambda a, b: a < b, min)),
+                    ("abs", lambda a: z3.If(a >= 0, a, -a) if isinstance(a, z3.ExprRef)
+                     else abs(a))):
+        module.__dict__.setdefault(name, f)
+    return module.latency
+
+
+@lpn.command("verify")
+@click.argument("model_spec", metavar="MODEL")
+@click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
+              required=True, help="The input space (TOML; see examples/spaces/).")
+@click.option("--bound", type=click.Choice(["max", "min"]),
+              help="Prove the worst (max) or best (min) case latency, with its witness.")
+@click.option("--prove", "prop", metavar="EXPR",
+              help="Prove a property, e.g. 'latency <= 2300' or "
+                   "'latency <= 30 * sum(blocks.symbols) + 2000'.")
+@click.option("--interface", "iface", type=click.Path(path_type=Path),
+              help="A performance-interface module (latency(x)); with --within.")
+@click.option("--within", type=float, help="Prove |E - latency| < WITHIN * latency.")
+@click.option("--size", "size_place", metavar="PLACE",
+              help="Buffer sizing: the place whose size (capacity or initial tokens) to "
+                   "choose; with --range and --budget.")
+@click.option("--range", "size_range", metavar="LO..HI", help="Sizes to consider.")
+@click.option("--budget", metavar="EXPR", help="Latency budget for --size, e.g. "
+                                               "'latency <= 2000'.")
+@click.option("--timeout", metavar="DURATION",
+              help="Stop with 'unknown' (and what was learned) after e.g. 60s.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, size_range,
+               budget, timeout, as_json):
+    """Prove latency bounds, properties or buffer sizes of MODEL over an input space
+    (OSDI'24 §4.4, §5.2.4, §5.3.4), with Z3. Every witness and counterexample is
+    re-simulated."""
+    from ..lpn.analysis import verify as v
+    from ..lpn.analysis.inputspace import load_space
+    from ..lpn.loader import load_model
+    from .common import progress_run
+    queries = [q for q in (bound, prop, iface or within, size_place) if q]
+    if len(queries) != 1:
+        raise ModelError("give exactly one query: --bound max|min, --prove EXPR, "
+                         "--interface FILE --within X, or --size PLACE --range LO..HI "
+                         "--budget EXPR")
+    seconds = _seconds(timeout)
+    model = load_model(model_spec)
+    space = load_space(model, space_path)
+    if bound:
+        run = lambda tick: v.latency_bound(model, space, bound, timeout=seconds,  # noqa
+                                           progress=tick)
+    elif prop:
+        run = lambda tick: v.prove(model, space, prop, timeout=seconds,  # noqa: E731
+                                   progress=tick)
+    elif size_place:
+        if not size_range or not budget:
+            raise ModelError("--size needs --range LO..HI and --budget EXPR")
+        sizes = _sizes(size_range)
+        v.with_size(model, size_place, sizes[0])             # a bad place fails now
+        run = lambda tick: v.size_buffer(model, space, size_place, sizes, budget,  # noqa
+                                         timeout=seconds, progress=tick)
+    else:
+        if iface is None or within is None:
+            raise ModelError("--interface FILE and --within X go together")
+        latency_fn = _interface(iface)
+        run = lambda tick: v.within(latency_fn, space, model, within,  # noqa: E731
+                                    timeout=seconds, progress=tick)
+    result = progress_run(None, "verifying", run)
+    if as_json:
+        click.echo(dump_json(result.to_dict()))
+        return
+    _print_verdict(model.name, result)
+
+
+def _print_verdict(name, result) -> None:
+    d = result.to_dict()
+    if "bound" in d and d["bound"] is None:
+        console.print(f"[bold]{name}[/bold]: {d['which']} latency unknown: {d['note']}")
+        return
+    if "bound" in d:
+        console.print(f"[bold]{name}[/bold]: {d['which']} latency [bold]{d['bound']}[/bold] "
+                      f"cycles ({d['status']}, {d['classes']} class(es), {d['seconds']} s)")
+        console.print(f"witness: {d['witness'] if d['witness'] is not None else d['witness_tokens']}"
+                      f" simulates to {d['simulated']} cycles")
+    elif "holds" in d:
+        console.print(f"[bold]{name}[/bold]: {d['property']!r} "
+                      f"[bold]{ {True: 'holds', False: 'fails'}.get(d['holds'], 'unknown')}"
+                      f"[/bold] ({d['classes']} class(es), {d['seconds']} s)")
+        if d["counterexample"] is not None or d["counterexample_tokens"] is not None:
+            console.print(f"counterexample: {d['counterexample'] or d['counterexample_tokens']}"
+                          f" with {d['values']}")
+    else:
+        console.print(f"[bold]{name}[/bold]: smallest {d['place']} meeting {d['budget']!r}: "
+                      f"[bold]{d['size']}[/bold] ({d['status']}, {d['seconds']} s)")
+        for row in d["tried"]:
+            console.print(f"  {d['place']} = {row['size']}: {row['holds']}"
+                          + (f" (a counterexample takes {row['counterexample_latency']} cycles)"
+                             if row["counterexample_latency"] is not None else ""))
+    if d.get("note"):
+        console.print(d["note"])

@@ -4,7 +4,8 @@ Guard, weight, delay, initiation-interval and producer functions are ordinary Py
 token properties. They are called once at build time with proxy tokens; every operation on
 a proxy builds a node of an :class:`Expr` tree instead of computing a number. That tree is
 the single source for every later use: integer evaluation (the reference semantics), Python
-text (the fast engine), SymPy (performance interfaces) and human text (pictures, reports).
+text (the fast engine), SymPy (performance interfaces), Z3 (verification) and human text
+(pictures, reports).
 
 **One operator table.** Every operator is declared once in :data:`OPERATORS`, with its
 arity, the kind of its result and one entry per backend. A backend is a column of that
@@ -120,6 +121,39 @@ def _sympy_where(c, a, b):
     return sympy.Piecewise((a, c), (b, True))
 
 
+def _z3(name: str):
+    """A Z3 function looked up on first use: ``import accelperf.lpn`` never loads Z3."""
+    def build(*xs):
+        import z3
+        return getattr(z3, name)(*xs)
+    return build
+
+
+def _z3_if(c, a, b):
+    import z3
+    return z3.If(c, a, b)
+
+
+def _z3_floordiv(a, b):
+    """Python's ``a // b`` in Z3. Z3's integer division is Euclidean (remainder >= 0); for a
+    positive divisor that is floor division, and floor(a / b) = floor(-a / -b) otherwise.
+    Division by zero is undefined here: the verifier adds ``b != 0`` to the class."""
+    return _z3_if(b > 0, a / b, (-a) / (-b))
+
+
+def _z3_mod(a, b):
+    """Python's ``a % b`` (the sign of b) in Z3: a - b·(a // b)."""
+    return a - b * _z3_floordiv(a, b)
+
+
+def _z3_pick(better, xs):
+    """min/max of Z3 terms as a chain of If (``better(a, b)``: keep a)."""
+    best = xs[0]
+    for x in xs[1:]:
+        best = _z3_if(better(best, x), best, x)
+    return best
+
+
 @dataclass(frozen=True)
 class Operator:
     """One row of the operator table.
@@ -127,10 +161,11 @@ class Operator:
     arity: number of operands (``None``: one or more); operands: the kind each operand
     must have ("int", "bool", or "any" for where's branches); result: "int", "bool", or
     "same" (the kind of the branches). Backends: ``evaluate`` on integer/bool operands,
-    ``python``, ``c`` and ``text`` on rendered operand strings, ``sympy`` on SymPy operands.
-    The ``python`` entry may call the helpers in :data:`PYTHON_HELPERS`; the ``c`` entry the
-    checked int64 helpers of the compiled engine (``lpn_add(E, a, b)`` ...: Python's floor
-    division and modulo, exact ``/``, and an error instead of a silent wrap past 64 bits).
+    ``python``, ``c`` and ``text`` on rendered operand strings, ``sympy`` on SymPy operands,
+    ``z3`` on Z3 terms (with Python's integer semantics for ``//`` and ``%``). The ``python``
+    entry may call the helpers in :data:`PYTHON_HELPERS`; the ``c`` entry the checked int64
+    helpers of the compiled engine (``lpn_add(E, a, b)`` ...: Python's floor division and
+    modulo, exact ``/``, and an error instead of a silent wrap past 64 bits).
     """
 
     name: str
@@ -141,6 +176,7 @@ class Operator:
     python: Callable
     sympy: Callable
     text: Callable
+    z3: Callable
     lazy: bool = False           # evaluate gets thunks: only the chosen branch is computed
     c: Callable | None = None    # C text (lazy ops use C's own lazy && || ?:)
 
@@ -159,60 +195,65 @@ def _or_eval(*xs):
 
 _OPS = [
     Operator("add", 2, "int", "int", lambda a, b: a + b, _infix("+"),
-             lambda a, b: a + b, _infix("+"),
+             lambda a, b: a + b, _infix("+"), lambda a, b: a + b,
              c=_checked("lpn_add")),
     Operator("sub", 2, "int", "int", lambda a, b: a - b, _infix("-"),
-             lambda a, b: a - b, _infix("-"),
+             lambda a, b: a - b, _infix("-"), lambda a, b: a - b,
              c=_checked("lpn_sub")),
     Operator("mul", 2, "int", "int", lambda a, b: a * b, _infix("*"),
-             lambda a, b: a * b, _infix("*"),
+             lambda a, b: a * b, _infix("*"), lambda a, b: a * b,
              c=_checked("lpn_mul")),
     Operator("floordiv", 2, "int", "int", floor_div, _call("_floordiv"), _sympy_floordiv,
-             _infix("//"),
+             _infix("//"), _z3_floordiv,
              c=_checked("lpn_floordiv")),
     Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%"),
+             _z3_mod,
              c=_checked("lpn_mod")),
+    # Exact division: where it is defined (a multiple of b) it equals floor division.
     Operator("div", 2, "int", "int", exact_div, _call("_exact_div"),
-             lambda a, b: a / b, _infix("/"),
+             lambda a, b: a / b, _infix("/"), _z3_floordiv,
              c=_checked("lpn_div")),
     Operator("neg", 1, "int", "int", lambda a: -a, lambda a: f"(-{a})", lambda a: -a,
-             lambda a: f"-{a}",
+             lambda a: f"-{a}", lambda a: -a,
              c=_checked("lpn_neg")),
     Operator("abs", 1, "int", "int", abs, _call("abs"), _sympy("Abs"), _call("abs"),
+             lambda a: _z3_if(a >= 0, a, -a),
              c=_checked("lpn_abs")),
     Operator("min", None, "int", "int", min, _call("min"), _sympy("Min"), _call("min"),
+             lambda *xs: _z3_pick(lambda a, b: a <= b, xs),
              c=_nested("lpn_min")),
     Operator("max", None, "int", "int", max, _call("max"), _sympy("Max"), _call("max"),
+             lambda *xs: _z3_pick(lambda a, b: a >= b, xs),
              c=_nested("lpn_max")),
     Operator("lt", 2, "int", "bool", lambda a, b: a < b, _infix("<"), _sympy("Lt"),
-             _infix("<"),
+             _infix("<"), lambda a, b: a < b,
              c=_infix("<")),
     Operator("le", 2, "int", "bool", lambda a, b: a <= b, _infix("<="), _sympy("Le"),
-             _infix("<="),
+             _infix("<="), lambda a, b: a <= b,
              c=_infix("<=")),
     Operator("gt", 2, "int", "bool", lambda a, b: a > b, _infix(">"), _sympy("Gt"),
-             _infix(">"),
+             _infix(">"), lambda a, b: a > b,
              c=_infix(">")),
     Operator("ge", 2, "int", "bool", lambda a, b: a >= b, _infix(">="), _sympy("Ge"),
-             _infix(">="),
+             _infix(">="), lambda a, b: a >= b,
              c=_infix(">=")),
     Operator("eq", 2, "int", "bool", lambda a, b: a == b, _infix("=="), _sympy("Eq"),
-             _infix("=="),
+             _infix("=="), lambda a, b: a == b,
              c=_infix("==")),
     Operator("ne", 2, "int", "bool", lambda a, b: a != b, _infix("!="), _sympy("Ne"),
-             _infix("!="),
+             _infix("!="), lambda a, b: a != b,
              c=_infix("!=")),
     Operator("and", None, "bool", "bool", _and_eval, lambda *xs: "(" + " and ".join(xs) + ")",
-             _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", lazy=True,
+             _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", _z3("And"), lazy=True,
              c=lambda *xs: "(" + " && ".join(xs) + ")"),
     Operator("or", None, "bool", "bool", _or_eval, lambda *xs: "(" + " or ".join(xs) + ")",
-             _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", lazy=True,
+             _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", _z3("Or"), lazy=True,
              c=lambda *xs: "(" + " || ".join(xs) + ")"),
     Operator("not", 1, "bool", "bool", lambda a: not a, lambda a: f"(not {a})",
-             _sympy("Not"), lambda a: f"not {a}",
+             _sympy("Not"), lambda a: f"not {a}", _z3("Not"),
              c=lambda a: f"(!{a})"),
     Operator("where", 3, "any", "same", _where_eval, lambda c, a, b: f"({a} if {c} else {b})",
-             _sympy_where, _call("where"), lazy=True,
+             _sympy_where, _call("where"), _z3("If"), lazy=True,
              c=lambda c, a, b: f"({c} ? {a} : {b})"),
 ]
 OPERATORS: dict[str, Operator] = {op.name: op for op in _OPS}
@@ -660,6 +701,39 @@ def to_sympy(expr: Expr, symbols, counts=None):
     return fold(expr, leaf, "sympy")
 
 
+
+def to_z3(expr: Expr, token, count_of):
+    """The expression as a Z3 term: ``token(arg, tok)`` gives the Z3 terms (or ints) of a
+    token's properties, ``count_of(place name)`` a place's token count. Division by zero
+    and inexact ``/`` are not modelled: see :func:`defined_when`."""
+    import z3
+
+    def leaf(node):
+        if node.op == "const":
+            v = node.args[0]
+            return z3.BoolVal(v) if isinstance(v, bool) else z3.IntVal(v)
+        if node.op == "prop":
+            arg, _, index, tok = node.args
+            v = token(arg, tok)[index]
+            return z3.IntVal(v) if isinstance(v, int) else v
+        v = count_of(node.args[0])
+        return z3.IntVal(v) if isinstance(v, int) else v
+    return fold(expr, leaf, "z3")
+
+
+def defined_when(expr: Expr, render) -> list:
+    """The conditions under which ``expr`` has an integer value (R2: a run stops on
+    division by zero or an inexact ``/``), each operand rendered by ``render(node)``."""
+    out = []
+    for node in walk(expr):
+        if node.op in ("div", "floordiv", "mod"):
+            a, b = render(node.args[0]), render(node.args[1])
+            out.append(b != 0)
+            if node.op == "div":
+                out.append(_z3_mod(a, b) == 0)
+    return out
+
+
 def to_text(expr: Expr, names=None) -> str:
     """Readable infix text; ``names(arg, name)`` labels head-token properties (default
     ``t0.name``; later tokens read ``t0[2].name``)."""
@@ -682,5 +756,6 @@ def to_text(expr: Expr, names=None) -> str:
 __all__ = ["Expr", "Operator", "OPERATORS", "PYTHON_HELPERS", "TraceError", "EvaluationError",
            "both", "either", "negate", "where", "minimum", "maximum", "count", "trace",
            "evaluate", "to_python", "to_sympy", "to_text", "walk", "fold", "exact_div",
-           "parameter_name", "tokens_needed", "counted_places", "referenced_args", "apply"]
+           "parameter_name", "tokens_needed", "counted_places", "referenced_args", "apply",
+           "to_z3", "defined_when"]
 

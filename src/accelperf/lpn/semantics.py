@@ -322,9 +322,15 @@ class Run:
 
 def run(model: Model, marking: dict, *, max_time: float = math.inf,
         max_commits: int = DEFAULT_MAX_COMMITS,
-        max_firings_per_cycle: int = DEFAULT_MAX_FIRINGS_PER_CYCLE) -> Run:
-    """Run ``model`` from ``marking`` ({place id: [property tuples]}) by rules R1–R8."""
+        max_firings_per_cycle: int = DEFAULT_MAX_FIRINGS_PER_CYCLE, observe=None) -> Run:
+    """Run ``model`` from ``marking`` ({place id: [property tuples]}) by rules R1–R8.
+
+    ``observe(event, state, firing)``, when given, is called with "begin" (the initial
+    state, firing None), "start" (after R3 locked the firing's tokens) and "commit" (after
+    R4 appended its tokens): the verifier follows every token through a run this way."""
     state = State.initial(model, marking)
+    if observe is not None:
+        observe("begin", state, None)
     initial_counts = {pid: len(ts) for pid, ts in marking.items()}
     tpc = model.ticks_per_cycle                 # time runs in ticks, is told in cycles
     cyc = lambda ticks: in_cycles(ticks, tpc)
@@ -347,6 +353,8 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                          key=lambda f: (f.transition, f.seq))
             for f in due:
                 commit(state, f, model.transitions[f.transition].inputs)
+                if observe is not None:
+                    observe("commit", state, f)
                 t = model.transitions[f.transition]
                 commits[t.id] += 1
                 firings.append(Firing(t.name, f.start, state.now))
@@ -365,9 +373,11 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                     t, r = ready
                     seq += 1
                     try:
-                        start(model, state, t, r, seq)
+                        firing = start(model, state, t, r, seq)
                     except FiringError as exc:
                         raise FiringError(firing_failed(t, cyc(state.now), exc)) from None
+                    if observe is not None:
+                        observe("start", state, firing)
                     at_this_cycle += 1
                     if at_this_cycle > max_firings_per_cycle:
                         return finish("stalled", _stalled(cyc(state.now),

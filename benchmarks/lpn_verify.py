@@ -1,0 +1,77 @@
+"""lpn verify: how long the proofs take, against simulating random inputs in the same process.
+
+For the jpeg-decoder's 18-block spaces (OSDI'24 §5.3.4: the paper needed under 2 minutes
+per bound; target here < 10 s), the proved worst and best case with their witnesses; the
+interface-accuracy proof of examples/interfaces/jpeg_decoder_plain.py (target < 30 s); and
+buffer sizing of the entropy decoder's coefficient slots (§5.2.4; target < 30 s). The
+baseline is simulating 300 random inputs of the same space, which is what testing without
+a proof would do (and which finds neither extreme).
+
+Run: .venv/bin/python benchmarks/lpn_verify.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import time
+from pathlib import Path
+
+import z3
+
+from accelperf.lpn import simulate
+from accelperf.lpn.analysis.inputspace import load_space
+from accelperf.lpn.analysis.verify import latency_bound, size_buffer, within
+from accelperf.lpn.library import build
+
+ROOT = Path(__file__).resolve().parents[1]
+SPACES = ROOT / "examples" / "spaces"
+
+
+def timed(func):
+    began = time.perf_counter()
+    value = func()
+    return value, time.perf_counter() - began
+
+
+def interface():
+    spec = importlib.util.spec_from_file_location(
+        "iface", ROOT / "examples" / "interfaces" / "jpeg_decoder_plain.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.max = lambda a, b: z3.If(a > b, a, b)       # the CLI's --interface does this
+    return module.latency
+
+
+def main():
+    model = build("jpeg-decoder")
+    rng = random.Random(1)
+    seen, baseline = timed(lambda: [simulate(model, [rng.randint(1, 63) for _ in range(18)])
+                                    .latency for _ in range(300)])
+    print(f"baseline: 300 random 18-block inputs simulated in {baseline:.2f} s, latencies "
+          f"{min(seen)}..{max(seen)}")
+    results = {}
+    for space_file in ("jpeg-decoder-18-blocks.toml", "jpeg-decoder-18-blocks-90pct.toml"):
+        space = load_space(model, SPACES / space_file)
+        for which in ("max", "min"):
+            r, seconds = timed(lambda: latency_bound(model, space, which))
+            results[(space_file, which)] = seconds
+            print(f"{space_file:36s} {which}: {r.bound} cycles ({r.status}), witness "
+                  f"simulates to {r.simulated}, {seconds:.2f} s = "
+                  f"{seconds / baseline:.2f}x the baseline")
+    space = load_space(model, SPACES / "jpeg-decoder-18-blocks.toml")
+    for tolerance in (0.43, 0.10):
+        r, seconds = timed(lambda: within(interface(), space, model, tolerance))
+        print(f"interface within {tolerance:.0%}: {r.holds} {r.values or ''} {seconds:.2f} s "
+              f"= {seconds / baseline:.2f}x the baseline")
+    budget = "latency <= 3836"                    # the worst case with the model's 4 slots
+    r, seconds = timed(lambda: size_buffer(model, space, "coeff_slots", range(1, 33), budget))
+    print(f"buffer sizing: smallest coeff_slots with {budget!r} on every input: {r.size} "
+          f"(tried {[s for s, _, _ in r.tried]}), {seconds:.2f} s = "
+          f"{seconds / baseline:.2f}x the baseline")
+    print(f"jpeg18_max_bound_seconds: "
+          f"{results[('jpeg-decoder-18-blocks.toml', 'max')]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
