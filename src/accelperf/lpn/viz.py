@@ -82,6 +82,30 @@ def _layer_graph(nodes: list, succ: dict, sources: list) -> dict:
     return layer
 
 
+def _canvas(layer: dict, order, title: str, result: SimResult | None):
+    """Positions of the laid-out nodes (one column per layer, in ``order``) and the start of
+    the SVG document: its size, markers, title and, after a run, the headline."""
+    columns: dict = {}
+    for node, d in sorted(layer.items(), key=order):
+        columns.setdefault(d, []).append(node)
+    pos = {node: (80 + d * DX, 70 + k * DY) for d, ns in columns.items()
+           for k, node in enumerate(ns)}
+    width = 80 + (max(columns) + 1) * DX
+    height = 70 + max(len(v) for v in columns.values()) * DY + 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+           'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+           'fill="#555"/></marker><marker id="inhibit" viewBox="0 0 10 10" refX="9" '
+           'refY="5" markerWidth="8" markerHeight="8"><circle cx="5" cy="5" r="4" '
+           'fill="white" stroke="#a33"/></marker></defs>',
+           f'<text x="10" y="20" font-size="14" font-weight="bold">{html.escape(title)}</text>']
+    if result:
+        out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
+                   f'{html.escape(result.bottleneck)} (red = busy)</text>')
+    return pos, out
+
+
 def _colour(u: float | None) -> str:
     if u is None:
         return "#eef3fb"
@@ -122,28 +146,9 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
     if grouped:
         return _grouped_svg(model, result)
     layer = _layers(model)
-    columns: dict = {}
-    for node, d in sorted(layer.items(), key=lambda kv: (kv[1], kv[0][0] != "p", kv[0][1])):
-        columns.setdefault(d, []).append(node)
-    pos = {}
-    for d, nodes in columns.items():
-        for k, node in enumerate(nodes):
-            pos[node] = (80 + d * DX, 70 + k * DY)
-    width = 80 + (max(columns) + 1) * DX
-    height = 70 + max(len(v) for v in columns.values()) * DY + 40
+    pos, out = _canvas(layer, lambda kv: (kv[1], kv[0][0] != "p", kv[0][1]), model.name,
+                       result)
     util = result.utilisation if result else {}
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-           'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-           'fill="#555"/></marker><marker id="inhibit" viewBox="0 0 10 10" refX="9" '
-           'refY="5" markerWidth="8" markerHeight="8"><circle cx="5" cy="5" r="4" '
-           'fill="white" stroke="#a33"/></marker></defs>',
-           f'<text x="10" y="20" font-size="14" font-weight="bold">'
-           f'{html.escape(model.name)}</text>']
-    if result:
-        out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
-                   f'{html.escape(result.bottleneck)} (red = busy)</text>')
 
     def edge(a, b, label="", style=""):
         (x1, y1), (x2, y2) = pos[a], pos[b]
@@ -252,24 +257,10 @@ def _grouped_svg(model: Model, result: SimResult | None) -> str:
     produced = {b for bs in succ.values() for b in bs}
     sources = [n for n in nodes if n[0] == "p" and (n not in produced or n[1] == model.start)]
     layer = _layer_graph(nodes, succ, sources)
-    columns: dict = {}
-    for node, d in sorted(layer.items(), key=lambda kv: (kv[1], str(kv[0]))):
-        columns.setdefault(d, []).append(node)
-    pos = {node: (80 + d * DX, 70 + k * DY) for d, ns in columns.items()
-           for k, node in enumerate(ns)}
-    width = 80 + (max(columns) + 1) * DX
-    height = 70 + max(len(v) for v in columns.values()) * DY + 40
+    pos, out = _canvas(layer, lambda kv: (kv[1], str(kv[0])),
+                       f"{model.name} (grouped: {len(members)} units drawn as one box each)",
+                       result)
     util = result.utilisation if result else {}
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-           'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-           'fill="#555"/></marker></defs>',
-           f'<text x="10" y="20" font-size="14" font-weight="bold">{html.escape(model.name)}'
-           f' (grouped: {len(members)} units drawn as one box each)</text>']
-    if result:
-        out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
-                   f'{html.escape(result.bottleneck)} (red = busy)</text>')
     for a, bs in succ.items():
         for b in bs:
             (x1, y1), (x2, y2) = pos[a], pos[b]
