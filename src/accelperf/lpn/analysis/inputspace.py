@@ -21,7 +21,6 @@ found, which the verifier checks. Properties not listed for a place are 0.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,13 +171,5 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
 
 def load_space(model: Model, path: str | Path) -> InputSpace:
     """Read and check a space file; every error is one line naming the file and key."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise invalid("--space", str(path), "an existing TOML file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise invalid("--space", str(path), f"a readable TOML file ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise invalid("--space", str(path), f"valid TOML ({exc})") from None
-    return space_from_dict(model, data, path.name)
+    from .space import read_space_file
+    return space_from_dict(model, read_space_file(path), Path(path).name)

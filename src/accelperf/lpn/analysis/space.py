@@ -171,16 +171,23 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
     return space
 
 
-def load_space(model: Model, path: str | Path) -> InputSpace:
-    """Read a space TOML file (see the module docstring)."""
+def read_space_file(path: str | Path) -> dict:
+    """The table of a space TOML file; a missing, unreadable or malformed file is one
+    error naming ``--space`` (shared by the interfaces' and the verifier's spaces)."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        return tomllib.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         raise invalid("--space", str(path), "an existing TOML file") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise invalid("--space", str(path), f"a readable TOML file ({exc})") from None
-    return space_from_dict(model, data, str(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise invalid("--space", str(path), f"valid TOML ({exc})") from None
+
+
+def load_space(model: Model, path: str | Path) -> InputSpace:
+    """Read a space TOML file (see the module docstring)."""
+    return space_from_dict(model, read_space_file(path), str(path))
 
 
 # ---------------------------------------------------------------------- constraints
