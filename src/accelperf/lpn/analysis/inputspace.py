@@ -171,5 +171,5 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
 
 def load_space(model: Model, path: str | Path) -> InputSpace:
     """Read and check a space file; every error is one line naming the file and key."""
-    from .space import read_space_file
+    from .space import read_space_file      # (space.py loads SymPy: only when a file is read)
     return space_from_dict(model, read_space_file(path), Path(path).name)
