@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize
@@ -327,16 +328,30 @@ def _closed_form(model: LogCA, metric: str) -> tuple[float | None, str | None, s
         if ln_value > math.log(np.finfo(float).max):
             return None, eq, f"{eq} gives a granularity beyond 1e308 bytes"
         return math.exp(ln_value), eq, None
+    # In exact rationals of the given doubles: near the paper's condition (C·β ≈ A·L) the
+    # denominator cancels, and in floating point the closed form would be off by far more
+    # than the root it is shown beside (e.g. 1.7e-7 relative at C - A·L = 1.3e-9).
+    C, A, o, L, b = (Fraction(v) for v in (C, A, o, L, b))
     if metric == "g1":
         num, den, eq = C * (b - 1) * (A - 1) + A * o, C * b * (A - 1) - A * L, "ISCA'17 eq. 11"
     else:
         num, den = C * (b - 1) + A * o, C * b - A * L
         eq = "ISCA'17 eq. 12" if metric == "g_half" else "ISCA'17 eq. 13"
-    raw = num / den if den != 0 else math.inf
+    raw = _ratio(num, den)
     if not math.isfinite(raw) or raw <= 0:
         return None, eq, (f"{eq} gives {raw:.4g}, not a granularity: the paper's condition "
                           f"{'C/L' if metric == 'g1' else '(C/A)/L'} > 1/β fails")
     return raw, eq, None
+
+
+def _ratio(num: Fraction, den: Fraction) -> float:
+    """num/den rounded once to a double; inf when den is 0 or the value overflows."""
+    if den == 0:
+        return math.inf
+    try:
+        return float(num / den)
+    except OverflowError:
+        return math.inf if (num > 0) == (den > 0) else -math.inf
 
 
 # ---------------------------------------------------------------------- explanations
