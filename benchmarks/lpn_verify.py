@@ -21,7 +21,8 @@ import z3
 
 from accelperf.lpn import simulate
 from accelperf.lpn.analysis.inputspace import load_space
-from accelperf.lpn.analysis.verify import latency_bound, size_buffer, within
+from accelperf.lpn.analysis.sizing import size_buffer
+from accelperf.lpn.analysis.verify import latency_bound, within
 from accelperf.lpn.library import build
 
 ROOT = Path(__file__).resolve().parents[1]

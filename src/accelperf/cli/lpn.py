@@ -429,6 +429,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     """Prove latency bounds, properties or buffer sizes of MODEL over an input space
     (OSDI'24 §4.4, §5.2.4, §5.3.4), with Z3. Every witness and counterexample is
     re-simulated."""
+    from ..lpn.analysis import sizing
     from ..lpn.analysis import verify as v
     from ..lpn.analysis.inputspace import load_space
     from ..lpn.loader import load_model
@@ -451,9 +452,9 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
         if not size_range or not budget:
             raise ModelError("--size needs --range LO..HI and --budget EXPR")
         sizes = _sizes(size_range)
-        v.with_size(model, size_place, sizes[0])             # a bad place fails now
-        run = lambda tick: v.size_buffer(model, space, size_place, sizes, budget,  # noqa
-                                         timeout=seconds, progress=tick)
+        sizing.with_size(model, size_place, sizes[0])             # a bad place fails now
+        run = lambda tick: sizing.size_buffer(model, space, size_place, sizes, budget,  # noqa
+                                              timeout=seconds, progress=tick)
     else:
         if iface is None or within is None:
             raise ModelError("--interface FILE and --within X go together")
