@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -367,13 +368,20 @@ def _sizes(text: str) -> range:
     return range(int(m.group(1)), int(m.group(2)) + 1)
 
 
-def _interface(path: Path):
-    """The ``latency(x)`` of a performance-interface module, with max/min/abs that also
-    take Z3 terms (the module itself needs only the standard library)."""
+def _interface(path: Path, model, space):
+    """The ``latency(x)`` of a performance-interface module for the accuracy proof. A
+    module written by `accelperf lpn interface --out` is parsed, not run: its per-class
+    formulas become one Z3 term over the space's tokens (formula.interface_term). Any
+    other module is run with max/min/abs that also take Z3 terms."""
     import importlib.util
     if not path.is_file() or path.suffix != ".py":
         raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
                          f"latency(x) function")
+    source = path.read_text()
+    if re.search(r"^CLASSES = \[", source, re.M) and re.search(r"^STREAMS = ", source, re.M):
+        from ..lpn.analysis.formula import interface_term
+        term = interface_term(source, space.variables(model), f"--interface = '{path}'")
+        return lambda _x: term
     spec = importlib.util.spec_from_file_location(f"_interface_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -466,7 +474,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     else:
         if iface is None or within is None:
             raise ModelError("--interface FILE and --within X go together")
-        latency_fn = _interface(iface)
+        latency_fn = _interface(iface, model, space)
         run = lambda tick: v.within(latency_fn, space, model, within,  # noqa: E731
                                     timeout=seconds, progress=tick)
     result = progress_run(None, "verifying", run)
