@@ -146,6 +146,19 @@ def test_the_size_that_optimises_a_small_net_against_every_input():
     best = min(worst.values())
     assert result.size == min(s for s, w in worst.items() if w == best)
     assert result.chosen.value == best
+    for t in result.tried:          # the others: no better, shown by an input
+        assert t.holds == (t.size == result.size)
+        assert best <= t.value <= worst[t.size]
+
+
+def test_the_optimum_is_the_first_size_reaching_it_on_the_90pct_space():
+    """Two sizes share the least worst case (1951 from 2 slots on): the answer is the
+    smaller, and the sizes after it are shown no better by an input taking 1951."""
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, SPACES / "jpeg-decoder-18-blocks-90pct.toml")
+    result = optimal_size(jpeg, space, "coeff_slots", range(1, 5))
+    assert result.size == 2 and [t.value for t in result.tried] == [2143, 1951, 1951, 1951]
+    assert [t.holds for t in result.tried] == [False, True, False, False]
 
 
 # ---------------------------------------------------------------------- command line
@@ -161,9 +174,10 @@ def test_cli_stall_budget_and_optimise(capsys):
     assert out["size"] == 3 and out["measure"] == "stall ratio" and out["value"] <= 0.65
     assert [t["holds"] for t in out["tried"]] == [False, False, True]
     assert out["tried"][1]["value"] > 0.65 and len(out["tried"][1]["witness"]) == 18
-    out = run_json(capsys, "jpeg-decoder", "--space", space, "--size", "coeff_slots",
-                   "--range", "1..3", "--optimise")
-    assert out["size"] == 2 and out["value"] == 1951
+    full = str(SPACES / "jpeg-decoder-18-blocks.toml")
+    out = run_json(capsys, "jpeg-decoder", "--space", full, "--size", "coeff_slots",
+                   "--range", "1..32", "--optimise")
+    assert out["size"] == 2 and out["value"] == 3836 and len(out["tried"]) == 32
 
 
 @pytest.mark.parametrize("args,needle", [
