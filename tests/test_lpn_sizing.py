@@ -35,13 +35,15 @@ def test_buffer_sizing_finds_the_smallest_size_meeting_the_budget():
 
 
 # ---------------------------------------------------------------------- stall ratio
-def two_stage():
-    """jobs -> produce (1 cycle) -> buf (1 slot) -> consume (work cycles) -> out."""
+def two_stage(interval=None):
+    """jobs -> produce (1 cycle, a start every ``interval``) -> buf (1 slot) -> consume
+    (work cycles) -> out."""
     net = Net("two-stage")
     job = net.token_type("Job", "work")
     jobs, buf, out = net.place("jobs", job), net.place("buf", job, capacity=1), \
         net.place("out", job)
-    net.transition("produce", inputs={jobs: 1}, outputs={buf: 1}, delay=1)
+    net.transition("produce", inputs={jobs: 1}, outputs={buf: 1}, delay=1,
+                   **({} if interval is None else {"initiation_interval": interval}))
     net.transition("consume", inputs={buf: 1}, outputs={out: 1}, delay=lambda j: j.work)
     net.start, net.done = jobs, out
     return net.build()
@@ -68,6 +70,16 @@ def test_stall_ratio_of_a_two_stage_pipeline_matches_the_hand_count():
         assert simulated_stall(model, "buf", marking(model, [10] * 3)).ratio == ratio
         holds, worst, witness = stall_check(model, space, "buf", Fraction(1), worst=True)
         assert holds is True and worst == ratio and witness.tokens["jobs"][0]["work"] == 10
+
+
+def test_a_producer_still_in_its_initiation_interval_is_not_stalled_by_the_buffer():
+    """A start every 3 cycles: the second job is ready at 3 (not 1) and waits for the
+    slot until 11, the third from 14 to 22: 16 of 33 cycles."""
+    model = two_stage(interval=3)
+    assert simulated_stall(model, "buf", marking(model, [10] * 3)).ratio == Fraction(16, 33)
+    holds, worst, _ = stall_check(model, jobs_space(model, 10, 10), "buf", Fraction(1),
+                                  worst=True)
+    assert holds is True and worst == Fraction(16, 33)
 
 
 def test_the_proved_worst_stall_is_the_largest_over_every_input_of_a_small_space():

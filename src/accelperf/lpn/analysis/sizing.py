@@ -188,27 +188,36 @@ def simulated_stall(model: Model, place: str, marking: dict) -> StallMeasure:
     """The stall of ``place``'s producers on the run of ``marking`` ({place id: [property
     tuples]}), measured on the reference semantics' states, independently of the SMT
     encoding: after the last event of each instant, a producer is *blocked by the buffer*
-    when rule R2 refuses it but would let it start were the buffer's slots all free; the
-    state holds until the next event, so each such instant counts until then."""
+    when rule R2 refuses it but would let it start were the buffer's slots all free. The
+    state holds until the next event; within that time only the clock moves, which
+    matters to R2 only where a producer's initiation interval ends, so the count is
+    re-evaluated there."""
     bound, prods = _bounding(model, place), producers(model, place)
     slots = [tuple(v) for v in model.initial[bound]]
     at: dict = {}
 
-    def observe(_event, state, _firing):
-        padded = _Padded(state, bound, slots)
-        blocked = 0
+    def blocked(state, now) -> int:
+        padded, n = _Padded(state, bound, slots), 0
         for tid in prods:
             t = model.transitions[tid]
-            args = (state.running[tid], state.next_start[tid], state.now)
+            args = (state.running[tid], state.next_start[tid], now)
             if not isinstance(check(model, t, state, *args), Ready) and \
                     isinstance(check(model, t, padded, *args), Ready):
-                blocked += 1
-        at[state.now] = blocked               # the last state of the instant counts
+                n += 1
+        return n
+
+    def observe(_event, state, _firing):
+        later = sorted({state.next_start[t] for t in prods if state.next_start[t] > state.now})
+        # the last state of the instant counts: [(from, producers blocked)]
+        at[state.now] = [(when, blocked(state, when)) for when in [state.now] + later]
     result = reference_run(model, marking, observe=observe, max_commits=4 * SAMPLE_MAX_COMMITS)
     if result.latency is None or result.stopped is not None:
         raise VerificationError(f"the run of {marking} does not end: {result.message}")
     times = sorted(at)
-    ticks = sum(at[a] * (b - a) for a, b in zip(times, times[1:]))
+    ticks = 0
+    for a, b in zip(times, times[1:]):
+        steps = [(when, n) for when, n in at[a] if when < b] + [(b, 0)]
+        ticks += sum(n * (nxt - when) for (when, n), (nxt, _) in zip(steps, steps[1:]))
     return StallMeasure(Fraction(ticks, model.ticks_per_cycle), result.latency)
 
 
