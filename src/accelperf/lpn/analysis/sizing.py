@@ -29,13 +29,21 @@ is the max of the times its conditions became true; its *ready* time ``m`` is th
 the same terms without the births of the buffer's slot tokens it takes or reads (a fresh
 variable, as in :func:`.verify.maximum`); its stall is ``s - m``. The budget ``stall <=
 p/q`` is the linear ``q·Σ(s - m) <= p·latency``; the worst ratio over a space is found by
-raising ``r`` to each counterexample's ratio until none is left (Dinkelbach's method).
+raising ``r`` to each counterexample's ratio until none is left (Dinkelbach's method),
+starting from the best of a few known inputs (the space's corners, smaller sizes'
+witnesses), and stopping at the first ratio over the budget.
 Every counterexample and worst-case input is simulated, and its stall measured from the
 run (:func:`simulated_stall`, from the reference semantics' states, not from the
 encoding) must equal the claimed ratio, else the result stops with an error.
 
-**Optimum.** :func:`optimal_size` proves the worst-case latency of every size
-(:func:`.verify.latency_bound`) and returns the smallest size attaining the best of them.
+**Optimum.** :func:`optimal_size` returns the smallest size attaining the least
+worst-case latency over the space; sizes that cannot beat the best so far are shown so by
+an input (see its docstring), the others have their worst case proved.
+
+The stall encoding follows each class's sample again with a subclass of the verifier's
+recorder (:class:`.verify._Recorder`) and reads the ``maximum`` constraints its start
+rule adds; a change there shows up as a mismatch between the measured and the claimed
+ratio of a witness, which stops with an error.
 """
 
 from __future__ import annotations
