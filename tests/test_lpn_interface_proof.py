@@ -95,3 +95,20 @@ def test_bad_generated_modules_are_one_line_errors(generated, edit, needle):
     with pytest.raises(ModelError) as info:
         interface_term(edit(generated.read_text()), space.variables(jpeg))
     assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_generated_interface_with_token_by_token_properties(tmp_path):
+    """Darwin's interface reads the one alignment token's steps by name (FIXED) beside
+    the stripes' mean (STREAMS); its 6 classes of the space are all proved or refuted,
+    and a counterexample's E is the module's own value."""
+    out = tmp_path / "darwin_iface.py"
+    assert main(["lpn", "interface", "darwin", "--out", str(out)]) == 0
+    darwin = build("darwin")
+    space = load_space(darwin, ROOT / "examples" / "spaces" / "darwin-16x-steps.toml")
+    term = interface_term(out.read_text(), space.variables(darwin))
+    assert within(lambda _x: term, space, darwin, 0.43).holds is True
+    failed = within(lambda _x: term, space, darwin, 0.10)
+    assert failed.holds is False and failed.classes == 6
+    assert run_module(out).latency(failed.counterexample.input) == \
+        pytest.approx(failed.values["E"])
+    assert simulate(darwin, failed.counterexample.input).latency == failed.values["latency"]
