@@ -27,7 +27,7 @@ import z3
 from accelperf.lpn import simulate
 from accelperf.lpn.analysis.inputspace import load_space
 from accelperf.cli.app import main as cli
-from accelperf.lpn.analysis.formula import interface_term
+from accelperf.lpn.analysis.formula import generated_interface_term
 from accelperf.lpn.analysis.sizing import optimal_size, size_buffer
 from accelperf.lpn.analysis.verify import latency_bound, within
 from accelperf.lpn.library import build
@@ -82,7 +82,7 @@ def main():
             assert cli(["lpn", "interface", "jpeg-decoder", "--out", str(out)]) == 0
         for tolerance in (0.43, 0.10):
             r, seconds = timed(lambda: within(
-                lambda _x: interface_term(out.read_text(), space.variables(model)),
+                lambda _x: generated_interface_term(out.read_text(), space.variables(model)),
                 space, model, tolerance))
             print(f"generated interface within {tolerance:.0%}: {r.holds} {r.values or ''} "
                   f"{seconds:.2f} s = {seconds / baseline:.2f}x the baseline")

@@ -11,7 +11,7 @@ import pytest
 from accelperf.cli.app import main
 from accelperf.errors import ModelError
 from accelperf.lpn import simulate
-from accelperf.lpn.analysis.formula import interface_term
+from accelperf.lpn.analysis.formula import generated_interface_term
 from accelperf.lpn.analysis.inputspace import load_space
 from accelperf.lpn.analysis.verify import within
 from accelperf.lpn.library import build
@@ -37,7 +37,7 @@ def run_module(path):
 def test_the_generated_jpeg_interface_is_proved_within_43_percent(generated):
     jpeg = build("jpeg-decoder")
     space = load_space(jpeg, SPACE)
-    term = interface_term(generated.read_text(), space.variables(jpeg))
+    term = generated_interface_term(generated.read_text(), space.variables(jpeg))
     assert within(lambda _x: term, space, jpeg, 0.43).holds is True
     # A tighter tolerance fails; the counterexample's E is what the module itself says,
     # and its latency what the simulator says.
@@ -55,7 +55,7 @@ def test_the_term_equals_the_module_on_inputs(generated):
     jpeg = build("jpeg-decoder")
     space = load_space(jpeg, SPACE)
     tokens = space.variables(jpeg)
-    term = interface_term(generated.read_text(), tokens)
+    term = generated_interface_term(generated.read_text(), tokens)
     module = run_module(generated)
     for counts in ([1] * 18, [63] * 18, list(range(1, 19)), [40, 2] * 9):
         pins = [v["symbols"] == c for v, c in zip(tokens["blocks"].values, counts)]
@@ -79,7 +79,7 @@ def test_outside_the_interface_space_any_accuracy_fails(tmp_path, generated):
     source = generated.read_text().replace("6 <= a['n_blocks']", "20 <= a['n_blocks']")
     jpeg = build("jpeg-decoder")
     space = load_space(jpeg, SPACE)
-    term = interface_term(source, space.variables(jpeg))
+    term = generated_interface_term(source, space.variables(jpeg))
     assert within(lambda _x: term, space, jpeg, 0.43).holds is False
     assert term.arg(2).eq(z3.Real("E_outside"))
 
@@ -93,7 +93,7 @@ def test_bad_generated_modules_are_one_line_errors(generated, edit, needle):
     jpeg = build("jpeg-decoder")
     space = load_space(jpeg, SPACE)
     with pytest.raises(ModelError) as info:
-        interface_term(edit(generated.read_text()), space.variables(jpeg))
+        generated_interface_term(edit(generated.read_text()), space.variables(jpeg))
     assert needle in str(info.value) and "\n" not in str(info.value)
 
 
@@ -105,7 +105,7 @@ def test_a_generated_interface_with_token_by_token_properties(tmp_path):
     assert main(["lpn", "interface", "darwin", "--out", str(out)]) == 0
     darwin = build("darwin")
     space = load_space(darwin, ROOT / "examples" / "spaces" / "darwin-16x-steps.toml")
-    term = interface_term(out.read_text(), space.variables(darwin))
+    term = generated_interface_term(out.read_text(), space.variables(darwin))
     assert within(lambda _x: term, space, darwin, 0.43).holds is True
     failed = within(lambda _x: term, space, darwin, 0.10)
     assert failed.holds is False and failed.classes == 6

@@ -371,16 +371,18 @@ def _sizes(text: str) -> range:
 def _interface(path: Path, model, space):
     """The ``latency(x)`` of a performance-interface module for the accuracy proof. A
     module written by `accelperf lpn interface --out` is parsed, not run: its per-class
-    formulas become one Z3 term over the space's tokens (formula.interface_term). Any
-    other module is run with max/min/abs that also take Z3 terms."""
+    formulas become one Z3 term over the space's tokens
+    (formula.generated_interface_term). Any other module is run with max/min/abs that also
+    take Z3 terms."""
     import importlib.util
     if not path.is_file() or path.suffix != ".py":
         raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
                          f"latency(x) function")
     source = path.read_text()
     if re.search(r"^CLASSES = \[", source, re.M) and re.search(r"^STREAMS = ", source, re.M):
-        from ..lpn.analysis.formula import interface_term
-        term = interface_term(source, space.variables(model), f"--interface = '{path}'")
+        from ..lpn.analysis.formula import generated_interface_term
+        term = generated_interface_term(source, space.variables(model),
+                                        f"--interface = '{path}'")
         return lambda _x: term
     spec = importlib.util.spec_from_file_location(f"_interface_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)

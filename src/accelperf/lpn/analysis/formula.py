@@ -174,7 +174,8 @@ def is_condition(term) -> bool:
     return z3.is_bool(term)
 
 
-def interface_term(source: str, places: dict[str, Tokens], what: str = "--interface"):
+def generated_interface_term(source: str, places: dict[str, Tokens],
+                             what: str = "--interface"):
     """The prediction ``E`` of a module written by ``accelperf lpn interface MODEL --out``
     (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
     (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their
