@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -367,13 +368,22 @@ def _sizes(text: str) -> range:
     return range(int(m.group(1)), int(m.group(2)) + 1)
 
 
-def _interface(path: Path):
-    """The ``latency(x)`` of a performance-interface module, with max/min/abs that also
-    take Z3 terms (the module itself needs only the standard library)."""
+def _interface(path: Path, model, space):
+    """The ``latency(x)`` of a performance-interface module for the accuracy proof. A
+    module written by `accelperf lpn interface --out` is parsed, not run: its per-class
+    formulas become one Z3 term over the space's tokens
+    (formula.generated_interface_term). Any other module is run with max/min/abs that also
+    take Z3 terms."""
     import importlib.util
     if not path.is_file() or path.suffix != ".py":
         raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
                          f"latency(x) function")
+    source = path.read_text()
+    if re.search(r"^CLASSES = \[", source, re.M) and re.search(r"^STREAMS = ", source, re.M):
+        from ..lpn.analysis.formula import generated_interface_term
+        term = generated_interface_term(source, space.variables(model),
+                                        f"--interface = '{path}'")
+        return lambda _x: term
     spec = importlib.util.spec_from_file_location(f"_interface_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:
@@ -419,21 +429,25 @@ def _interface(path: Path):
               help="Buffer sizing: the place whose size (capacity or initial tokens) to "
                    "choose; with --range and --budget.")
 @click.option("--range", "size_range", metavar="LO..HI", help="Sizes to consider.")
-@click.option("--budget", metavar="EXPR", help="Latency budget for --size, e.g. "
-                                               "'latency <= 2000'.")
+@click.option("--budget", metavar="EXPR", help="Budget for --size: a latency property, "
+              "e.g. 'latency <= 2000', or a stall ratio of the buffer's producers, e.g. "
+              "'stall <= 0.05'.")
+@click.option("--optimise", is_flag=True, help="With --size and --range: the smallest size "
+                                              "with the least worst-case latency.")
 @click.option("--timeout", metavar="DURATION",
               help="Stop with 'unknown' (and what was learned) after e.g. 60s.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, size_range,
-               budget, timeout, as_json):
+               budget, optimise, timeout, as_json):
     """Prove latency bounds, properties or buffer sizes of MODEL over an input space
     (OSDI'24 §4.4, §5.2.4, §5.3.4), with Z3. Every witness and counterexample is
     re-simulated."""
+    from ..lpn.analysis import sizing
     from ..lpn.analysis import verify as v
     from ..lpn.analysis.inputspace import load_space
     from ..lpn.loader import load_model
     from .common import progress_run
-    queries = [q for q in (bound, prop, iface or within, size_place) if q]
+    queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]
     if len(queries) != 1:
         raise ModelError("give exactly one query: --bound max|min, --prove EXPR, "
                          "--interface FILE --within X, or --size PLACE --range LO..HI "
@@ -448,16 +462,21 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
         run = lambda tick: v.prove(model, space, prop, timeout=seconds,  # noqa: E731
                                    progress=tick)
     elif size_place:
-        if not size_range or not budget:
-            raise ModelError("--size needs --range LO..HI and --budget EXPR")
+        if not size_range or bool(budget) == optimise:
+            raise ModelError("--size needs --range LO..HI and either --budget EXPR or "
+                             "--optimise")
         sizes = _sizes(size_range)
-        v.with_size(model, size_place, sizes[0])             # a bad place fails now
-        run = lambda tick: v.size_buffer(model, space, size_place, sizes, budget,  # noqa
-                                         timeout=seconds, progress=tick)
+        sizing.with_size(model, size_place, sizes[0])             # a bad place fails now
+        if optimise:
+            run = lambda tick: sizing.optimal_size(model, space, size_place, sizes,  # noqa
+                                                   timeout=seconds, progress=tick)
+        else:
+            run = lambda tick: sizing.size_buffer(model, space, size_place, sizes,  # noqa
+                                                  budget, timeout=seconds, progress=tick)
     else:
         if iface is None or within is None:
             raise ModelError("--interface FILE and --within X go together")
-        latency_fn = _interface(iface)
+        latency_fn = _interface(iface, model, space)
         run = lambda tick: v.within(latency_fn, space, model, within,  # noqa: E731
                                     timeout=seconds, progress=tick)
     result = progress_run(None, "verifying", run)
@@ -485,11 +504,12 @@ def _print_verdict(name, result) -> None:
             console.print(f"counterexample: {d['counterexample'] or d['counterexample_tokens']}"
                           f" with {d['values']}")
     else:
-        console.print(f"[bold]{name}[/bold]: smallest {d['place']} meeting {d['budget']!r}: "
+        console.print(f"[bold]{name}[/bold]: smallest {d['place']} for {d['budget']!r}: "
                       f"[bold]{d['size']}[/bold] ({d['status']}, {d['seconds']} s)")
         for row in d["tried"]:
-            console.print(f"  {d['place']} = {row['size']}: {row['holds']}"
-                          + (f" (a counterexample takes {row['counterexample_latency']} cycles)"
-                             if row["counterexample_latency"] is not None else ""))
+            value = "" if row["value"] is None else \
+                f"; {d['measure']} {row['value']:.4g} on {row['witness'] or row['witness_tokens']}"
+            console.print(f"  {d['place']} = {row['size']}: {row['holds']}{value}"
+                          + (f" ({row['note']})" if row["note"] else ""))
     if d.get("note"):
         console.print(d["note"])

@@ -17,6 +17,7 @@ Place names that are not Python names are written with ``_`` (``link.rx`` is ``l
 from __future__ import annotations
 
 import ast
+import re
 
 from ...errors import ModelError
 from ..expr import _z3_floordiv, _z3_mod, parameter_name
@@ -58,6 +59,8 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
         return [v[node.attr] for v in tokens.values]
 
     def term(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            return z3.BoolVal(node.value)
         if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
             if isinstance(node.value, int):
                 return z3.IntVal(node.value)
@@ -169,3 +172,78 @@ def is_condition(term) -> bool:
     """Whether a translated formula is a condition (true or false), not a number."""
     import z3
     return z3.is_bool(term)
+
+
+def generated_interface_term(source: str, places: dict[str, Tokens],
+                             what: str = "--interface"):
+    """The prediction ``E`` of a module written by ``accelperf lpn interface MODEL --out``
+    (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
+    (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their
+    input with Python branches a Z3 term cannot take): its ``STREAMS`` and ``FIXED``
+    tables say which named properties it reads (``n_P``, ``mean_P_p``, ``P_i_p``), each
+    class's ``_in_class_i`` and ``_latency_i`` return one formula of this module's
+    language (after unpacking the properties by name), and its ``SPACE`` conditions
+    (``a['name']``) bound where it answers. ``E`` is the first class's latency whose
+    condition holds; where the input is outside ``SPACE`` or every class, ``E`` is a free
+    variable (``E_outside``), so any accuracy property fails there with a counterexample.
+    Only the plain interface: with ``PHASES = True`` the module sums a per-token run
+    split that is a loop, not a formula."""
+    import z3
+
+    def fail(why):
+        raise ModelError(f"{what} is invalid: {why}")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        fail(f"not Python ({exc.msg})")
+    tables = {n.targets[0].id: n.value for n in tree.body if isinstance(n, ast.Assign)
+              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    if not {"STREAMS", "FIXED", "SPACE", "CLASSES", "PHASES"} <= set(tables):
+        fail("not a module written by `accelperf lpn interface --out` (it has no STREAMS, "
+             "FIXED, SPACE and CLASSES tables)")
+    if ast.literal_eval(tables["PHASES"]):
+        fail("a phase-aware interface (PHASES = True): its latency is a loop over the "
+             "stream, not a formula; write the plain one (without --phases)")
+    names = {}
+    for place, props in ast.literal_eval(tables["STREAMS"]).items():
+        values = _tokens_of(places, place, what).values
+        names[f"n_{place}"] = z3.IntVal(len(values))
+        for p in props:
+            total = z3.Sum([v[p] for v in values]) if values else z3.IntVal(0)
+            names[f"mean_{place}_{p}"] = z3.ToReal(total) / max(1, len(values))
+    for place, (count, props) in ast.literal_eval(tables["FIXED"]).items():
+        values = _tokens_of(places, place, what).values
+        if len(values) != count:
+            fail(f"it reads {count} tokens of {place!r}; the space has {len(values)}")
+        for i, v in enumerate(values):
+            names.update({f"{place}_{i}_{p}": v[p] for p in props})
+
+    def formula(text, where):
+        return translate(re.sub(r"\ba\[['\"](\w+)['\"]\]", r"\1", text), {}, names,
+                         f"{what} {where}")
+
+    def returned(name):
+        body = functions[name].body if name in functions else fail(f"no function {name}")
+        ret = body[-1]
+        if not isinstance(ret, ast.Return) or any(not isinstance(s, ast.Assign)
+                                                  for s in body[:-1]):
+            fail(f"{name} is not one formula after unpacking its properties")
+        return formula(ast.get_source_segment(source, ret.value), name)
+
+    inside = [formula(ast.get_source_segment(source, item.elts[1].body), "SPACE")
+              for item in tables["SPACE"].elts]
+    value = z3.Real("E_outside")
+    for entry in reversed(tables["CLASSES"].elts):
+        in_class, plain = (e.id for e in entry.elts[:2])
+        latency = returned(plain)
+        value = z3.If(returned(in_class), z3.ToReal(latency) if latency.is_int() else latency,
+                      value)
+    return z3.If(z3.And(*inside), value, z3.Real("E_outside")) if inside else value
+
+
+def _tokens_of(places: dict[str, Tokens], place: str, what: str) -> Tokens:
+    if place not in places:
+        raise ModelError(f"{what} is invalid: it reads place {place!r}, which the space "
+                         f"does not fill ({', '.join(places) or 'none'})")
+    return places[place]

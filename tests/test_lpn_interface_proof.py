@@ -1,0 +1,114 @@
+"""lpn verify --interface on modules written by `accelperf lpn interface --out` (issue 13's
+generated interfaces): their formulas read back as Z3 terms and the accuracy proof of
+OSDI'24 §5.3.4 (|E - latency| < 43% of latency on every 18-block input)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from accelperf.cli.app import main
+from accelperf.errors import ModelError
+from accelperf.lpn import simulate
+from accelperf.lpn.analysis.formula import generated_interface_term
+from accelperf.lpn.analysis.inputspace import load_space
+from accelperf.lpn.analysis.verify import within
+from accelperf.lpn.library import build
+
+ROOT = Path(__file__).resolve().parents[1]
+SPACE = ROOT / "examples" / "spaces" / "jpeg-decoder-18-blocks.toml"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("iface") / "jpeg_iface.py"
+    assert main(["lpn", "interface", "jpeg-decoder", "--out", str(out)]) == 0
+    return out
+
+
+def run_module(path):
+    spec = importlib.util.spec_from_file_location("generated_iface", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_generated_jpeg_interface_is_proved_within_43_percent(generated):
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, SPACE)
+    term = generated_interface_term(generated.read_text(), space.variables(jpeg))
+    assert within(lambda _x: term, space, jpeg, 0.43).holds is True
+    # A tighter tolerance fails; the counterexample's E is what the module itself says,
+    # and its latency what the simulator says.
+    module = run_module(generated)
+    failed = within(lambda _x: term, space, jpeg, 0.10)
+    assert failed.holds is False
+    cx = failed.counterexample
+    assert module.latency(cx.input) == pytest.approx(failed.values["E"])
+    assert simulate(jpeg, cx.input).latency == failed.values["latency"]
+    assert abs(failed.values["E"] - cx.simulated) >= 0.10 * cx.simulated
+
+
+def test_the_term_equals_the_module_on_inputs(generated):
+    import z3
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, SPACE)
+    tokens = space.variables(jpeg)
+    term = generated_interface_term(generated.read_text(), tokens)
+    module = run_module(generated)
+    for counts in ([1] * 18, [63] * 18, list(range(1, 19)), [40, 2] * 9):
+        pins = [v["symbols"] == c for v, c in zip(tokens["blocks"].values, counts)]
+        s = z3.Solver()
+        s.add(pins)
+        assert s.check() == z3.sat
+        value = s.model().eval(term, model_completion=True)
+        assert float(value.as_fraction()) == pytest.approx(module.latency(counts))
+
+
+def test_cli_interface_proof_of_a_generated_module(generated, capsys):
+    code = main(["lpn", "verify", "jpeg-decoder", "--space", str(SPACE), "--interface",
+                 str(generated), "--within", "0.43", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["holds"] is True
+
+
+def test_outside_the_interface_space_any_accuracy_fails(tmp_path, generated):
+    """Inputs the module refuses (here: fewer blocks than its SPACE allows) get no
+    prediction, so the proof fails there instead of assuming one."""
+    import z3
+    source = generated.read_text().replace("6 <= a['n_blocks']", "20 <= a['n_blocks']")
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, SPACE)
+    term = generated_interface_term(source, space.variables(jpeg))
+    assert within(lambda _x: term, space, jpeg, 0.43).holds is False
+    assert term.arg(2).eq(z3.Real("E_outside"))
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda s: s.replace("PHASES = False", "PHASES = True"), "phase-aware"),
+    (lambda s: s.replace("STREAMS = {'blocks'", "STREAMS = {'pixels'"), "'pixels'"),
+    (lambda s: s.replace("CLASSES = [", "OTHER = ["), "not a module written"),
+])
+def test_bad_generated_modules_are_one_line_errors(generated, edit, needle):
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, SPACE)
+    with pytest.raises(ModelError) as info:
+        generated_interface_term(edit(generated.read_text()), space.variables(jpeg))
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_generated_interface_with_token_by_token_properties(tmp_path):
+    """Darwin's interface reads the one alignment token's steps by name (FIXED) beside
+    the stripes' mean (STREAMS); its 6 classes of the space are all proved or refuted,
+    and a counterexample's E is the module's own value."""
+    out = tmp_path / "darwin_iface.py"
+    assert main(["lpn", "interface", "darwin", "--out", str(out)]) == 0
+    darwin = build("darwin")
+    space = load_space(darwin, ROOT / "examples" / "spaces" / "darwin-16x-steps.toml")
+    term = generated_interface_term(out.read_text(), space.variables(darwin))
+    assert within(lambda _x: term, space, darwin, 0.43).holds is True
+    failed = within(lambda _x: term, space, darwin, 0.10)
+    assert failed.holds is False and failed.classes == 6
+    assert run_module(out).latency(failed.counterexample.input) == \
+        pytest.approx(failed.values["E"])
+    assert simulate(darwin, failed.counterexample.input).latency == failed.values["latency"]
