@@ -170,9 +170,45 @@ def _mean_delays(cls: InputClass):
     for c in cls.commits:
         n[c.transition] = n.get(c.transition, 0) + c.times
         total[c.transition] = total.get(c.transition, 0) + c.times * c.delay
-        interval[c.transition] = sympy.Max(interval.get(c.transition, 0), c.interval)
-    return ({t: sympy.simplify(v) for t, v in n.items()},
-            {t: sympy.simplify(total[t] / n[t]) for t in n}, interval)
+        # the mean initiation interval: N_T of them add up to the unit's busy time
+        # (Menshen's n_words per packet add up to Fig. 7's sum_nr_words)
+        interval[c.transition] = interval.get(c.transition, 0) + c.times * c.interval
+    return ({t: _simplify(v) for t, v in n.items()},
+            {t: _simplify(total[t] / n[t]) for t in n},
+            {t: _simplify(interval[t] / n[t]) for t in n})
+
+
+SIMPLIFY_SYMBOLS = 8
+"""Expressions over more symbols than this are only expanded, not simplified: a fixed
+structure's per-token sums (Protoacc's floor(bytes_i/16) over every element) gain
+nothing from simplify, which was most of their extraction time."""
+
+
+def _max(*args):
+    """sympy.Max, but over many symbols (a fixed structure's sums) left unevaluated after
+    keeping the largest number and the distinct expressions: sympy's Max compares every
+    pair of arguments symbolically, which took minutes on Menshen's 100-packet sums;
+    :func:`prune_max` then drops what the solver proves never the largest."""
+    args = [sympy.sympify(a) for a in args]
+    if len(set().union(*(a.free_symbols for a in args))) <= SIMPLIFY_SYMBOLS:
+        return sympy.Max(*args)
+    flat = []
+    for a in args:
+        flat += list(a.args) if isinstance(a, sympy.Max) else [a]
+    nums = [a for a in flat if a.is_number]
+    out = list(dict.fromkeys(a for a in flat if not a.is_number)) + \
+        ([max(nums)] if nums else [])
+    return out[0] if len(out) == 1 else sympy.Max(*out, evaluate=False)
+
+
+def _simplify(expr):
+    """sympy.simplify, skipped for numbers and (see SIMPLIFY_SYMBOLS) long sums."""
+    expr = sympy.sympify(expr)
+    if not expr.free_symbols:
+        return expr
+    if len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+        return sympy.expand(expr)
+    return sympy.simplify(expr)
 
 
 def _samples(cls: InputClass, model: Model, solver: Solver, k: int = 4) -> list[dict]:
@@ -195,7 +231,11 @@ def _dominant(expr, point):
 
 
 def _value(expr, point) -> float:
-    return float(sympy.sympify(expr).subs(point))
+    # xreplace, not subs: the point gives every symbol a number, and subs's pattern
+    # matching is what made extraction slow on fixed structures of many tokens.
+    expr = sympy.sympify(expr)
+    return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols
+                                if s in point}))
 
 
 def prune_max(expr, solver: Solver, conditions) -> object:
@@ -209,15 +249,15 @@ def prune_max(expr, solver: Solver, conditions) -> object:
     keep = list(dict.fromkeys(args))
     for a in list(keep):
         rest = [b for b in keep if b is not a]
-        if rest and not solver.possible(list(conditions) + [a > sympy.Max(*rest)]):
+        if rest and not solver.possible(list(conditions) + [a > _max(*rest)]):
             keep.remove(a)
-    return sympy.Max(*keep) if keep else args[0]
+    return _max(*keep) if keep else args[0]
 
 
 def factor_max(expr):
     """Max(n·a, n·b, ...) written n·Max(a, b, ...), as Fig. 4 reads."""
-    if not isinstance(expr, sympy.Max):
-        return expr
+    if not isinstance(expr, sympy.Max) or len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+        return expr                 # (a polynomial gcd over a long sum takes minutes)
     factor = expr.args[0]
     for a in expr.args[1:]:
         factor = sympy.gcd(factor, a)
@@ -296,8 +336,8 @@ def max_effective(gaps, solver: Solver, conditions):
     counts = {sympy.simplify(g.commits) for g in gaps}
     if len(counts) == 1:
         (n,) = counts
-        return n * prune_max(sympy.Max(*[g.gap for g in gaps]), solver, conditions)
-    return factor_max(prune_max(sympy.Max(*[g.effective for g in gaps]), solver, conditions))
+        return n * prune_max(_max(*[g.gap for g in gaps]), solver, conditions)
+    return factor_max(prune_max(_max(*[g.effective for g in gaps]), solver, conditions))
 
 
 def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[Loop],
@@ -313,7 +353,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         base = delays[name] if k is None else delays[name] / k
         if k is None:
             base = 0
-        gap[name] = sympy.Max(base, intervals[name])
+        gap[name] = _max(base, intervals[name])
         bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
@@ -332,7 +372,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                 candidate = delta / f
                 if any(_value(candidate, p) > _value(gap[t], p) + 1e-9 for p in points):
                     bound[t] = f"loop via {lp.place}"
-                gap[t] = sympy.Max(gap[t], candidate)
+                gap[t] = _max(gap[t], candidate)
         if slopes and any(_slope(counts, gap, p, n) > float(g) * 1.001 for p, n, g in slopes):
             # Past what the net does on the sampled uniform inputs: A.3's loops overshoot
             # where a loop's factors differ (F/C > 1); keep the last estimate below it.
@@ -345,8 +385,8 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     conds = list(cls.conditions)
     gaps = []
     for name in counts:
-        g = prune_max(sympy.simplify(gap[name]), solver, conds)
-        gaps.append(Gap(name, counts[name], g, sympy.simplify(counts[name] * g),
+        g = prune_max(_simplify(gap[name]), solver, conds)
+        gaps.append(Gap(name, counts[name], g, _simplify(counts[name] * g),
                         delays[name], bound[name]))
     latency = max_effective(gaps, solver, conds)
     # Beyond the paper: a coupling the loops miss (a read arc waiting for a later stage)
@@ -396,7 +436,7 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         if kind == "single" and chain:              # one token after another: in sequence
             latency = sympy.Add(*[c.delay for c in records])
             top = max(records, key=lambda c: _value(c.delay, _point(cls))).transition
-            phases.append(Phase(tuple(names), sympy.simplify(latency), top, None, 0))
+            phases.append(Phase(tuple(names), _simplify(latency), top, None, 0))
             continue
         probed = [p.place for p in cls.space.places if p.probe]
         if origin is None and kind == "single" and len(probed) == 1:
@@ -409,10 +449,10 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         # The first token passes every stage; the others follow one bottleneck gap apart.
         n_sym = count_symbol(origin) if origin is not None else None
         per_token = [by_name[n].gap if n_sym is None else
-                     sympy.simplify(by_name[n].gap * by_name[n].commits / n_sym) for n in names]
+                     _simplify(by_name[n].gap * by_name[n].commits / n_sym) for n in names]
         slowest = prune_max(sympy.Max(*per_token), solver, list(cls.conditions))
         fill = sympy.Add(*[by_name[n].delay for n in names]) - slowest
-        fill = prune_max(sympy.simplify(sympy.Max(fill, 0)), solver, list(cls.conditions))
+        fill = prune_max(_simplify(sympy.Max(fill, 0)), solver, list(cls.conditions))
         phases.append(Phase(tuple(names), body + fill, top, origin, fill))
     return phases
 

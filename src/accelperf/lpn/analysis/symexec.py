@@ -196,8 +196,10 @@ class Explorer:
                                             count_symbol(ps.place)))
             else:
                 for i in range(ps.probe or ps.count[0]):
-                    queues[pid].append(SymToken(tuple(token_symbol(ps.place, i, p)
-                                                      for p in props)))
+                    fixed = ps.fixed(i)          # a fixed structure's constant properties
+                    queues[pid].append(SymToken(tuple(
+                        sympy.Integer(fixed[p]) if p in fixed else token_symbol(ps.place, i, p)
+                        for p in props)))
         return Path(queues)
 
     # ------------------------------------------------------------------ decisions
