@@ -165,7 +165,7 @@ def space_from_input(model: Model, user_input, vary: dict, origin: str = "space"
     return space
 
 
-SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 20)}},
+SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 30)}},
          "menshen": {"packets": {"n_words": (1, 1500)}}}
 """What varies within an input type of a library model (its *size* properties): the
 bytes of each Protoacc field element, the words of each Menshen packet. Everything
