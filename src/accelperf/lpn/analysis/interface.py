@@ -22,6 +22,15 @@ that (loops whose parallel factors differ make it overshoot, round after round),
 per-token gap the simulation shows but no loop explains (a stage that only *reads* a
 later stage's slots) is added as the term ``coupling``, marked as measured.
 
+**Fixed structures (beyond the paper).** A space built from an input with only its size
+properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
+structure_space``) gets two measured terms: the simulated cycles at the smallest sizes
+(a floor: work the loops cannot see, such as round-robin turns whose output counts are
+expressions) and, at large sizes, the cycles the simulation adds to the size-bound term
+(its fill, taken only when it is the same constant at two sizes). A fully fixed input (a
+VTA program) gets neither. A transition's initiation interval enters ḡ as its mean over
+the class's commits (Menshen's per-packet n_words add up to Fig. 7's sum of words).
+
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
 whole matrix) or when the bottleneck moves with the data (JPEG blocks of different
