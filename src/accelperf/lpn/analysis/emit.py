@@ -210,7 +210,8 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
     return int(period), first, ahead
 
 
-def _type_block(name: str, k: int, interface: Interface, model) -> tuple[str, str]:
+def _type_block(name: str, k: int, interface: Interface, model,
+                overlap: int = 0) -> tuple[str, str]:
     """The code of one input type (one interface: its space's structure and classes),
     and its entry in TYPES."""
     space = interface.space
@@ -247,8 +248,9 @@ def _type_block(name: str, k: int, interface: Interface, model) -> tuple[str, st
     text += "]\n"
     text += f"\n\ndef _sums_{k}(a, toks):\n{sums.source() or '    pass'}\n"
     text += classes
+    text += f"OVERLAP_{k} = {overlap}   # cycles shared with the unit before it (measured)\n"
     entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
-            f"_sums_{k},\n     [" + ", ".join(
+            f"_sums_{k}, OVERLAP_{k},\n     [" + ", ".join(
                 f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"
                 for i in range(len(interface.classes))) + "]),\n"
     return text, entry
@@ -315,11 +317,15 @@ class OutsideClasses(ValueError):
         head += "\n\ndef _units(x):\n    return [x]\n"
     head += HELPERS_SOURCE + RUNS_SOURCE
     entries = ""
+    from .interface import unit_overlap
     for k, (name, iface) in enumerate(interfaces.items()):
-        text, entry = _type_block(name, k, iface, model)
+        # back-to-back units share cycles (Fig. 5's plain sum over-counts them)
+        text, entry = _type_block(name, k, iface, model,
+                                  unit_overlap(model, iface) if splitter else 0)
         head += text
         entries += entry
-    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, classes)\n"
+    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, overlap,\n" \
+            "          #  classes)\n"
     return head + entries + "]\n" + API_SOURCE
 
 
@@ -383,7 +389,7 @@ API_SOURCE = '''
 def _which(unit):
     toks = tokens(unit)
     why = []
-    for name, streams, fixed, ranges, structure, space, sums, classes in TYPES:
+    for name, streams, fixed, ranges, structure, space, sums, overlap, classes in TYPES:
         try:
             a = properties(toks, streams, fixed, ranges, structure)
         except OutsideClasses as exc:
@@ -395,7 +401,7 @@ def _which(unit):
                 raise OutsideClasses(f"input outside the extracted space: {label} fails")
         for in_class, plain, by_phase in classes:
             if in_class(a):
-                return a, toks, plain, by_phase
+                return a, toks, plain, by_phase, overlap
         raise OutsideClasses(f"input of type {name} in none of its extracted input classes")
     if len(why) == 1:
         raise OutsideClasses(why[0].split(": ", 1)[1])
@@ -406,20 +412,23 @@ def phases(x):
     """[(bounding transition, tokens, cycles)] per phase (streams split into runs)."""
     out = []
     for unit in _units(x):
-        a, toks, _, by_phase = _which(unit)
+        a, toks, _, by_phase, _ = _which(unit)
         out += by_phase(a, toks)
     return out
 
 
 def latency(x, phases=None):
     """Cycles the accelerator takes for input x (plain interface, or by phase)."""
-    cycles = 0
+    cycles, before = 0, None
     for unit in _units(x):
-        a, toks, plain, by_phase = _which(unit)
+        a, toks, plain, by_phase, overlap = _which(unit)
         if PHASES if phases is None else phases:
             cycles += sum(c for _, _, c in by_phase(a, toks))
         else:
             cycles += plain(a)
+        if before is not None:          # it started while the one before drained
+            cycles -= min(before, overlap)
+        before = overlap
     return cycles
 
 

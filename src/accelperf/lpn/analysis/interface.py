@@ -117,9 +117,29 @@ class Interface:
     space: InputSpace = field(repr=False)
     classes: tuple
     seconds: float = field(default=0.0, compare=False)
+    overlap: int = 0          # cycles two inputs of this type share when back to back
 
     def __repr__(self) -> str:
         return f"Interface({self.model}: {len(self.classes)} class(es))"
+
+
+def unit_overlap(model: Model, interface: Interface) -> int:
+    """Beyond the paper (Fig. 5 adds the messages of a stream): the cycles two inputs of
+    a fixed structure share when they follow each other, measured on the first class's
+    sample: 2·latency(x) − latency(x then x), at least 0 (the next message's front end
+    runs while the last one's writes drain). The tokens of "x then x" are each input
+    place's tokens twice, in order, as Protoacc's Ψ walks a list of messages."""
+    from ..sim import SimulationError, simulate
+    from .classes import marking_of
+    if not interface.classes or any(p.stream for p in interface.space.places):
+        return 0
+    sample = interface.classes[0].input_class.sample
+    try:
+        once = simulate(model, marking_of(model, sample)).latency
+        twice = simulate(model, marking_of(model, {p: t + t for p, t in sample.items()})).latency
+    except SimulationError:
+        return 0
+    return max(0, 2 * once - twice)
 
 
 # ---------------------------------------------------------------------- loops (A.3)
@@ -547,5 +567,5 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     return Interface(model.name, space, per_class, time.perf_counter() - t0)
 
 
-__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops",
+__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
            "extract_interface", "class_interface"]
