@@ -184,3 +184,12 @@ def test_a_structure_space_keeps_the_inputs_kinds_and_ranges_its_sizes():
     assert kinds == [t[0] for t in model.marking().tokens[model.place_id("field_descriptors")]]
     (cls,) = input_classes(model, space)             # one message type: one class
     assert not cls.conditions
+
+
+def test_default_spaces_of_protoacc_menshen_vta_are_their_examples_structure():
+    from accelperf.lpn.analysis.space import default_space
+    for name in ("protoacc", "menshen", "vta"):
+        model = build(name)
+        space = default_space(model)
+        assert all(not p.stream and p.values for p in space.places), name
+        assert len(input_classes(model, space)) == 1, name

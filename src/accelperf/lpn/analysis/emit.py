@@ -258,9 +258,10 @@ def _type_block(name: str, k: int, interface: Interface, model,
 
 def module_source(interface: Interface, model, model_spec: str,
                   frequency_hz: float = 1e9, *, phases: bool = False) -> str:
-    """The Python source of the interface module (see the module docstring)."""
+    """The Python source of the interface module (see the module docstring): one type,
+    priced unit by unit where the model has a splitter (a list of Protoacc messages)."""
     return typed_module_source({model.name: interface}, model, model_spec, frequency_hz,
-                               phases=phases, split=False)
+                               phases=phases)
 
 
 def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: float = 1e9,

@@ -172,6 +172,11 @@ bytes of each Protoacc field element, the words of each Menshen packet. Everythi
 else (field kinds and counts, packet kinds, a VTA program) is the type."""
 
 
+STRUCTURED = ("protoacc", "menshen", "vta")
+"""Library models whose inputs steer the net token by token: their default space is the
+structure of their example input (:func:`structure_space`), not a stream."""
+
+
 def structure_space(model: Model, user_input, vary: dict | None = None) -> InputSpace:
     """The fixed-structure space (type) of ``user_input``: :func:`space_from_input` with
     the model's size properties (:data:`SIZES`) ranged unless ``vary`` says otherwise."""
@@ -356,12 +361,16 @@ SHIPPED = Path(__file__).parent / "spaces"
 
 
 def default_space(model: Model) -> InputSpace:
-    """The space shipped for a library model, else a space around the model's own example input: its places and token counts as
-    streams from 1 to 100,000 tokens, each property between 0 and the largest value the
-    example uses (at least 1), so an interface covers inputs like the example."""
+    """The space shipped for a library model; else, for Protoacc, Menshen and VTA, the
+    structure of their example input (:data:`STRUCTURED`); else a space around the
+    model's own example input: its places and token counts as streams from 1 to 100,000
+    tokens, each property between 0 and the largest value the example uses (at least 1),
+    so an interface covers inputs like the example."""
     shipped = SHIPPED / f"{model.name}.toml"
     if shipped.is_file():
         return load_space(model, shipped)
+    if model.name in STRUCTURED:
+        return structure_space(model, model.default_input)
     marking = model.marking()
     places = []
     for pid, tokens in marking.tokens.items():
