@@ -160,3 +160,36 @@ def test_space_file_errors(tmp_path):
     bad.write_text("places = [")
     with pytest.raises(ModelError, match="--space"):
         load_space(build("block-pipeline"), bad)
+
+
+@pytest.mark.parametrize("data, match", [
+    ({"input": "default", "vary": {"nowhere": {"bytes": [0, 9]}}}, "vary place = 'nowhere'"),
+    ({"input": "default", "vary": {"field_data": {"size": [0, 9]}}}, "properties of Element"),
+    ({"input": "default", "vary": {"field_data": {"bytes": [9, 0]}}}, "lo <= hi"),
+    ({"input": "missing.json"}, "input = 'missing.json'"),
+    ({"input": "default", "places": {}}, "only model, input, vary and constraints"),
+])
+def test_bad_structure_spaces_name_the_parameter(data, match):
+    with pytest.raises(ModelError, match=match):
+        space_from_dict(build("protoacc"), data)
+
+
+def test_a_structure_space_keeps_the_inputs_kinds_and_ranges_its_sizes():
+    from accelperf.lpn.analysis.space import structure_space
+    model = build("protoacc")
+    space = structure_space(model, model.default_input)
+    data = space.place("field_data")
+    assert data.count == (12, 12) and data.properties == {"bytes": (0, 1 << 30)}
+    kinds = [v["kind"] for v in space.place("field_descriptors").values]
+    assert kinds == [t[0] for t in model.marking().tokens[model.place_id("field_descriptors")]]
+    (cls,) = input_classes(model, space)             # one message type: one class
+    assert not cls.conditions
+
+
+def test_default_spaces_of_protoacc_menshen_vta_are_their_examples_structure():
+    from accelperf.lpn.analysis.space import default_space
+    for name in ("protoacc", "menshen", "vta"):
+        model = build(name)
+        space = default_space(model)
+        assert all(not p.stream and p.values for p in space.places), name
+        assert len(input_classes(model, space)) == 1, name

@@ -47,8 +47,80 @@ def psi_jpeg_decoder(counts):
     return {"blocks": [{"symbols": c} for c in counts]}
 
 
+def psi_protoacc(doc):
+    """Tokens of the Protoacc serializer for parsed message JSON (one message object or
+    a list of them), as its Ψ makes them: depth first, an end-of-message pseudo field
+    per message, runs of at most 32 non-submessage fields per control token
+    (accelperf.lpn.library.protoacc.message_tokens, whose field-kind numbers these are)."""
+    end, nonscalar, end_top, scalar, submessage, run_kind = range(6)
+    control, fields, sizes = [], [], []
+
+    def walk(msg, top):
+        if not isinstance(msg, dict) or not msg:
+            raise ValueError(f"message = {str(msg)[:40]} is invalid: an object "
+                             f"{{field: {{type, is_repeated, data}}}}")
+        run = 0
+
+        def close():
+            nonlocal run
+            while run:
+                control.append({"kind": run_kind, "fields": min(run, 32)})
+                run -= min(run, 32)
+
+        for name, spec in msg.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind == "submessage":
+                close()
+                control.append({"kind": submessage, "fields": 0})
+                walk(spec["data"], False)
+            elif kind in ("scalar", "nonscalar"):
+                run += 1
+                fields.append({"kind": scalar if kind == "scalar" else nonscalar,
+                               "elements": len(spec["data"])})
+                sizes.extend({"bytes": int(b)} for b in spec["data"])
+            else:
+                raise ValueError(f"field {name!r} = {str(spec)[:40]} is invalid: "
+                                 f"{{type: scalar|nonscalar|submessage, is_repeated, data}}")
+        run += 1
+        fields.append({"kind": end_top if top else end, "elements": 1})
+        sizes.append({"bytes": 1})
+        close()
+
+    for msg in doc if isinstance(doc, list) else [doc]:
+        walk(msg, True)
+    return {"message_tasks": control, "field_descriptors": fields, "field_data": sizes}
+
+
+def psi_menshen(packets):
+    """Tokens of Menshen for a parsed packet list: {"n_words", "kind": control|data|drop}
+    entries or [n_words, is_control, is_data, is_drop] rows (kind numbers 0, 1, 2)."""
+    kinds = ("control", "data", "drop")
+    out = []
+    for i, p in enumerate(packets):
+        if isinstance(p, dict) and p.get("kind") in kinds:
+            out.append({"n_words": int(p["n_words"]), "kind": kinds.index(p["kind"])})
+        elif isinstance(p, (list, tuple)) and len(p) == 4 and sorted(p[1:]) == [0, 0, 1]:
+            out.append({"n_words": int(p[0]), "kind": list(p[1:]).index(1)})
+        else:
+            raise ValueError(f"packet[{i}] = {str(p)[:40]} is invalid: {{n_words, kind}} "
+                             f"or [n_words, is_control, is_data, is_drop]")
+    return {"packets": out}
+
+
+def split_protoacc(doc):
+    """A Protoacc input as the messages it serialises one after the other (Fig. 5 sums
+    them): a list of messages, or one message."""
+    return list(doc) if isinstance(doc, list) else [doc]
+
+
 ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin,
-            "jpeg-decoder": psi_jpeg_decoder}
+            "jpeg-decoder": psi_jpeg_decoder, "protoacc": psi_protoacc,
+            "menshen": psi_menshen}
 """Library model name -> standalone Ψ."""
 
-__all__ = ["ADAPTERS", "psi_block_pipeline", "psi_darwin", "psi_jpeg_decoder"]
+SPLITTERS = {"protoacc": split_protoacc}
+"""Library model name -> the units of an input that a typed interface (one formula per
+input type, :func:`accelperf.lpn.analysis.emit.typed_module_source`) prices one by one."""
+
+__all__ = ["ADAPTERS", "SPLITTERS", "psi_block_pipeline", "psi_darwin", "psi_jpeg_decoder",
+           "psi_protoacc", "psi_menshen", "split_protoacc"]

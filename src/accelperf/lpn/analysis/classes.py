@@ -78,7 +78,8 @@ def tokens_for(space: InputSpace, model: Model, values: dict, rng=None) -> dict:
     for ps in space.places:
         props = model.places[model.place_id(ps.place)].token_type.properties
         if not ps.stream:
-            out[ps.place] = [{p: int(values[token_symbol(ps.place, i, p)]) for p in props}
+            out[ps.place] = [{p: ps.fixed(i)[p] if p in ps.fixed(i) else
+                              int(values[token_symbol(ps.place, i, p)]) for p in props}
                              for i in range(ps.count[0])]
             continue
         n = int(values[count_symbol(ps.place)])

@@ -8,6 +8,13 @@ value (turned into tokens by a standalone copy of the model's Ψ where accelperf
 see :mod:`.adapters`), a file path (read by accelperf, when it is installed), or tokens
 ``{place: [{property: value}]}``. An input outside the extracted classes raises
 ``OutsideClasses`` naming the condition it breaks.
+
+A module may hold several input *types* (:func:`typed_module_source`; OSDI'24 §5.3.1,
+Fig. 5): one interface per fixed structure (a Protoacc message format), matched by the
+structure of the input's tokens; with the model's splitter the input is priced unit by
+unit (message by message) and the cycles add up. Sums of one function of a property over
+many tokens are named (``sum_0``) and computed from the tokens, so a fixed structure's
+formula stays as short as Fig. 5's.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ import sympy
 
 from .adapters import ADAPTERS
 from .interface import ClassInterface, Interface
-from .space import constraint_exprs, count_symbol, symbol_ranges, token_symbol
+from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
+                    token_symbol)
 
 # The run splitter is the same text in every module: kept here as source, run there.
 RUNS_SOURCE = '''
@@ -71,18 +79,84 @@ def _unpack(expr, indent="    ") -> str:
            f"{', '.join(f'a[{n!r}]' for n in names)}\n"
 
 
-def _class_block(i: int, ci: ClassInterface, model) -> str:
+class _Sums:
+    """Per-token sums, named: a fixed structure's formula adds the same function of one
+    property over many tokens (Protoacc's ``floor(field_data_i_bytes/16)`` for every
+    element written); the module computes ``sum_k`` from the tokens, so the formula reads
+    ``max(70, sum_0 + 22)`` like Fig. 5's ``max(1468, msg.total_bytes/16 + 310)``."""
+
+    MIN_TERMS = 3
+
+    def __init__(self, space, prefix: str = ""):
+        self.prefix, self.defs = prefix, []       # (name, place, prop, template, indices)
+        self.of = {}                              # token symbol -> (place, index, prop)
+        for ps in space.places:
+            if not ps.stream:
+                for i in range(ps.count[0]):
+                    for q in ps.properties:
+                        self.of[token_symbol(ps.place, i, q)] = (ps.place, i, q)
+
+    def rewrite(self, expr):
+        expr = sympy.sympify(expr)
+        if not expr.args or not self.of:
+            return expr
+        args = [self.rewrite(a) for a in expr.args]
+        if not isinstance(expr, sympy.Add):
+            return expr.func(*args)
+        groups, rest = {}, []
+        x = sympy.Symbol("TOKEN_VALUE")
+        for term in args:
+            syms = term.free_symbols
+            if len(syms) == 1 and next(iter(syms)) in self.of:
+                (sym,) = syms
+                place, i, q = self.of[sym]
+                coeff, body = term.as_coeff_Mul()
+                groups.setdefault((place, q, coeff, body.subs(sym, x)), []).append(i)
+            else:
+                rest.append(term)
+        for (place, q, coeff, template), indices in groups.items():
+            if len(indices) < self.MIN_TERMS:
+                rest += [coeff * template.subs(x, token_symbol(place, i, q)) for i in indices]
+                continue
+            key = (place, q, template, tuple(sorted(indices)))
+            name = next((d[0] for d in self.defs if d[1:] == key), None)
+            if name is None:
+                name = f"{self.prefix}sum_{len(self.defs)}"
+                self.defs.append((name, *key))
+            rest.append(coeff * sympy.Symbol(name))
+        return sympy.Add(*rest)
+
+    def source(self, indent="    ") -> str:
+        """Code that sets a['sum_k'] from the tokens ``toks`` (for properties())."""
+        out = ""
+        for name, place, q, template, indices in self.defs:
+            code = _code(template).replace("TOKEN_VALUE", f"t[{q!r}]")
+            every = len(indices) == len(set(indices)) and \
+                indices == tuple(range(len(indices)))
+            out += f"{indent}# {name}: {code} summed over " \
+                   f"{'every token' if every else f'{len(indices)} tokens'} t of {place}\n"
+            pick = f"toks[{place!r}]" if every else \
+                f"(toks[{place!r}][i] for i in {indices!r})"
+            out += f"{indent}a[{name!r}] = sum({code} for t in {pick})\n"
+        return out
+
+
+def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "") -> str:
     cls = ci.input_class
+    rw = sums.rewrite if sums is not None else sympy.sympify
     conds = [c for c in cls.conditions]
-    text = f"\n# ---- class {i}: {' and '.join(map(str, conds)) or 'the whole space'}\n"
-    cond_code = " and ".join(f"({_code(c)})" for c in conds) or "True"
-    used = sympy.And(*conds) if conds else sympy.true
-    text += f"def _in_class_{i}(a):\n{_unpack(used)}    return {cond_code}\n\n\n"
-    text += f"def _latency_{i}(a):\n"
+    text = f"\n# ---- {prefix}class {i}: {' and '.join(map(str, conds)) or 'the whole space'}\n"
+    cond_code = " and ".join(f"({_code(rw(c))})" for c in conds) or "True"
+    used = rw(sympy.And(*conds)) if conds else sympy.true
+    fn = f"{prefix}{i}"
+    text += f"def _in_class_{fn}(a):\n{_unpack(used)}    return {cond_code}\n\n\n"
+    latency = rw(ci.latency)
+    text += f"def _latency_{fn}(a):\n"
     text += f"    # bottleneck: {ci.bottleneck} (on the class's sample input)\n"
-    text += _unpack(ci.latency) + f"    return {_code(ci.latency)}\n\n\n"
-    everything = sympy.Add(*[g.gap for g in ci.gaps], *[ph.latency for ph in ci.phases])
-    text += f"def _phases_{i}(a, toks):\n{_unpack(everything)}    out = []\n"
+    text += _unpack(latency) + f"    return {_code(latency)}\n\n\n"
+    everything = sympy.Add(*[rw(g.gap) for g in ci.gaps],
+                           *[rw(ph.latency) for ph in ci.phases])
+    text += f"def _phases_{fn}(a, toks):\n{_unpack(everything)}    out = []\n"
     for k, ph in enumerate(ci.phases):
         text += f"    # phase {k + 1}: {' -> '.join(ph.transitions)}; bottleneck " \
                 f"{ph.bottleneck}\n"
@@ -92,10 +166,10 @@ def _class_block(i: int, ci: ClassInterface, model) -> str:
             n = count_symbol(ph.stream)
             gaps = {g.transition: sympy.simplify(g.gap * g.commits / n) for g in ci.gaps
                     if g.transition in ph.transitions}
-            prefix = f"mean_{ph.stream}_"
+            prefix_ = f"mean_{ph.stream}_"
             means = sorted({str(s) for g in gaps.values() for s in sympy.sympify(g).free_symbols
-                            if str(s).startswith(prefix)})
-            lets = "".join(f"        {m} = tok[{m[len(prefix):]!r}]\n" for m in means)
+                            if str(s).startswith(prefix_)})
+            lets = "".join(f"        {m} = tok[{m[len(prefix_):]!r}]\n" for m in means)
             fill = _code(ph.fill)
             text += f"    def gaps_{k}(tok):\n{lets}"
             text += "        return {" + ", ".join(f"{t!r}: {_code(g)}" for t, g in
@@ -108,7 +182,7 @@ def _class_block(i: int, ci: ClassInterface, model) -> str:
             text += "        out.append((top, n, cycles))\n"
             text += f"    out.append(('fill of phase {k + 1}', 0, {fill}))\n"
         else:
-            text += f"    out.append(({ph.bottleneck!r}, 1, {_code(ph.latency)}))\n"
+            text += f"    out.append(({ph.bottleneck!r}, 1, {_code(rw(ph.latency))}))\n"
     text += "    return out\n"
     return text
 
@@ -136,13 +210,73 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
     return int(period), first, ahead
 
 
-def module_source(interface: Interface, model, model_spec: str,
-                  frequency_hz: float = 1e9, *, phases: bool = False) -> str:
-    """The Python source of the interface module (see the module docstring)."""
+def _type_block(name: str, k: int, interface: Interface, model,
+                overlap: int = 0) -> tuple[str, str]:
+    """The code of one input type (one interface: its space's structure and classes),
+    and its entry in TYPES."""
     space = interface.space
     streams = {p.place: tuple(p.properties) for p in space.places if p.stream}
     fixed = {p.place: (p.count[0], tuple(p.properties)) for p in space.places
              if not p.stream}
+    structure = {p.place: list(p.values) for p in space.places if p.values}
+    ranges = {p.place: dict(p.properties) for p in space.places if not p.stream}
+    stream_syms = {count_symbol(p.place) for p in space.places if p.stream} | {
+        mean_symbol(p.place, q) for p in space.places if p.stream for q in p.properties}
+    checks = []
+    for sym, (lo, hi) in symbol_ranges(space).items():
+        if sym in stream_syms:              # fixed tokens are checked through RANGES
+            checks.append((f"{lo} <= {sym} <= {hi}", f"{lo} <= a[{str(sym)!r}] <= {hi}"))
+    for c in space.constraints:
+        rel = constraint_exprs(space, c)
+        body = _code(rel)
+        for n in sorted(str(s) for s in rel.free_symbols):
+            body = re.sub(rf"\b{n}\b", f"a[{n!r}]", body)
+        checks.append((c, body))
+    prefix = f"t{k}_" if k else ""
+    sums = _Sums(space, prefix)
+    classes = "".join("\n" + _class_block(i, ci, model, sums, prefix)
+                      for i, ci in enumerate(interface.classes))
+    text = f"\n\n# ======== input type {name!r}\n"
+    text += f"STREAMS_{k} = {streams!r}   # place: properties, read as count and means\n"
+    text += f"FIXED_{k} = {fixed!r}   # place: (tokens, ranged properties)\n"
+    text += f"RANGES_{k} = {ranges!r}\n"
+    if structure:
+        text += "# the type's structure: the properties of every token that do not vary\n"
+    text += f"STRUCTURE_{k} = {structure!r}\n"
+    text += f"SPACE_{k} = [  # (condition, test) of the input space\n"
+    text += "".join(f"    ({label!r}, lambda a: {body}),\n" for label, body in checks)
+    text += "]\n"
+    text += f"\n\ndef _sums_{k}(a, toks):\n{sums.source() or '    pass'}\n"
+    text += classes
+    text += f"OVERLAP_{k} = {overlap}   # cycles shared with the unit before it (measured)\n"
+    entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
+            f"_sums_{k}, OVERLAP_{k},\n     [" + ", ".join(
+                f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"
+                for i in range(len(interface.classes))) + "]),\n"
+    return text, entry
+
+
+def module_source(interface: Interface, model, model_spec: str,
+                  frequency_hz: float = 1e9, *, phases: bool = False) -> str:
+    """The Python source of the interface module (see the module docstring): one type,
+    priced unit by unit where the model has a splitter (a list of Protoacc messages)."""
+    return typed_module_source({model.name: interface}, model, model_spec, frequency_hz,
+                               phases=phases)
+
+
+def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: float = 1e9,
+                        *, phases: bool = False, split: bool = True) -> str:
+    """One module for several input types ({name: Interface}), each with its own
+    formulas (OSDI'24 §5.3.1, Fig. 5: Protoacc's message types). With ``split`` the input
+    is cut into units by the model's splitter (:data:`.adapters.SPLITTERS`: Protoacc's
+    messages), each unit is matched to its type by the structure of its tokens, and the
+    latencies add up; a unit of no extracted type raises OutsideClasses."""
+    from .adapters import SPLITTERS
+    splitter = SPLITTERS.get(model.name) if split else None
+    places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
+    per_unit = "" if splitter is None else (
+        "\nThe input is priced unit by unit (" + splitter.__doc__.split(":")[0].strip() +
+        "), each by the\nformula of its type; units do not overlap in this estimate.")
     head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,
@@ -150,8 +284,9 @@ appendix A.3): per input class, latency = max over transitions of N_T x g_T (com
 mean commit gap, with loops), and a phase-aware variant that adds phases with one stable
 bottleneck each. It assumes a full pipeline (inputs large enough that filling it is
 negligible), one bottleneck per class (or per phase) and the classes below; it is an
-estimate of the LPN, not the RTL.
+estimate of the LPN, not the RTL.{per_unit}
 
+Input types: {", ".join(interfaces)}.
 latency(x) -> cycles    seconds(x, frequency_hz)    throughput(x, frequency_hz)
 phases(x) -> [(bounding transition, tokens, cycles)]
 x: the input of `accelperf lpn simulate {model_spec} --input` (parsed JSON), a file path
@@ -163,8 +298,7 @@ import math
 MODEL = {model_spec!r}
 FREQUENCY_HZ = {float(frequency_hz)!r}
 PHASES = {bool(phases)!r}     # what latency() uses by default
-STREAMS = {streams!r}          # place: properties; read as count and means
-FIXED = {fixed!r}              # place: (tokens, properties); read token by token
+PLACES = {places!r}
 
 
 class OutsideClasses(ValueError):
@@ -177,12 +311,31 @@ class OutsideClasses(ValueError):
         head += "\n\n# The model's Ψ (its tokens_from_input), standalone.\n" + src
     else:
         head += "\n\n_psi = None\n"
-    head += '''
+    if splitter is not None:
+        src = textwrap.dedent(inspect.getsource(splitter))
+        head += "\n\n" + src.replace(f"def {splitter.__name__}(", "def _units(", 1)
+    else:
+        head += "\n\ndef _units(x):\n    return [x]\n"
+    head += HELPERS_SOURCE + RUNS_SOURCE
+    entries = ""
+    from .interface import unit_overlap
+    for k, (name, iface) in enumerate(interfaces.items()):
+        # back-to-back units share cycles (Fig. 5's plain sum over-counts them)
+        text, entry = _type_block(name, k, iface, model,
+                                  unit_overlap(model, iface) if splitter else 0)
+        head += text
+        entries += entry
+    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, overlap,\n" \
+            "          #  classes)\n"
+    return head + entries + "]\n" + API_SOURCE
+
+
+# The input readers of every module: the same text in each, kept here as source.
+HELPERS_SOURCE = '''
 
 def tokens(x):
     """The input's tokens, {place: [{property: value}]}."""
-    places = set(STREAMS) | set(FIXED)
-    if isinstance(x, dict) and x and set(x) <= places and \\
+    if isinstance(x, dict) and x and set(x) <= set(PLACES) and \\
             all(isinstance(v, list) for v in x.values()):
         return x
     if isinstance(x, (list, dict, int, float)) and _psi is not None:
@@ -198,78 +351,86 @@ def tokens(x):
     out = {}
     for pid, toks in marking.tokens.items():
         place = model.places[pid]
-        if place.name in places:
+        if place.name in PLACES:
             out[place.name] = [dict(zip(place.token_type.properties, t)) for t in toks]
     return out
 
 
-def properties(toks):
+def properties(toks, streams, fixed, ranges, structure):
     """The named properties the formulas read: n_P and mean_P_p of each stream, P_i_p of
-    each token of a fixed-count place."""
+    each token of a fixed-count place (whose other properties must be the type's)."""
     a = {}
-    for place, props in STREAMS.items():
+    for place, props in streams.items():
         ts = toks.get(place, [])
         a["n_" + place] = len(ts)
         for p in props:
             a["mean_" + place + "_" + p] = sum(t[p] for t in ts) / max(1, len(ts))
-    for place, (count, props) in FIXED.items():
+    for place, (count, props) in fixed.items():
         ts = toks.get(place, [])
         if len(ts) != count:
             raise OutsideClasses(f"{place} has {len(ts)} tokens; this interface was "
                                  f"extracted for exactly {count}")
         for i, t in enumerate(ts):
+            want = structure[place][i] if place in structure else {}
+            got = {p: t[p] for p in want}
+            if got != want:
+                raise OutsideClasses(f"token {i} of {place} is {got}; this input type "
+                                     f"has {want} there")
             for p in props:
+                lo, hi = ranges[place][p]
+                if not lo <= t[p] <= hi:
+                    raise OutsideClasses(f"input outside the extracted space: "
+                                         f"{place}[{i}].{p} = {t[p]} is not in {lo}..{hi}")
                 a[place + "_" + str(i) + "_" + p] = t[p]
     return a
 '''
-    checks = []
-    probed = {token_symbol(p.place, i, q) for p in space.places if p.probe
-              for i in range(p.probe) for q in p.properties}
-    for sym, (lo, hi) in symbol_ranges(space).items():
-        if sym in probed:                 # the probe's own tokens: not the input's
-            continue
-        checks.append((f"{lo} <= {sym} <= {hi}", f"{lo} <= a[{str(sym)!r}] <= {hi}"))
-    for c in space.constraints:
-        rel = constraint_exprs(space, c)
-        names = sorted(str(s) for s in rel.free_symbols)
-        body = _code(rel)
-        for n in names:
-            body = re.sub(rf"\b{n}\b", f"a[{n!r}]", body)
-        checks.append((c, body))
-    head += "\n\nSPACE = [  # (condition, test) of the input space\n"
-    head += "".join(f"    ({label!r}, lambda a: {body}),\n" for label, body in checks)
-    head += "]\n"
-    head += RUNS_SOURCE
-    for i, ci in enumerate(interface.classes):
-        head += "\n" + _class_block(i, ci, model)
-    head += "\nCLASSES = [" + ", ".join(f"(_in_class_{i}, _latency_{i}, _phases_{i})"
-                                         for i in range(len(interface.classes))) + "]\n"
-    head += '''
 
-def _which(x):
-    toks = tokens(x)
-    a = properties(toks)
-    for label, test in SPACE:
-        if not test(a):
-            raise OutsideClasses(f"input outside the extracted space: {label} fails")
-    for in_class, plain, by_phase in CLASSES:
-        if in_class(a):
-            return a, toks, plain, by_phase
-    raise OutsideClasses("input in none of the extracted input classes")
+API_SOURCE = '''
+
+def _which(unit):
+    toks = tokens(unit)
+    why = []
+    for name, streams, fixed, ranges, structure, space, sums, overlap, classes in TYPES:
+        try:
+            a = properties(toks, streams, fixed, ranges, structure)
+        except OutsideClasses as exc:
+            why.append(f"{name}: {exc}")
+            continue
+        sums(a, toks)
+        for label, test in space:
+            if not test(a):
+                raise OutsideClasses(f"input outside the extracted space: {label} fails")
+        for in_class, plain, by_phase in classes:
+            if in_class(a):
+                return a, toks, plain, by_phase, overlap
+        raise OutsideClasses(f"input of type {name} in none of its extracted input classes")
+    if len(why) == 1:
+        raise OutsideClasses(why[0].split(": ", 1)[1])
+    raise OutsideClasses("input of no extracted type (" + "; ".join(why) + ")")
 
 
 def phases(x):
     """[(bounding transition, tokens, cycles)] per phase (streams split into runs)."""
-    a, toks, _, by_phase = _which(x)
-    return by_phase(a, toks)
+    out = []
+    for unit in _units(x):
+        a, toks, _, by_phase, _ = _which(unit)
+        out += by_phase(a, toks)
+    return out
 
 
 def latency(x, phases=None):
     """Cycles the accelerator takes for input x (plain interface, or by phase)."""
-    a, toks, plain, by_phase = _which(x)
-    if PHASES if phases is None else phases:
-        return sum(cycles for _, _, cycles in by_phase(a, toks))
-    return plain(a)
+    cycles, before = 0, None
+    for unit in _units(x):
+        a, toks, plain, by_phase, overlap = _which(unit)
+        if PHASES if phases is None else phases:
+            cycles += sum(c for _, _, c in by_phase(a, toks))
+        else:
+            cycles += plain(a)
+        if before is not None:          # it started while the one before drained
+            cycles -= min(before, overlap)
+        before = overlap
+    return cycles
 
 
 def seconds(x, frequency_hz=FREQUENCY_HZ, phases=None):
@@ -277,9 +438,11 @@ def seconds(x, frequency_hz=FREQUENCY_HZ, phases=None):
 
 
 def throughput(x, frequency_hz=FREQUENCY_HZ, phases=None):
-    """Stream tokens (or inputs, without a stream) per second."""
-    toks = tokens(x)
-    n = sum(len(toks.get(p, [])) for p in STREAMS) or 1
+    """Stream tokens per second (or units of the input, without a stream)."""
+    n = 0
+    for unit in _units(x):
+        toks = tokens(unit)
+        n += sum(len(toks.get(p, [])) for t in TYPES for p in t[1]) or 1
     return n / seconds(x, frequency_hz, phases)
 
 
@@ -293,7 +456,6 @@ if __name__ == "__main__":
             value = arg
         print(json.dumps({"input": arg, "cycles": latency(value)}))
 '''
-    return head
 
 
 def load_module(source: str, name: str = "lpn_interface"):
@@ -304,4 +466,4 @@ def load_module(source: str, name: str = "lpn_interface"):
     return module
 
 
-__all__ = ["module_source", "load_module"]
+__all__ = ["module_source", "typed_module_source", "load_module"]

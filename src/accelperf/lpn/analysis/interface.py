@@ -22,6 +22,15 @@ that (loops whose parallel factors differ make it overshoot, round after round),
 per-token gap the simulation shows but no loop explains (a stage that only *reads* a
 later stage's slots) is added as the term ``coupling``, marked as measured.
 
+**Fixed structures (beyond the paper).** A space built from an input with only its size
+properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
+structure_space``) gets two measured terms: the simulated cycles at the smallest sizes
+(a floor: work the loops cannot see, such as round-robin turns whose output counts are
+expressions) and, at large sizes, the cycles the simulation adds to the size-bound term
+(its fill, taken only when it is the same constant at two sizes). A fully fixed input (a
+VTA program) gets neither. A transition's initiation interval enters ḡ as its mean over
+the class's commits (Menshen's per-packet n_words add up to Fig. 7's sum of words).
+
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
 whole matrix) or when the bottleneck moves with the data (JPEG blocks of different
@@ -48,13 +57,14 @@ from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
-                    token_symbol)
+                    symbol_ranges, token_symbol)
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError
 
 
 @dataclass(frozen=True)
 class Gap:
-    """What bounds one transition in one class."""
+    """What bounds one transition in one class (in the model's delay units: ticks
+    where a model counts fractions of a cycle; latencies are in cycles)."""
 
     transition: str
     commits: object          # N_T
@@ -107,9 +117,29 @@ class Interface:
     space: InputSpace = field(repr=False)
     classes: tuple
     seconds: float = field(default=0.0, compare=False)
+    overlap: int = 0          # cycles two inputs of this type share when back to back
 
     def __repr__(self) -> str:
         return f"Interface({self.model}: {len(self.classes)} class(es))"
+
+
+def unit_overlap(model: Model, interface: Interface) -> int:
+    """Beyond the paper (Fig. 5 adds the messages of a stream): the cycles two inputs of
+    a fixed structure share when they follow each other, measured on the first class's
+    sample: 2·latency(x) − latency(x then x), at least 0 (the next message's front end
+    runs while the last one's writes drain). The tokens of "x then x" are each input
+    place's tokens twice, in order, as Protoacc's Ψ walks a list of messages."""
+    from ..sim import SimulationError, simulate
+    from .classes import marking_of
+    if not interface.classes or any(p.stream for p in interface.space.places):
+        return 0
+    sample = interface.classes[0].input_class.sample
+    try:
+        once = simulate(model, marking_of(model, sample)).latency
+        twice = simulate(model, marking_of(model, {p: t + t for p, t in sample.items()})).latency
+    except SimulationError:
+        return 0
+    return max(0, 2 * once - twice)
 
 
 # ---------------------------------------------------------------------- loops (A.3)
@@ -170,9 +200,45 @@ def _mean_delays(cls: InputClass):
     for c in cls.commits:
         n[c.transition] = n.get(c.transition, 0) + c.times
         total[c.transition] = total.get(c.transition, 0) + c.times * c.delay
-        interval[c.transition] = sympy.Max(interval.get(c.transition, 0), c.interval)
-    return ({t: sympy.simplify(v) for t, v in n.items()},
-            {t: sympy.simplify(total[t] / n[t]) for t in n}, interval)
+        # the mean initiation interval: N_T of them add up to the unit's busy time
+        # (Menshen's n_words per packet add up to Fig. 7's sum_nr_words)
+        interval[c.transition] = interval.get(c.transition, 0) + c.times * c.interval
+    return ({t: _simplify(v) for t, v in n.items()},
+            {t: _simplify(total[t] / n[t]) for t in n},
+            {t: _simplify(interval[t] / n[t]) for t in n})
+
+
+SIMPLIFY_SYMBOLS = 8
+"""Expressions over more symbols than this are only expanded, not simplified: a fixed
+structure's per-token sums (Protoacc's floor(bytes_i/16) over every element) gain
+nothing from simplify, which was most of their extraction time."""
+
+
+def _max(*args):
+    """sympy.Max, but over many symbols (a fixed structure's sums) left unevaluated after
+    keeping the largest number and the distinct expressions: sympy's Max compares every
+    pair of arguments symbolically, which took minutes on Menshen's 100-packet sums;
+    :func:`prune_max` then drops what the solver proves never the largest."""
+    args = [sympy.sympify(a) for a in args]
+    if len(set().union(*(a.free_symbols for a in args))) <= SIMPLIFY_SYMBOLS:
+        return sympy.Max(*args)
+    flat = []
+    for a in args:
+        flat += list(a.args) if isinstance(a, sympy.Max) else [a]
+    nums = [a for a in flat if a.is_number]
+    out = list(dict.fromkeys(a for a in flat if not a.is_number)) + \
+        ([max(nums)] if nums else [])
+    return out[0] if len(out) == 1 else sympy.Max(*out, evaluate=False)
+
+
+def _simplify(expr):
+    """sympy.simplify, skipped for numbers and (see SIMPLIFY_SYMBOLS) long sums."""
+    expr = sympy.sympify(expr)
+    if not expr.free_symbols:
+        return expr
+    if len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+        return sympy.expand(expr)
+    return sympy.simplify(expr)
 
 
 def _samples(cls: InputClass, model: Model, solver: Solver, k: int = 4) -> list[dict]:
@@ -195,7 +261,11 @@ def _dominant(expr, point):
 
 
 def _value(expr, point) -> float:
-    return float(sympy.sympify(expr).subs(point))
+    # xreplace, not subs: the point gives every symbol a number, and subs's pattern
+    # matching is what made extraction slow on fixed structures of many tokens.
+    expr = sympy.sympify(expr)
+    return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols
+                                if s in point}))
 
 
 def prune_max(expr, solver: Solver, conditions) -> object:
@@ -209,15 +279,15 @@ def prune_max(expr, solver: Solver, conditions) -> object:
     keep = list(dict.fromkeys(args))
     for a in list(keep):
         rest = [b for b in keep if b is not a]
-        if rest and not solver.possible(list(conditions) + [a > sympy.Max(*rest)]):
+        if rest and not solver.possible(list(conditions) + [a > _max(*rest)]):
             keep.remove(a)
-    return sympy.Max(*keep) if keep else args[0]
+    return _max(*keep) if keep else args[0]
 
 
 def factor_max(expr):
     """Max(n·a, n·b, ...) written n·Max(a, b, ...), as Fig. 4 reads."""
-    if not isinstance(expr, sympy.Max):
-        return expr
+    if not isinstance(expr, sympy.Max) or len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+        return expr                 # (a polynomial gcd over a long sum takes minutes)
     factor = expr.args[0]
     for a in expr.args[1:]:
         factor = sympy.gcd(factor, a)
@@ -274,8 +344,38 @@ def _uniform_slopes(model: Model, cls: InputClass, points):
                     cls.space, model, {**point, n_sym: n}))).latency)
             except (SimulationError, KeyError, ZeroDivisionError):
                 return None
-        out.append(({**point, n_sym: n1}, n_sym, sympy.Rational(lat[1] - lat[0], n2 - n1)))
+        out.append(({**point, n_sym: n1}, n_sym, sympy.Rational(
+            (lat[1] - lat[0]) * model.ticks_per_cycle, n2 - n1)))
     return out
+
+
+MEASURED_FLOOR, MEASURED_FILL = "measured_floor", "measured_fill"
+"""The names of the measured terms of a fixed structure (see :func:`_simulated_at`)."""
+
+BIG_SIZE = 4096
+"""The large sizes of a fixed structure's second measured run: this times each ranged
+property's lower bound (at least 1), within its range."""
+
+
+def _simulated_at(model: Model, cls: InputClass, pick):
+    """Beyond the paper, for a fixed structure whose token properties range (a Protoacc
+    message type, a Menshen packet stream): (point, cycles) of the simulated run with
+    every ranged property at ``pick(lo, hi)``; None for streams, for fully fixed inputs
+    (a VTA program: measuring it would be the simulation itself) and where the point
+    leaves the class."""
+    from ..sim import SimulationError, simulate
+    from .classes import marking_of, tokens_for
+    space = cls.space
+    if any(p.stream for p in space.places):
+        return None
+    point = {sym: pick(lo, hi) for sym, (lo, hi) in symbol_ranges(space).items()}
+    if not point or not cls.holds(point):
+        return None
+    try:
+        cycles = simulate(model, marking_of(model, tokens_for(space, model, point))).latency
+    except SimulationError:
+        return None
+    return point, sympy.Integer(cycles * model.ticks_per_cycle)   # in the delays' ticks
 
 
 def _slope(counts, gap, point, n_sym) -> float:
@@ -296,8 +396,8 @@ def max_effective(gaps, solver: Solver, conditions):
     counts = {sympy.simplify(g.commits) for g in gaps}
     if len(counts) == 1:
         (n,) = counts
-        return n * prune_max(sympy.Max(*[g.gap for g in gaps]), solver, conditions)
-    return factor_max(prune_max(sympy.Max(*[g.effective for g in gaps]), solver, conditions))
+        return n * prune_max(_max(*[g.gap for g in gaps]), solver, conditions)
+    return factor_max(prune_max(_max(*[g.effective for g in gaps]), solver, conditions))
 
 
 def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[Loop],
@@ -313,7 +413,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         base = delays[name] if k is None else delays[name] / k
         if k is None:
             base = 0
-        gap[name] = sympy.Max(base, intervals[name])
+        gap[name] = _max(base, intervals[name])
         bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
@@ -332,7 +432,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                 candidate = delta / f
                 if any(_value(candidate, p) > _value(gap[t], p) + 1e-9 for p in points):
                     bound[t] = f"loop via {lp.place}"
-                gap[t] = sympy.Max(gap[t], candidate)
+                gap[t] = _max(gap[t], candidate)
         if slopes and any(_slope(counts, gap, p, n) > float(g) * 1.001 for p, n, g in slopes):
             # Past what the net does on the sampled uniform inputs: A.3's loops overshoot
             # where a loop's factors differ (F/C > 1); keep the last estimate below it.
@@ -345,8 +445,8 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     conds = list(cls.conditions)
     gaps = []
     for name in counts:
-        g = prune_max(sympy.simplify(gap[name]), solver, conds)
-        gaps.append(Gap(name, counts[name], g, sympy.simplify(counts[name] * g),
+        g = prune_max(_simplify(gap[name]), solver, conds)
+        gaps.append(Gap(name, counts[name], g, _simplify(counts[name] * g),
                         delays[name], bound[name]))
     latency = max_effective(gaps, solver, conds)
     # Beyond the paper: a coupling the loops miss (a read arc waiting for a later stage)
@@ -358,10 +458,40 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         gaps.append(Gap(COUPLING, n, max(missing), n * max(missing), 0,
                         "measured on uniform inputs"))
         latency = max_effective(gaps, solver, conds)
+    # Beyond the paper, for a fixed structure whose sizes range: two simulated runs.
+    big = _simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * BIG_SIZE))
+    bigger = _simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * 2 * BIG_SIZE))
+    if big is not None and bigger is not None and big[0] != bigger[0]:
+        # At large sizes the size-bound term rules; what the simulation adds to it is the
+        # time before that stage starts and after it ends (its fill), which a max over
+        # transitions leaves out. A fill is a constant: when it grows with the sizes
+        # (Menshen's last packet passes several units word by word), it is not added.
+        top = max(gaps, key=lambda g: _value(g.effective, big[0]))
+        fill = big[1] - sympy.sympify(latency).xreplace(big[0])     # exact, for Z3
+        again = bigger[1] - sympy.sympify(latency).xreplace(bigger[0])
+        if fill > 0 and abs(again - fill) <= max(2, fill / 100):
+            gaps.append(Gap(MEASURED_FILL, 1, top.effective + fill,
+                            top.effective + fill, 0, f"{top.transition} + fill measured "
+                                                     f"at large sizes"))
+            latency = max_effective(gaps, solver, conds)
+    small = _simulated_at(model, cls, lambda lo, hi: lo)
+    if small is not None and small[1] > _value(latency, small[0]) * 1.001:
+        # At its smallest sizes a fixed structure is bound by work the loops do not see
+        # (Protoacc's round-robin turns, whose counts depend on the turn index): the
+        # simulated cycles there are a floor.
+        gaps.append(Gap(MEASURED_FLOOR, 1, small[1], small[1], 0,
+                        "measured at the smallest sizes"))
+        latency = max_effective(gaps, solver, conds)
     sample = points[0]
     top = max(gaps, key=lambda g: _value(g.effective, sample))
     phases = _phases(model, cls, gaps, solver)
     phased = sympy.Add(*[p.latency for p in phases]) if phases else latency
+    if model.ticks_per_cycle != 1:
+        # Delays count ticks (VTA: eighths of a cycle); the interface speaks cycles.
+        tick = model.ticks_per_cycle
+        latency, phased = latency / tick, phased / tick
+        phases = [Phase(p.transitions, p.latency / tick, p.bottleneck, p.stream,
+                        p.fill / tick) for p in phases]
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
                           phased, iterations)
 
@@ -396,7 +526,7 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         if kind == "single" and chain:              # one token after another: in sequence
             latency = sympy.Add(*[c.delay for c in records])
             top = max(records, key=lambda c: _value(c.delay, _point(cls))).transition
-            phases.append(Phase(tuple(names), sympy.simplify(latency), top, None, 0))
+            phases.append(Phase(tuple(names), _simplify(latency), top, None, 0))
             continue
         probed = [p.place for p in cls.space.places if p.probe]
         if origin is None and kind == "single" and len(probed) == 1:
@@ -409,10 +539,10 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         # The first token passes every stage; the others follow one bottleneck gap apart.
         n_sym = count_symbol(origin) if origin is not None else None
         per_token = [by_name[n].gap if n_sym is None else
-                     sympy.simplify(by_name[n].gap * by_name[n].commits / n_sym) for n in names]
+                     _simplify(by_name[n].gap * by_name[n].commits / n_sym) for n in names]
         slowest = prune_max(sympy.Max(*per_token), solver, list(cls.conditions))
         fill = sympy.Add(*[by_name[n].delay for n in names]) - slowest
-        fill = prune_max(sympy.simplify(sympy.Max(fill, 0)), solver, list(cls.conditions))
+        fill = prune_max(_simplify(sympy.Max(fill, 0)), solver, list(cls.conditions))
         phases.append(Phase(tuple(names), body + fill, top, origin, fill))
     return phases
 
@@ -437,5 +567,5 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     return Interface(model.name, space, per_class, time.perf_counter() - t0)
 
 
-__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops",
+__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
            "extract_interface", "class_interface"]

@@ -53,10 +53,16 @@ class PlaceSpace:
     count: tuple[int, int]                  # lo, hi (equal for a fixed count)
     properties: dict = field(default_factory=dict)   # name -> (lo, hi)
     probe: int | None = None                # a stream run token by token on this many
+    values: tuple | None = None             # fixed structure: per token {prop: value} of
+    #                                         the properties not ranged in ``properties``
 
     @property
     def stream(self) -> bool:
         return self.count[0] != self.count[1]
+
+    def fixed(self, index: int) -> dict:
+        """The properties token ``index`` has fixed values for (a fixed structure)."""
+        return self.values[index] if self.values else {}
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,90 @@ def _range(where: str, value) -> tuple[int, int]:
     raise invalid(where, value, "an integer or [lo, hi] with integers lo <= hi")
 
 
+def space_from_input(model: Model, user_input, vary: dict, origin: str = "space",
+                     constraints=()) -> InputSpace:
+    """A fixed-structure space (OSDI'24 §5.3.1's input classes of Protoacc, Menshen and
+    VTA): the tokens Ψ makes of ``user_input``, every one kept with its own symbols; the
+    properties named in ``vary`` ({place: {prop: (lo, hi)}}) range, every other property
+    keeps the input's value. For Protoacc a message *type* (field kinds fixed, element
+    sizes ranged), for Menshen a packet stream of fixed length and kinds, sizes ranged,
+    for VTA one program."""
+    if not isinstance(vary, dict):
+        raise invalid(f"{origin}: vary", vary, "a table [vary.PLACE] prop = [lo, hi]")
+    marking = model.marking(user_input)
+    inputs = {model.places[pid].name: (pid, toks) for pid, toks in marking.tokens.items()
+              if pid not in model.initial and toks}
+    for name, props in vary.items():
+        if name not in inputs:
+            raise invalid(f"{origin}: vary place", name,
+                          f"a place the input fills ({', '.join(inputs)})")
+        ttype = model.places[inputs[name][0]].token_type
+        if not isinstance(props, dict) or not set(props) <= set(ttype.properties):
+            raise invalid(f"{origin}: vary.{name}", props,
+                          f"a table of properties of {ttype.name} tokens {list(ttype.properties)}")
+    places = []
+    for name, (pid, toks) in inputs.items():
+        props = model.places[pid].token_type.properties
+        ranged = {p: _range(f"{origin}: vary.{name}.{p}", list(r) if isinstance(r, tuple)
+                            else r) for p, r in vary.get(name, {}).items()}
+        values = tuple({p: int(v) for p, v in zip(props, tok) if p not in ranged}
+                       for tok in toks)
+        places.append(PlaceSpace(name, (len(toks), len(toks)), ranged, None, values))
+    space = InputSpace(tuple(places), tuple(constraints), model.name)
+    for c in constraints:
+        constraint_exprs(space, c)
+    return space
+
+
+SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 30)}},
+         "menshen": {"packets": {"n_words": (1, 1500)}}}
+"""What varies within an input type of a library model (its *size* properties): the
+bytes of each Protoacc field element, the words of each Menshen packet. Everything
+else (field kinds and counts, packet kinds, a VTA program) is the type."""
+
+
+STRUCTURED = ("protoacc", "menshen", "vta")
+"""Library models whose inputs steer the net token by token: their default space is the
+structure of their example input (:func:`structure_space`), not a stream."""
+
+
+def structure_space(model: Model, user_input, vary: dict | None = None) -> InputSpace:
+    """The fixed-structure space (type) of ``user_input``: :func:`space_from_input` with
+    the model's size properties (:data:`SIZES`) ranged unless ``vary`` says otherwise."""
+    return space_from_input(model, user_input,
+                            SIZES.get(model.name, {}) if vary is None else vary)
+
+
+def _space_input(model: Model, data: dict, origin: str):
+    """The input a space file's ``input`` names: "default" (the model's own example),
+    a file (relative to the space file) or the parsed input written inline."""
+    value = data["input"]
+    if value == "default":
+        return model.default_input
+    if isinstance(value, str):
+        from ..loader import load_input
+        path = Path(origin).parent / value
+        if not path.is_file():
+            raise invalid(f"{origin}: input", value, "\"default\", a file next to the "
+                          "space file, or the input written inline")
+        return load_input(str(path), model)
+    return value
+
+
 def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpace:
-    """Check a parsed space against ``model``: every place and property must exist."""
+    """Check a parsed space against ``model``: every place and property must exist. A
+    space with ``input = ...`` and ``[vary.PLACE]`` tables is a fixed structure
+    (:func:`space_from_input`)."""
+    if isinstance(data, dict) and "input" in data:
+        unknown = set(data) - {"model", "input", "vary", "constraints"}
+        if unknown:
+            raise invalid(f"{origin}", sorted(unknown),
+                          "with input = ...: only model, input, vary and constraints")
+        constraints = data.get("constraints", [])
+        if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+            raise invalid(f"{origin}: constraints", constraints, "a list of strings")
+        return space_from_input(model, _space_input(model, data, origin),
+                                data.get("vary", {}), origin, constraints)
     if not isinstance(data, dict) or not isinstance(data.get("places"), dict) \
             or not data["places"]:
         raise invalid(f"{origin}: places", data.get("places") if isinstance(data, dict)
@@ -273,12 +361,16 @@ SHIPPED = Path(__file__).parent / "spaces"
 
 
 def default_space(model: Model) -> InputSpace:
-    """The space shipped for a library model, else a space around the model's own example input: its places and token counts as
-    streams from 1 to 100,000 tokens, each property between 0 and the largest value the
-    example uses (at least 1), so an interface covers inputs like the example."""
+    """The space shipped for a library model; else, for Protoacc, Menshen and VTA, the
+    structure of their example input (:data:`STRUCTURED`); else a space around the
+    model's own example input: its places and token counts as streams from 1 to 100,000
+    tokens, each property between 0 and the largest value the example uses (at least 1),
+    so an interface covers inputs like the example."""
     shipped = SHIPPED / f"{model.name}.toml"
     if shipped.is_file():
         return load_space(model, shipped)
+    if model.name in STRUCTURED:
+        return structure_space(model, model.default_input)
     marking = model.marking()
     places = []
     for pid, tokens in marking.tokens.items():
@@ -299,10 +391,13 @@ def describe(space: InputSpace) -> dict:
     """A JSON-ready description of the space."""
     return {"model": space.model, "constraints": list(space.constraints),
             "places": {p.place: {"count": list(p.count) if p.stream else p.count[0],
-                                 "properties": {k: list(v) for k, v in p.properties.items()}}
+                                 "properties": {k: list(v) for k, v in p.properties.items()},
+                                 **({"fixed": list(p.values)} if p.values else {})}
                        for p in space.places}}
 
 
-__all__ = ["InputSpace", "PlaceSpace", "load_space", "space_from_dict", "default_space",
+__all__ = ["InputSpace", "PlaceSpace", "load_space", "space_from_dict", "space_from_input",
+           "structure_space", "SIZES",
+           "default_space",
            "constraint_exprs", "space_constraints", "symbol_ranges", "token_symbol",
            "count_symbol", "mean_symbol", "describe"]

@@ -19,6 +19,12 @@ How it follows A.2
   make the class depend on which starts first, i.e. on time; the executor detects that
   case and stops with a message naming both, rather than guess.
 
+Fixed structures
+----------------
+A place of a space built from an input (:func:`.space.space_from_input`) gives each token
+its input's values as constants for the properties that do not vary and symbols for the
+ones that do, so the kinds that steer the net decide nothing and the sizes stay symbolic.
+
 Streams
 -------
 A place whose token count is a range in the space holds one *bundle*: ``n_P`` tokens
@@ -196,8 +202,10 @@ class Explorer:
                                             count_symbol(ps.place)))
             else:
                 for i in range(ps.probe or ps.count[0]):
-                    queues[pid].append(SymToken(tuple(token_symbol(ps.place, i, p)
-                                                      for p in props)))
+                    fixed = ps.fixed(i)          # a fixed structure's constant properties
+                    queues[pid].append(SymToken(tuple(
+                        sympy.Integer(fixed[p]) if p in fixed else token_symbol(ps.place, i, p)
+                        for p in props)))
         return Path(queues)
 
     # ------------------------------------------------------------------ decisions
