@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from accelperf import LogCA, ModelError
@@ -21,18 +21,22 @@ def metric_of(model, target):
                           model.dependent))
 
 
-def within_1e9_or_one_ulp(model, parameter, value, target):
-    """The metric at the answer equals the target to 1e-9, or, where the metric is too steep
-    for that (A a few 1e-8 above 1 makes g1 = f(A − 1) lose digits), the target lies between
-    the metric at the answer and at its neighbouring double: no double does better."""
+def within_1e9_or_its_conditioning(model, parameter, value, target):
+    """The metric at the answer equals the target to 1e-9, or to what the metric's
+    conditioning allows: where it is steep in the parameter (A a few 1e-8 above 1, or
+    C·(A−1) ≈ A·L, where eq. 11's denominator cancels) a relative change of one ulp of the
+    parameter moves it by κ·eps (κ = |d ln metric / d ln parameter|), and the metric's own
+    evaluation in doubles is off by as much: within a few of those steps no double does
+    measurably better."""
     at = lambda v: metric_of(model.with_parameters(**{parameter: v}), target)
-    if at(value) == pytest.approx(target.value, rel=1e-9):
+    got = at(value)
+    if got == pytest.approx(target.value, rel=1e-9):
         return True
-    for side in (math.inf, -math.inf):
-        ends = sorted((at(value), at(math.nextafter(value, side))))
-        if ends[0] <= target.value <= ends[1]:
-            return True
-    return False
+    h = 1e-9                      # small: near its pole the metric ends a little further
+    kappa = max(abs(math.log(at(value * (1 + d)) / got)) / h for d in (h, -h)
+                if math.isfinite(at(value * (1 + d))), default=0.0)
+    eps = np.finfo(float).eps
+    return abs(got / target.value - 1) <= 1e-9 + 4 * kappa * eps
 
 
 def check_plugged_back(model, result):
@@ -46,7 +50,7 @@ def check_plugged_back(model, result):
             assert target.met(metric_of(changed, target)) and "only with" in sol.reason
             continue
         if sol.reason is None:
-            assert within_1e9_or_one_ulp(model, p, sol.value, target), p
+            assert within_1e9_or_its_conditioning(model, p, sol.value, target), p
             continue
         # an edge where the metric stops existing: met on one side, absent on the other
         inside, outside = (0.999, 1.001) if sol.direction == "at most" else (1.001, 0.999)
@@ -57,6 +61,9 @@ def check_plugged_back(model, result):
 
 
 @settings(max_examples=80, deadline=None)
+# C·(A−1) − A·L = 0.0097 at the answer: κ = 2.9e6, the answer 1.4e-9 from 1024
+@example(L=1.0, o=1.0, C=3162.2776601683795, A=10.0, beta=1.0, dependent=True,
+         target="g1<=1KiB")
 @given(L=log_uniform(1e-2, 1e4), o=log_uniform(1, 1e8), C=log_uniform(0.1, 1e4),
        A=log_uniform(1.1, 300), beta=st.floats(0.4, 2.0), dependent=st.booleans(),
        target=st.sampled_from(["g1<=1KiB", "g1<=64B", "g_half<=8KiB", "g_A<=1MiB",
