@@ -33,8 +33,8 @@ def within_1e9_or_its_conditioning(model, parameter, value, target):
     if got == pytest.approx(target.value, rel=1e-9):
         return True
     h = 1e-9                      # small: near its pole the metric ends a little further
-    kappa = max(abs(math.log(at(value * (1 + d)) / got)) / h for d in (h, -h)
-                if math.isfinite(at(value * (1 + d))), default=0.0)
+    kappa = max((abs(math.log(at(value * (1 + d)) / got)) / h for d in (h, -h)
+                 if math.isfinite(at(value * (1 + d)))), default=0.0)
     eps = np.finfo(float).eps
     return abs(got / target.value - 1) <= 1e-9 + 4 * kappa * eps
 
