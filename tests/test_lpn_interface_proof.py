@@ -86,8 +86,8 @@ def test_outside_the_interface_space_any_accuracy_fails(tmp_path, generated):
 
 @pytest.mark.parametrize("edit,needle", [
     (lambda s: s.replace("PHASES = False", "PHASES = True"), "phase-aware"),
-    (lambda s: s.replace("STREAMS = {'blocks'", "STREAMS = {'pixels'"), "'pixels'"),
-    (lambda s: s.replace("CLASSES = [", "OTHER = ["), "not a module written"),
+    (lambda s: s.replace("STREAMS_0 = {'blocks'", "STREAMS_0 = {'pixels'"), "'pixels'"),
+    (lambda s: s.replace("TYPES = [", "OTHER = ["), "not a module written"),
 ])
 def test_bad_generated_modules_are_one_line_errors(generated, edit, needle):
     jpeg = build("jpeg-decoder")

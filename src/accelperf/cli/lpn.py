@@ -379,8 +379,8 @@ def _interface(path: Path, model, space):
         raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
                          f"latency(x) function")
     source = path.read_text()
-    if re.search(r"^CLASSES = \[", source, re.M) and re.search(r"^STREAMS = ", source, re.M):
-        from ..lpn.analysis.formula import generated_interface_term
+    from ..lpn.analysis.formula import generated_interface_term, is_generated_interface
+    if is_generated_interface(source):
         term = generated_interface_term(source, space.variables(model),
                                         f"--interface = '{path}'")
         return lambda _x: term

@@ -174,15 +174,22 @@ def is_condition(term) -> bool:
     return z3.is_bool(term)
 
 
+def is_generated_interface(source: str) -> bool:
+    """Whether a module's text is one written by ``accelperf lpn interface --out``
+    (:mod:`.emit`): it has the ``TYPES`` table and the ``PHASES`` switch at top level."""
+    return bool(re.search(r"^TYPES = \[", source, re.M)
+                and re.search(r"^PHASES = ", source, re.M))
+
+
 def generated_interface_term(source: str, places: dict[str, Tokens],
                              what: str = "--interface"):
     """The prediction ``E`` of a module written by ``accelperf lpn interface MODEL --out``
     (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
     (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their
-    input with Python branches a Z3 term cannot take): its ``STREAMS`` and ``FIXED``
-    tables say which named properties it reads (``n_P``, ``mean_P_p``, ``P_i_p``), each
+    input with Python branches a Z3 term cannot take): its one entry of ``TYPES`` names
+    its tables; ``STREAMS_k`` and ``FIXED_k`` say which named properties it reads (``n_P``, ``mean_P_p``, ``P_i_p``), each
     class's ``_in_class_i`` and ``_latency_i`` return one formula of this module's
-    language (after unpacking the properties by name), and its ``SPACE`` conditions
+    language (after unpacking the properties by name), and its ``SPACE_k`` conditions
     (``a['name']``) bound where it answers. ``E`` is the first class's latency whose
     condition holds; where the input is outside ``SPACE`` or every class, ``E`` is a free
     variable (``E_outside``), so any accuracy property fails there with a counterexample.
@@ -199,12 +206,23 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
     tables = {n.targets[0].id: n.value for n in tree.body if isinstance(n, ast.Assign)
               and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
     functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    if not {"STREAMS", "FIXED", "SPACE", "CLASSES", "PHASES"} <= set(tables):
-        fail("not a module written by `accelperf lpn interface --out` (it has no STREAMS, "
-             "FIXED, SPACE and CLASSES tables)")
+    if not {"TYPES", "PHASES"} <= set(tables) or not isinstance(tables["TYPES"], ast.List):
+        fail("not a module written by `accelperf lpn interface --out` (it has no TYPES "
+             "and PHASES tables)")
     if ast.literal_eval(tables["PHASES"]):
         fail("a phase-aware interface (PHASES = True): its latency is a loop over the "
              "stream, not a formula; write the plain one (without --phases)")
+    if len(tables["TYPES"].elts) != 1:
+        fail(f"it prices {len(tables['TYPES'].elts)} input types (a stream of typed units "
+             f"such as messages); the proof takes a module of one type")
+    # (name, streams, fixed, ranges, structure, space, sums, overlap, classes)
+    entry = tables["TYPES"].elts[0].elts
+    streams, fixed, space = (tables[e.id] for e in (entry[1], entry[2], entry[5]))
+    sums = entry[6].id
+    if any(not isinstance(s, ast.Pass) for s in functions[sums].body):
+        fail("its formulas read per-token sums of a fixed structure; the proof takes "
+             "stream means and token properties only")
+    tables.update(STREAMS=streams, FIXED=fixed, SPACE=space, CLASSES=entry[8])
     names = {}
     for place, props in ast.literal_eval(tables["STREAMS"]).items():
         values = _tokens_of(places, place, what).values
@@ -234,8 +252,8 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
     inside = [formula(ast.get_source_segment(source, item.elts[1].body), "SPACE")
               for item in tables["SPACE"].elts]
     value = z3.Real("E_outside")
-    for entry in reversed(tables["CLASSES"].elts):
-        in_class, plain = (e.id for e in entry.elts[:2])
+    for cls in reversed(tables["CLASSES"].elts):
+        in_class, plain = (e.id for e in cls.elts[:2])
         latency = returned(plain)
         value = z3.If(returned(in_class), z3.ToReal(latency) if latency.is_int() else latency,
                       value)
