@@ -208,6 +208,12 @@ def _arc_after(w: _Writer, arc, k: str, indent: str) -> list[str]:
     return lines
 
 
+def _has_record(t: Transition) -> bool:
+    """Whether a firing of ``t`` carries data to its commit (weights computed at start,
+    tokens built at start, a route); one that does not needs no record."""
+    return bool(_dynamic_weights(t) or t.routes or any(map(_carried, t.outputs)))
+
+
 def _fire(w: _Writer) -> list[str]:
     t = w.t
     lines = [f"static inline int fire_{t.id}(Ctx *C, int64_t now, int probe) {{",
@@ -238,10 +244,13 @@ def _fire(w: _Writer) -> list[str]:
         size.append("rsize")
     lines += ["    int64_t ns;",
               "    if (__builtin_add_overflow(now, ii, &ns)) "
-              "{ fail_op(E, OP_TIME, now, ii); return F_FAIL; }",
-              "    int64_t slot, pos = 0;",
-              f"    int64_t *R = rec_get(C, {' + '.join(size)}, &slot);",
-              "    if (!R) return F_FAIL;"]
+              "{ fail_op(E, OP_TIME, now, ii); return F_FAIL; }"]
+    if _has_record(t):
+        lines += ["    int64_t slot, pos = 0;",
+                  f"    int64_t *R = rec_get(C, {' + '.join(size)}, &slot);",
+                  "    if (!R) return F_FAIL;"]
+    else:
+        lines.append("    const int64_t slot = NO_REC;")
     copied = {a.copy_from for a in t.outputs + t.routes if a.copy_from is not None}
     for k, pid in enumerate(t.inputs):
         if k in dynamic:
@@ -283,9 +292,11 @@ def _push(w: _Writer, arc, n: str, indent: str) -> list[str]:
 def _commit(w: _Writer) -> list[str]:
     t = w.t
     dynamic = _dynamic_weights(t)
-    lines = [f"static inline int64_t commit_{t.id}(Ctx *C, int64_t slot, int64_t now) {{",
-             f"    int64_t *R = C->recs[slot].d, pos = {len(dynamic)};",
-             "    (void)R; (void)pos; (void)now;"]
+    record = _has_record(t)
+    lines = [f"static inline int64_t commit_{t.id}(Ctx *C, int64_t slot, int64_t now) {{"]
+    lines += [f"    int64_t *R = C->recs[slot].d, pos = {len(dynamic)};",
+              "    (void)R; (void)pos; (void)now;"] if record else \
+        ["    (void)slot; (void)now;"]
     for k, pid in enumerate(t.inputs):
         c = _const(t.weights[k])
         taken = _c_int(c) if c is not None else f"R[{dynamic.index(k)}]"
@@ -305,17 +316,27 @@ def _commit(w: _Writer) -> list[str]:
             lines += _push(w, arc, "n", "        ")
             lines += [f"        chosen = {arc.place};", "    }"]
         chosen = "chosen"
-    lines += ["    rec_put(C, slot);", f"    return {chosen};", "}"]
+    lines += ["    rec_put(C, slot);"] if record else []
+    lines += [f"    return {chosen};", "}"]
     return lines
 
 
-def _csr(name: str, lists) -> list[str]:
-    starts, flat = [0], []
+def _bit_lists(name: str, lists) -> list[str]:
+    """Transition-id lists as the runtime's dirty set marks them: per list, (word, bits)
+    pairs in ascending word order (one pair per 64 ids that share a word), in CSR form."""
+    starts, words, bits = [0], [], []
     for items in lists:
-        flat += items
-        starts.append(len(flat))
+        by_word: dict[int, int] = {}
+        for t in items:
+            by_word[t >> 6] = by_word.get(t >> 6, 0) | 1 << (t & 63)
+        for word in sorted(by_word):
+            words.append(word)
+            bits.append(by_word[word])
+        starts.append(len(words))
     return [f"static const int32_t {name}_AT[] = {{{', '.join(map(str, starts))}}};",
-            f"static const int32_t {name}[] = {{{', '.join(map(str, flat)) or '0'}}};"]
+            f"static const int32_t {name}_W[] = {{{', '.join(map(str, words)) or '0'}}};",
+            f"static const uint64_t {name}[] = "
+            f"{{{', '.join(f'UINT64_C({b:#x})' for b in bits) or '0'}}};"]
 
 
 def generate(model: Model) -> tuple[str, tuple]:
@@ -326,13 +347,14 @@ def generate(model: Model) -> tuple[str, tuple]:
     n_t = len(model.transitions)
     strides = [len(p.token_type.properties) for p in model.places]
     conc = [INT64_MAX if t.concurrency is None else t.concurrency for t in model.transitions]
-    net = [f"/* net {model.name!r}: {len(model.places)} places, {n_t} transitions */",
-           f"#define N_P {len(model.places)}", f"#define N_T {n_t}",
-           f"#define DONE {model.done}",
-           f"static const int64_t STRIDE[] = {{{', '.join(map(str, strides))}}};",
-           f"static const int64_t CONC[] = {{{', '.join(map(_c_int, conc))}}};"]
-    net += _csr("START_DIRTY", start_dirty) + _csr("COMMIT_DIRTY", commit_dirty)
-    net += _csr("WATCHERS", model.watchers())
+    tables = [f"/* net {model.name!r}: {len(model.places)} places, {n_t} transitions */",
+              f"#define N_P {len(model.places)}", f"#define N_T {n_t}",
+              f"#define DONE {model.done}",
+              f"static const int64_t STRIDE[] = {{{', '.join(map(str, strides)) or '0'}}};",
+              f"static const int64_t CONC[] = {{{', '.join(map(_c_int, conc)) or '0'}}};"]
+    tables += _bit_lists("START_DIRTY", start_dirty) + \
+        _bit_lists("COMMIT_DIRTY", commit_dirty) + _bit_lists("WATCHERS", model.watchers())
+    net = []
     for t in model.transitions:
         w = _Writer(model, t, messages)
         net += [""] + _fire(w) + [""] + _commit(w)
@@ -346,9 +368,10 @@ def generate(model: Model) -> tuple[str, tuple]:
     net += [f"    case {i}: return commit_{i}(C, slot, now);" for i in range(n_t)]
     net += ["    default: return -1;", "    }", "}"]
     runtime = resources.files("accelperf.lpn").joinpath("runtime.c").read_text("utf-8")
-    head, marker, tail = runtime.partition("/* @NET@")
-    tail = tail.split("*/", 1)[1]
-    return head + "\n".join(net) + "\n" + tail, tuple(messages)
+    for marker, lines in (("/* @TABLES@", tables), ("/* @NET@", net)):
+        head, _, tail = runtime.partition(marker)
+        runtime = head + "\n".join(lines) + "\n" + tail.split("*/", 1)[1]
+    return runtime, tuple(messages)
 
 
 # ---------------------------------------------------------------------- compile and load
