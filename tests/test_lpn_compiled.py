@@ -3,6 +3,7 @@ traces, results, limits, reports and error texts; int64 range; choosing a backen
 
 import dataclasses
 import json
+from collections import deque
 import os
 import warnings
 
@@ -161,6 +162,28 @@ def test_values_outside_int64_are_refused_not_wrapped():
         simulate(model, [(2**62, 4)], backend="compiled")
     assert simulate(model, [(2**62, 4)]).latency == 2**64      # Python: unbounded
 
+
+
+def test_tokens_reach_the_engine_as_given_by_every_path():
+    """lpn_flatten (C) takes lists and tuples of tokens; anything else goes the Python
+    way; both give the same values, in place order, and refuse what is not int64."""
+    model = arithmetic_net(lambda s: s.a * s.b)
+    engine = compiled.engine(model)
+    given = [(i, -3 * i) for i in range(1000)] + [(-2**63, 2**63 - 1)]
+    marking = model.marking(given)
+    src = model.place_id("src")
+    expected = [v for tok in given for v in tok]
+    for kind in (list, tuple, deque):         # deque: neither, so the Python path
+        tokens = {**marking.tokens, src: kind(given)}
+        counts, values = engine._arrays(dataclasses.replace(marking, tokens=tokens))
+        assert counts[src] == len(given) and values.tolist() == expected
+    for bad, text in (((5, 2**64), "token value = 18446744073709551616 in place 'src'"),
+                      ((5,), "tokens of place 'src' are invalid: each a tuple of 2 int"),
+                      ((5, "x"), "tokens of place 'src' are invalid: each a tuple of 2 int")):
+        for kind in (list, tuple, deque):
+            tokens = {**marking.tokens, src: kind(given[:3] + [bad] + given[3:])}
+            with pytest.raises(ModelError, match=text):
+                engine._arrays(dataclasses.replace(marking, tokens=tokens))
 
 def test_counts_later_tokens_zero_weights_and_routes():
     net = Net("mix")

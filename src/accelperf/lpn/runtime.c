@@ -225,15 +225,25 @@ static inline void dirty_add(Dirty *D, int64_t t) {
     D->w[DW(t)] |= UINT64_C(1) << (t & 63);
     if (DW(t) < D->lo) D->lo = DW(t);
 }
-/* The smallest dirty transition, N_T when there is none. */
-static inline int64_t dirty_first(Dirty *D) {
+/* The first word with a bit set (N_W when none), remembered in lo. */
+static inline int64_t dirty_word(Dirty *D) {
+    if (N_W == 1) return D->w[0] ? 0 : 1;
     int64_t w = D->lo;
     while (w < N_W && !D->w[w]) w++;
-    D->lo = w;
-    return w < N_W ? w * 64 + __builtin_ctzll(D->w[w]) : N_T;
+    return D->lo = w;
 }
-static inline void dirty_drop(Dirty *D, int64_t t) {
-    D->w[DW(t)] &= ~(UINT64_C(1) << (t & 63));
+/* Take the smallest dirty transition out of the set: N_T when there is none. */
+static inline int64_t dirty_pop(Dirty *D) {
+    int64_t w = dirty_word(D);
+    if (w == N_W) return N_T;
+    uint64_t x = D->w[WORD(w)];
+    D->w[WORD(w)] = x & (x - 1);                  /* clear the lowest bit */
+    return w * 64 + __builtin_ctzll(x);
+}
+/* Whether a transition with a smaller id than t is dirty. */
+static inline int dirty_below(Dirty *D, int64_t t) {
+    int64_t w = dirty_word(D);
+    return w < DW(t) || (w == DW(t) && (D->w[WORD(w)] & ((UINT64_C(1) << (t & 63)) - 1)));
 }
 /* x += n * dt for the utilisation statistics, refusing to wrap. */
 static inline int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
@@ -244,7 +254,8 @@ static inline int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
     }
     return 1;
 }
-/* Mark list k of a table written by compiled.py: (word, bits) pairs, words ascending. */
+/* Mark list k of a table written by compiled.py: (word, bits) pairs, words ascending;
+ * for a net of one word, the table holds one mask per list. */
 static inline void mark_list(Dirty *D, const int32_t *at, const int32_t *word,
                              const uint64_t *bits, int64_t k) {
     int32_t j = at[k], end = at[k + 1];
@@ -252,6 +263,11 @@ static inline void mark_list(Dirty *D, const int32_t *at, const int32_t *word,
     if (WORD(word[j]) < D->lo) D->lo = WORD(word[j]);
     for (; j < end; j++) D->w[WORD(word[j])] |= bits[j];
 }
+#if N_W == 1
+#define MARK(D, NAME, k) ((D)->w[0] |= NAME[k])
+#else
+#define MARK(D, NAME, k) mark_list(D, NAME##_AT, NAME##_W, NAME, k)
+#endif
 
 /* ------------------------------------------------------------------ the API */
 void *lpn_new(void) {
@@ -291,9 +307,8 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
     for (;;) {
         /* R5: start firings at `now`, always of the lowest-id transition that can */
         for (;;) {
-            tid = dirty_first(D);
+            tid = dirty_pop(D);
             if (tid == N_T) break;
-            dirty_drop(D, tid);
             while (C->inflight[tid] < CONC[tid]) {
                 int r = fire_any(C, tid, now, 0);
                 if (r == F_FAIL) { C->err_tid = tid; FAIL(C->nomem ? R_NOMEM : R_ERROR); }
@@ -319,8 +334,8 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
                     C->err_tid = tid; FAIL(R_ERROR);
                 }
                 if (!ev_push(C, due, tid, ++seq, C->fire_slot, now)) FAIL(R_NOMEM);
-                mark_list(D, START_DIRTY_AT, START_DIRTY_W, START_DIRTY, tid);
-                if (dirty_first(D) < tid) {               /* a lower id may start first */
+                MARK(D, START_DIRTY, tid);
+                if (dirty_below(D, tid)) {               /* a lower id may start first */
                     dirty_add(D, tid);
                     break;
                 }
@@ -354,8 +369,8 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
             }
             int64_t chosen = commit_any(C, tid, e.slot, now);
             if (chosen == -2) FAIL(R_NOMEM);
-            mark_list(D, COMMIT_DIRTY_AT, COMMIT_DIRTY_W, COMMIT_DIRTY, tid);
-            if (chosen >= 0) mark_list(D, WATCHERS_AT, WATCHERS_W, WATCHERS, chosen);
+            MARK(D, COMMIT_DIRTY, tid);
+            if (chosen >= 0) MARK(D, WATCHERS, chosen);
             int64_t n_in = C->inflight[tid];
             if (!accumulate(C, &C->area[tid], n_in, now - C->area_since[tid]))
                 { C->err_tid = tid; FAIL(R_ERROR); }
