@@ -185,6 +185,17 @@ def test_tokens_reach_the_engine_as_given_by_every_path():
             with pytest.raises(ModelError, match=text):
                 engine._arrays(dataclasses.replace(marking, tokens=tokens))
 
+
+def test_another_interpreter_converts_the_tokens_in_python(monkeypatch, tmp_path):
+    """tokens.c needs CPython's C API: elsewhere the engine is built without it."""
+    monkeypatch.setattr(compiled, "_CPYTHON", False)
+    model = arithmetic_net(lambda s: s.a * s.b)
+    engine = compiled.CompiledEngine(model, cache=tmp_path)
+    assert engine.flatten is None and "lpn_flatten" not in engine.source
+    given = [(i, -3 * i) for i in range(100)]
+    counts, values = engine._arrays(model.marking(given))
+    assert values.tolist() == [v for tok in given for v in tok]
+
 def test_counts_later_tokens_zero_weights_and_routes():
     net = Net("mix")
     job = net.token_type("Job", "k", "v")

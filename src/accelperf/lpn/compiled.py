@@ -50,6 +50,9 @@ INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 CFLAGS = ("-O2", "-shared", "-fPIC") + (("-undefined", "dynamic_lookup")
                                         if sys.platform == "darwin" else ())
 
+# tokens.c calls CPython's C API; another interpreter converts the tokens in Python.
+_CPYTHON = sys.implementation.name == "cpython"
+
 # Codes shared with runtime.c.
 _OP_NAMES = ("add", "sub", "mul", "floordiv", "mod", "div", "neg", "abs", "time")
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "div": "/"}
@@ -382,7 +385,9 @@ def generate(model: Model) -> tuple[str, tuple]:
     for marker, lines in (("/* @TABLES@", tables), ("/* @NET@", net)):
         head, _, tail = runtime.partition(marker)
         runtime = head + "\n".join(lines) + "\n" + tail.split("*/", 1)[1]
-    return runtime + here.joinpath("tokens.c").read_text("utf-8"), tuple(messages)
+    if _CPYTHON:
+        runtime += here.joinpath("tokens.c").read_text("utf-8")
+    return runtime, tuple(messages)
 
 
 # ---------------------------------------------------------------------- compile and load
@@ -433,7 +438,10 @@ def _bind(lib):
 
 
 def _flattener(path: Path):
-    """``lpn_flatten`` (tokens.c) of the library at ``path``, called with the GIL held."""
+    """``lpn_flatten`` (tokens.c) of the library at ``path``, called with the GIL held
+    (None when the library has none)."""
+    if not _CPYTHON:
+        return None
     flatten = ctypes.PyDLL(str(path)).lpn_flatten
     flatten.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_ssize_t, ctypes.c_ssize_t,
                         ctypes.c_void_p]
@@ -489,15 +497,15 @@ class CompiledEngine:
             if n and stride:
                 given = tokens[pid]
                 kind = type(given)
-                if kind not in (list, tuple) or \
+                if flatten is None or kind not in (list, tuple) or \
                         flatten(given, kind is list, n, stride, base + 8 * pos) >= 0:
                     values[pos:pos + n * stride] = self._flat(pid, given, n * stride)
                 pos += n * stride
         return counts, values
 
     def _flat(self, pid: int, tokens, size: int) -> array:
-        """One place's values in Python: tokens neither in a list nor a tuple, or to say
-        what lpn_flatten could not take."""
+        """One place's values in Python: without lpn_flatten, for tokens neither in a list
+        nor a tuple, or to say what lpn_flatten could not take."""
         name = self.model.places[pid].name
         shape = ModelError(f"tokens of place {name!r} are invalid: each a tuple of "
                            f"{size // len(tokens)} int(s), as its token type has")
