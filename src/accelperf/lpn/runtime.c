@@ -25,8 +25,10 @@
 
 typedef struct { int64_t *buf; int64_t cap, head, len; } Place;   /* ring of tokens */
 typedef struct { int64_t *d; int64_t cap; } Rec;                   /* one firing's data */
-#define NO_REC INT64_MAX        /* the slot of a firing that carries no data */
-typedef struct { int64_t time, tid, seq, slot, start; } Event;    /* slot -1: wake-up */
+#define NO_REC INT32_MAX        /* the slot of a firing that carries no data */
+/* 32 bytes: the heap moves whole events. slot -1: a wake-up; records stop short of
+ * NO_REC (rec_get), transition ids are int32 in every table. */
+typedef struct { int64_t time, seq, start; int32_t tid, slot; } Event;
 
 /* A firing error: code, then what the Python side needs to write the message. */
 enum { E_NONE, E_OP, E_BELOW_ZERO, E_TOO_FEW, E_NO_ROUTE };
@@ -150,7 +152,8 @@ static inline int64_t *rec_get(Ctx *C, int64_t need, int64_t *slot) {
     int64_t s;
     if (C->n_free) s = C->free_recs[--C->n_free];
     else {
-        if (!grow((void **)&C->recs, &C->cap_recs, C->n_recs + 1, sizeof(Rec)) ||
+        if (C->n_recs == NO_REC - 1 ||
+            !grow((void **)&C->recs, &C->cap_recs, C->n_recs + 1, sizeof(Rec)) ||
             !grow((void **)&C->free_recs, &C->cap_free, C->n_recs + 1, sizeof(int64_t))) {
             C->nomem = 1; return NULL;
         }
@@ -197,7 +200,8 @@ static inline int ev_push(Ctx *C, int64_t time, int64_t tid, int64_t seq, int64_
                                                     (u->tid == tid && u->seq < seq)))) break;
         h[i] = *u; i = up;
     }
-    h[i].time = time; h[i].tid = tid; h[i].seq = seq; h[i].slot = slot; h[i].start = start;
+    h[i].time = time; h[i].seq = seq; h[i].start = start;
+    h[i].tid = (int32_t)tid; h[i].slot = (int32_t)slot;
     return 1;
 }
 static inline void ev_pop(Ctx *C, Event *top) {
