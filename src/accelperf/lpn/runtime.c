@@ -2,14 +2,15 @@
  *
  * accelperf/lpn/compiled.py writes one C file per net: this runtime with the net's
  * tables (N_P, N_T, STRIDE, CONC, the dirty lists, DONE) and one fire/commit function per
- * transition inserted. The per-place and per-transition state is held in fixed arrays
- * inside the context, so the generated code reaches C->P[3].len at a constant offset. The loop below is the Python engine's (sim.py) line for line, over the same
- * rules (semantics.py R1-R8): a dirty set of transitions to re-check, smallest id first
- * (here a bit set: one OR marks a transition's watchers, a count of trailing zeros finds
- * the smallest; the Python engine's heap gives the same order);
- * an event heap ordered by (time, transition, start sequence); initiation-interval
- * wake-ups; the same limits. Values are int64: every operation that would leave that
- * range stops the run with an error instead of wrapping.
+ * transition inserted. The loop below is the Python engine's (sim.py) line for line,
+ * over the same rules (semantics.py R1-R8): a dirty set of transitions to re-check,
+ * smallest id first (here a bit set: one OR marks a transition's watchers, a count of
+ * trailing zeros finds the smallest, the order of the Python engine's heap); an event
+ * heap ordered by (time, transition, start sequence); initiation-interval wake-ups; the
+ * same limits. The per-place and per-transition state sits in fixed arrays inside the
+ * context, so the generated code reaches C->P[3].len at a constant offset. Values are
+ * int64: every operation that would leave that range stops the run with an error
+ * instead of wrapping.
  */
 #include <stdint.h>
 #include <stdlib.h>
