@@ -6,9 +6,11 @@
    same prepared marking in this process, in interleaved rounds (one Python-engine run,
    then several compiled runs), so that a change of load on the machine hits both. A
    compiled run is all the user pays per input: turning the marking's tokens into int64
-   arrays, the run in C and building the result. Printed: median and min seconds of each,
-   commits per second, the ratio of the medians (the headline) and of the mins, the load
-   average before and after, and the one-time compile seconds of the net (empty cache).
+   arrays, the run in C and building the result. Printed: median and min wall-clock
+   seconds of each, commits per second, the ratio of the medians (the headline), of the
+   mins and of the median CPU seconds (what the run cost when other processes took turns
+   on the core), the load average before and after, and the one-time compile seconds of
+   the net (empty cache).
 2. 1,000 inputs of mixed size (32x32 to 512x512 images as block lists): a loop of single
    Python-engine runs against simulate_many with the compiled engine, on 1 and 2 workers
    (each row's latency checked against the loop's).
@@ -71,15 +73,17 @@ def machine_scaling(n: int = 3_000_000) -> float:
 
 
 def interleaved(slow, fast, rounds: int = 5, fast_per_round: int = 5):
-    """Seconds of each run of ``slow`` and ``fast``, timed in turn: each round one run of
-    ``slow`` then ``fast_per_round`` runs of ``fast``."""
-    t_slow, t_fast = [], []
+    """Wall-clock and CPU seconds of each run of ``slow`` and ``fast``, timed in turn:
+    each round one run of ``slow`` then ``fast_per_round`` runs of ``fast``."""
+    wall: dict = {slow: [], fast: []}
+    cpu: dict = {slow: [], fast: []}
     for _ in range(rounds):
-        for func, times in [(slow, t_slow)] + [(fast, t_fast)] * fast_per_round:
-            began = time.perf_counter()
+        for func in [slow] + [fast] * fast_per_round:
+            began, began_cpu = time.perf_counter(), time.process_time()
             func()
-            times.append(time.perf_counter() - began)
-    return t_slow, t_fast
+            wall[func].append(time.perf_counter() - began)
+            cpu[func].append(time.process_time() - began_cpu)
+    return (wall[slow], cpu[slow]), (wall[fast], cpu[fast])
 
 
 def main():
@@ -96,18 +100,21 @@ def main():
     assert (c.latency, c.total_commits, c.commits) == (py.latency, py.total_commits,
                                                        py.commits)
     load_before = os.getloadavg()
-    t_py, t_c = interleaved(lambda: simulate(model, marking),
-                            lambda: simulate(model, marking, backend="compiled"))
+    (t_py, cpu_py), (t_c, cpu_c) = interleaved(
+        lambda: simulate(model, marking), lambda: simulate(model, marking, backend="compiled"))
     load_after = os.getloadavg()
     n = py.total_commits
-    speedup = statistics.median(t_py) / statistics.median(t_c)
+    median = statistics.median
+    speedup = median(t_py) / median(t_c)
     print(f"jpeg-decoder {LARGE[0]}x{LARGE[1]} 4:2:0: {n} commits, latency {py.latency} "
           f"cycles; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
-    for name, times in (("python engine  ", t_py), ("compiled engine", t_c)):
-        med = statistics.median(times)
-        print(f"  {name} {len(times):2d} runs: median {med:.4f} s, min {min(times):.4f} s  "
-              f"({n / med / 1e6:6.2f} M commits/s at the median)")
-    print(f"  ratio of medians {speedup:.1f}x, of mins {min(t_py) / min(t_c):.1f}x")
+    for name, times, cpu in (("python engine  ", t_py, cpu_py), ("compiled engine", t_c, cpu_c)):
+        print(f"  {name} {len(times):2d} runs: median {median(times):.4f} s, min "
+              f"{min(times):.4f} s ({n / median(times) / 1e6:6.2f} M commits/s at the "
+              f"median); CPU median {median(cpu):.4f} s")
+    print(f"  ratio of medians {speedup:.1f}x, of mins {min(t_py) / min(t_c):.1f}x, of CPU "
+          f"medians {median(cpu_py) / median(cpu_c):.1f}x (CPU time leaves out the time "
+          f"other processes held the core)")
 
     inputs = mixed_inputs(1000)
     began = time.perf_counter()
