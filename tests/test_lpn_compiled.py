@@ -3,6 +3,7 @@ traces, results, limits, reports and error texts; int64 range; choosing a backen
 
 import dataclasses
 import json
+from collections import deque
 import os
 import warnings
 
@@ -10,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from accelperf.errors import ModelError
-from accelperf.lpn import (DeadlockError, LimitError, Net, SimulationError, count, simulate)
+from accelperf.lpn import (DeadlockError, LimitError, Net, Out, SimulationError, count,
+                           simulate)
 from accelperf.lpn import compiled
 from accelperf.lpn.library import LIBRARY
 from lpn_random import nets
@@ -161,6 +163,39 @@ def test_values_outside_int64_are_refused_not_wrapped():
     assert simulate(model, [(2**62, 4)]).latency == 2**64      # Python: unbounded
 
 
+
+def test_tokens_reach_the_engine_as_given_by_every_path():
+    """lpn_flatten (C) takes lists and tuples of tokens; anything else goes the Python
+    way; both give the same values, in place order, and refuse what is not int64."""
+    model = arithmetic_net(lambda s: s.a * s.b)
+    engine = compiled.engine(model)
+    given = [(i, -3 * i) for i in range(1000)] + [(-2**63, 2**63 - 1)]
+    marking = model.marking(given)
+    src = model.place_id("src")
+    expected = [v for tok in given for v in tok]
+    for kind in (list, tuple, deque):         # deque: neither, so the Python path
+        tokens = {**marking.tokens, src: kind(given)}
+        counts, values = engine._arrays(dataclasses.replace(marking, tokens=tokens))
+        assert counts[src] == len(given) and values.tolist() == expected
+    for bad, text in (((5, 2**64), "token value = 18446744073709551616 in place 'src'"),
+                      ((5,), "tokens of place 'src' are invalid: each a tuple of 2 int"),
+                      ((5, "x"), "tokens of place 'src' are invalid: each a tuple of 2 int")):
+        for kind in (list, tuple, deque):
+            tokens = {**marking.tokens, src: kind(given[:3] + [bad] + given[3:])}
+            with pytest.raises(ModelError, match=text):
+                engine._arrays(dataclasses.replace(marking, tokens=tokens))
+
+
+def test_another_interpreter_converts_the_tokens_in_python(monkeypatch, tmp_path):
+    """tokens.c needs CPython's C API: elsewhere the engine is built without it."""
+    monkeypatch.setattr(compiled, "_CPYTHON", False)
+    model = arithmetic_net(lambda s: s.a * s.b)
+    engine = compiled.CompiledEngine(model, cache=tmp_path)
+    assert engine.flatten is None and "lpn_flatten" not in engine.source
+    given = [(i, -3 * i) for i in range(100)]
+    counts, values = engine._arrays(model.marking(given))
+    assert values.tolist() == [v for tok in given for v in tok]
+
 def test_counts_later_tokens_zero_weights_and_routes():
     net = Net("mix")
     job = net.token_type("Job", "k", "v")
@@ -177,6 +212,39 @@ def test_counts_later_tokens_zero_weights_and_routes():
     r, error = same_result(model, model.marking([(i, 3 * i + 1) for i in range(12)]))
     assert error is None and r.done_tokens > 0
 
+
+
+def wide_net(n: int):
+    """n transitions sharing a pool of 3 credits, each passing a job on to a transition
+    declared far from it (37 i + 11 mod n) until its hops run out."""
+    net = Net(f"wide{n}")
+    job = net.token_type("Job", "hops", "w")
+    places = [net.place(f"p{i}", job) for i in range(n)]
+    pool = net.place("pool", initial=[()] * 3)
+    done = net.place("done", job)
+    for i in range(n):
+        net.transition(
+            f"t{i}", inputs={places[i]: 1, pool: 1}, outputs={pool: 1},
+            route=[(done, lambda j, _p: j.hops == 0, Out(1, copy=f"p{i}")),
+                   (places[(37 * i + 11) % n], lambda j, _p: j.hops > 0,
+                    Out(1, props=lambda j, _p: {"hops": j.hops - 1, "w": j.w * 3 % 11}))],
+            delay=lambda j, _p, i=i: (j.w + i) % 7)
+    net.done = done
+    net.tokens_from_input = lambda xs: {f"p{k}": [(hops, w)] for k, hops, w in xs}
+    return net.build()
+
+
+@pytest.mark.parametrize("n", [64, 65, 150])
+def test_nets_wider_than_one_word_of_the_dirty_set(n):
+    """The compiled engine keeps the transitions to re-check as bits, 64 to a word: jobs
+    hop between transitions in different words and compete for one pool, so the smallest
+    id must win across words as in the Python engine's heap."""
+    model = wide_net(n)
+    jobs = [(k, 5 + k % 4, k % 11) for k in range(0, n, 3)]
+    r, error = same_result(model, model.marking(jobs))
+    assert error is None and r.done_tokens == len(jobs)
+    last_word = range(64 * ((n - 1) // 64), n)           # n = 64: bit 63 of word 0
+    assert sum(r.commits[f"t{i}"] for i in last_word) > 0
 
 # ---------------------------------------------------------------------- choosing a backend
 def test_auto_uses_the_compiled_engine_when_it_can():

@@ -4,7 +4,8 @@ lpn2sim (OSDI'24 §4.3) turns a net into C++ and compiles it; the authors' toolc
 bakes the input into the program, so every new input costs a compile. Here a net is
 compiled once — the generated source depends on the model only, and the shared library is
 cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every run passes
-the initial marking (token counts and int64 property values) as arrays.
+the initial marking (token counts and int64 property values) as arrays, filled from the
+marking's tuples by C code in the same library (``tokens.c``, through CPython's C API).
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition generated here from the traced expressions, through
@@ -25,8 +26,10 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import itertools
+import operator
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from array import array
@@ -42,7 +45,13 @@ from .semantics import (NO_ROUTE, FiringError, below_zero, firing_failed, in_cyc
 from .semantics import _stalled as stalled_message
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
-CFLAGS = ("-O2", "-shared", "-fPIC")
+# The engine calls the interpreter's C API (tokens.c), resolved when it is loaded; macOS
+# links a shared library with unresolved symbols only when told to.
+CFLAGS = ("-O2", "-shared", "-fPIC") + (("-undefined", "dynamic_lookup")
+                                        if sys.platform == "darwin" else ())
+
+# tokens.c calls CPython's C API; another interpreter converts the tokens in Python.
+_CPYTHON = sys.implementation.name == "cpython"
 
 # Codes shared with runtime.c.
 _OP_NAMES = ("add", "sub", "mul", "floordiv", "mod", "div", "neg", "abs", "time")
@@ -208,6 +217,12 @@ def _arc_after(w: _Writer, arc, k: str, indent: str) -> list[str]:
     return lines
 
 
+def _has_record(t: Transition) -> bool:
+    """Whether a firing of ``t`` carries data to its commit (weights computed at start,
+    tokens built at start, a route); one that does not needs no record."""
+    return bool(_dynamic_weights(t) or t.routes or any(map(_carried, t.outputs)))
+
+
 def _fire(w: _Writer) -> list[str]:
     t = w.t
     lines = [f"static inline int fire_{t.id}(Ctx *C, int64_t now, int probe) {{",
@@ -238,10 +253,13 @@ def _fire(w: _Writer) -> list[str]:
         size.append("rsize")
     lines += ["    int64_t ns;",
               "    if (__builtin_add_overflow(now, ii, &ns)) "
-              "{ fail_op(E, OP_TIME, now, ii); return F_FAIL; }",
-              "    int64_t slot, pos = 0;",
-              f"    int64_t *R = rec_get(C, {' + '.join(size)}, &slot);",
-              "    if (!R) return F_FAIL;"]
+              "{ fail_op(E, OP_TIME, now, ii); return F_FAIL; }"]
+    if _has_record(t):
+        lines += ["    int64_t slot, pos = 0;",
+                  f"    int64_t *R = rec_get(C, {' + '.join(size)}, &slot);",
+                  "    if (!R) return F_FAIL;"]
+    else:
+        lines.append("    const int64_t slot = NO_REC;")
     copied = {a.copy_from for a in t.outputs + t.routes if a.copy_from is not None}
     for k, pid in enumerate(t.inputs):
         if k in dynamic:
@@ -283,9 +301,11 @@ def _push(w: _Writer, arc, n: str, indent: str) -> list[str]:
 def _commit(w: _Writer) -> list[str]:
     t = w.t
     dynamic = _dynamic_weights(t)
-    lines = [f"static inline int64_t commit_{t.id}(Ctx *C, int64_t slot, int64_t now) {{",
-             f"    int64_t *R = C->recs[slot].d, pos = {len(dynamic)};",
-             "    (void)R; (void)pos; (void)now;"]
+    record = _has_record(t)
+    lines = [f"static inline int64_t commit_{t.id}(Ctx *C, int64_t slot, int64_t now) {{"]
+    lines += [f"    int64_t *R = C->recs[slot].d, pos = {len(dynamic)};",
+              "    (void)R; (void)pos; (void)now;"] if record else \
+        ["    (void)slot; (void)now;"]
     for k, pid in enumerate(t.inputs):
         c = _const(t.weights[k])
         taken = _c_int(c) if c is not None else f"R[{dynamic.index(k)}]"
@@ -305,17 +325,30 @@ def _commit(w: _Writer) -> list[str]:
             lines += _push(w, arc, "n", "        ")
             lines += [f"        chosen = {arc.place};", "    }"]
         chosen = "chosen"
-    lines += ["    rec_put(C, slot);", f"    return {chosen};", "}"]
+    lines += ["    rec_put(C, slot);"] if record else []
+    lines += [f"    return {chosen};", "}"]
     return lines
 
 
-def _csr(name: str, lists) -> list[str]:
-    starts, flat = [0], []
+def _bit_lists(name: str, lists, n_t: int) -> list[str]:
+    """Transition-id lists as the runtime's dirty set marks them: for a net of one word
+    (1 to 64 transitions) one mask per list; else per list (word, bits) pairs in
+    ascending word order, in CSR form (NAME_AT[k] to NAME_AT[k + 1])."""
+    masks = []
     for items in lists:
-        flat += items
-        starts.append(len(flat))
+        by_word: dict[int, int] = {}
+        for t in items:
+            by_word[t >> 6] = by_word.get(t >> 6, 0) | 1 << (t & 63)
+        masks.append(sorted(by_word.items()))
+    hexes = lambda bits: ", ".join(f"UINT64_C({b:#x})" for b in bits) or "0"   # noqa: E731
+    if (n_t + 63) // 64 == 1:
+        return [f"static const uint64_t {name}[] = "
+                f"{{{hexes(m[0][1] if m else 0 for m in masks)}}};"]
+    starts = list(itertools.accumulate(map(len, masks), initial=0))
+    pairs = [pair for m in masks for pair in m]
     return [f"static const int32_t {name}_AT[] = {{{', '.join(map(str, starts))}}};",
-            f"static const int32_t {name}[] = {{{', '.join(map(str, flat)) or '0'}}};"]
+            f"static const int32_t {name}_W[] = {{{', '.join(str(w) for w, _ in pairs) or '0'}}};",
+            f"static const uint64_t {name}[] = {{{hexes(b for _, b in pairs)}}};"]
 
 
 def generate(model: Model) -> tuple[str, tuple]:
@@ -326,13 +359,15 @@ def generate(model: Model) -> tuple[str, tuple]:
     n_t = len(model.transitions)
     strides = [len(p.token_type.properties) for p in model.places]
     conc = [INT64_MAX if t.concurrency is None else t.concurrency for t in model.transitions]
-    net = [f"/* net {model.name!r}: {len(model.places)} places, {n_t} transitions */",
-           f"#define N_P {len(model.places)}", f"#define N_T {n_t}",
-           f"#define DONE {model.done}",
-           f"static const int64_t STRIDE[] = {{{', '.join(map(str, strides))}}};",
-           f"static const int64_t CONC[] = {{{', '.join(map(_c_int, conc))}}};"]
-    net += _csr("START_DIRTY", start_dirty) + _csr("COMMIT_DIRTY", commit_dirty)
-    net += _csr("WATCHERS", model.watchers())
+    tables = [f"/* net {model.name!r}: {len(model.places)} places, {n_t} transitions */",
+              f"#define N_P {len(model.places)}", f"#define N_T {n_t}",
+              f"#define DONE {model.done}",
+              f"static const int64_t STRIDE[] = {{{', '.join(map(str, strides)) or '0'}}};",
+              f"static const int64_t CONC[] = {{{', '.join(map(_c_int, conc)) or '0'}}};"]
+    tables += _bit_lists("START_DIRTY", start_dirty, n_t) + \
+        _bit_lists("COMMIT_DIRTY", commit_dirty, n_t) + \
+        _bit_lists("WATCHERS", model.watchers(), n_t)
+    net = []
     for t in model.transitions:
         w = _Writer(model, t, messages)
         net += [""] + _fire(w) + [""] + _commit(w)
@@ -345,10 +380,14 @@ def generate(model: Model) -> tuple[str, tuple]:
             "    switch (t) {"]
     net += [f"    case {i}: return commit_{i}(C, slot, now);" for i in range(n_t)]
     net += ["    default: return -1;", "    }", "}"]
-    runtime = resources.files("accelperf.lpn").joinpath("runtime.c").read_text("utf-8")
-    head, marker, tail = runtime.partition("/* @NET@")
-    tail = tail.split("*/", 1)[1]
-    return head + "\n".join(net) + "\n" + tail, tuple(messages)
+    here = resources.files("accelperf.lpn")
+    runtime = here.joinpath("runtime.c").read_text("utf-8")
+    for marker, lines in (("/* @TABLES@", tables), ("/* @NET@", net)):
+        head, _, tail = runtime.partition(marker)
+        runtime = head + "\n".join(lines) + "\n" + tail.split("*/", 1)[1]
+    if _CPYTHON:
+        runtime += here.joinpath("tokens.c").read_text("utf-8")
+    return runtime, tuple(messages)
 
 
 # ---------------------------------------------------------------------- compile and load
@@ -398,6 +437,18 @@ def _bind(lib):
     return lib
 
 
+def _flattener(path: Path):
+    """``lpn_flatten`` (tokens.c) of the library at ``path``, called with the GIL held
+    (None when the library has none)."""
+    if not _CPYTHON:
+        return None
+    flatten = ctypes.PyDLL(str(path)).lpn_flatten
+    flatten.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_ssize_t, ctypes.c_ssize_t,
+                        ctypes.c_void_p]
+    flatten.restype = ctypes.c_ssize_t
+    return flatten
+
+
 def _address(buf: array) -> int:
     return buf.buffer_info()[0]
 
@@ -427,31 +478,49 @@ class CompiledEngine:
         from ..measure.native import cache_dir
         self.model = model
         self.source, self.messages = generate(model)
+        self.strides = [len(p.token_type.properties) for p in model.places]
         self.path, self.compile_seconds = _build(self.source, cache or cache_dir() / "lpn")
         self.lib = _bind(ctypes.CDLL(str(self.path)))
+        self.flatten = _flattener(self.path)
 
     def __repr__(self) -> str:
         return f"CompiledEngine({self.model.name}: {self.path.name})"
 
     def _arrays(self, marking: Marking) -> tuple[array, array]:
-        counts, values = array("q"), array("q")
-        for pid, place in enumerate(self.model.places):
-            tokens = marking.tokens.get(pid, ())
-            counts.append(len(tokens))
-            stride = len(place.token_type.properties)
-            if stride:
-                try:
-                    flat = [v for (v,) in tokens] if stride == 1 else \
-                        list(itertools.chain.from_iterable(tokens))     # one-property: faster
-                    values.extend(array("q", flat))
-                except OverflowError:
-                    bad = next(v for tok in tokens for v in tok
-                               if not INT64_MIN <= v <= INT64_MAX)
-                    raise ModelError(
-                        f"token value = {bad} in place {place.name!r} is invalid for the "
-                        f"compiled backend: values are int64, [-2**63, 2**63 - 1]; use "
-                        f"backend='python'") from None
+        """The run's input: tokens per place, and their property values in place order
+        (int64; a value outside that range is refused with the place it is in)."""
+        tokens = marking.tokens
+        counts = array("q", [len(tokens.get(pid, ())) for pid in range(len(self.strides))])
+        values = array("q", [0]) * sum(map(operator.mul, counts, self.strides))
+        flatten, base, pos = self.flatten, _address(values), 0
+        for pid, (n, stride) in enumerate(zip(counts, self.strides)):
+            if n and stride:
+                given = tokens[pid]
+                kind = type(given)
+                if flatten is None or kind not in (list, tuple) or \
+                        flatten(given, kind is list, n, stride, base + 8 * pos) >= 0:
+                    values[pos:pos + n * stride] = self._flat(pid, given, n * stride)
+                pos += n * stride
         return counts, values
+
+    def _flat(self, pid: int, tokens, size: int) -> array:
+        """One place's values in Python: without lpn_flatten, for tokens neither in a list
+        nor a tuple, or to say what lpn_flatten could not take."""
+        name = self.model.places[pid].name
+        shape = ModelError(f"tokens of place {name!r} are invalid: each a tuple of "
+                           f"{size // len(tokens)} int(s), as its token type has")
+        try:
+            flat = array("q", itertools.chain.from_iterable(tokens))
+        except OverflowError:
+            bad = next(v for tok in tokens for v in tok if not INT64_MIN <= v <= INT64_MAX)
+            raise ModelError(f"token value = {bad} in place {name!r} is invalid for the "
+                             f"compiled backend: values are int64, [-2**63, 2**63 - 1]; use "
+                             f"backend='python'") from None
+        except TypeError:
+            raise shape from None
+        if len(flat) != size:
+            raise shape
+        return flat
 
     def run(self, marking: Marking, max_time=None, max_commits=None, max_cycle=None,
             trace: bool = False, expected_done: int | None = None) -> Run:

@@ -1,20 +1,35 @@
 /* The compiled LPN engine's fixed part: state, checked arithmetic, the event loop.
  *
- * accelperf/lpn/compiled.py writes one C file per net: this runtime, then the net's
+ * accelperf/lpn/compiled.py writes one C file per net: this runtime with the net's
  * tables (N_P, N_T, STRIDE, CONC, the dirty lists, DONE) and one fire/commit function per
- * transition. The loop below is the Python engine's (sim.py) line for line, over the same
- * rules (semantics.py R1-R8): a dirty heap of transitions to re-check, smallest id first;
- * an event heap ordered by (time, transition, start sequence); initiation-interval
- * wake-ups; the same limits. Values are int64: every operation that would leave that
- * range stops the run with an error instead of wrapping.
+ * transition inserted. The loop below is the Python engine's (sim.py) line for line,
+ * over the same rules (semantics.py R1-R8): a dirty set of transitions to re-check,
+ * smallest id first (here a bit set: one OR marks a transition's watchers, a count of
+ * trailing zeros finds the smallest, the order of the Python engine's heap); an event
+ * heap ordered by (time, transition, start sequence); initiation-interval wake-ups; the
+ * same limits. The per-place and per-transition state sits in fixed arrays inside the
+ * context, so the generated code reaches C->P[3].len at a constant offset. Values are
+ * int64: every operation that would leave that range stops the run with an error
+ * instead of wrapping.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* @TABLES@ : the net's sizes and tables (N_P, N_T, STRIDE, ...) are inserted here */
+
+/* Arrays in the context have at least one element, so a net without places or
+ * transitions still compiles. */
+#define N_P1 (N_P ? N_P : 1)
+#define N_T1 (N_T ? N_T : 1)
+#define N_W ((N_T + 63) / 64)
+
 typedef struct { int64_t *buf; int64_t cap, head, len; } Place;   /* ring of tokens */
 typedef struct { int64_t *d; int64_t cap; } Rec;                   /* one firing's data */
-typedef struct { int64_t time, tid, seq, slot, start; } Event;    /* slot -1: wake-up */
+#define NO_REC INT32_MAX        /* the slot of a firing that carries no data */
+/* 32 bytes: the heap moves whole events. slot -1: a wake-up; records stop short of
+ * NO_REC (rec_get), transition ids are int32 in every table. */
+typedef struct { int64_t time, seq, start; int32_t tid, slot; } Event;
 
 /* A firing error: code, then what the Python side needs to write the message. */
 enum { E_NONE, E_OP, E_BELOW_ZERO, E_TOO_FEW, E_NO_ROUTE };
@@ -65,8 +80,9 @@ static inline int64_t lpn_min(int64_t a, int64_t b) { return b < a ? b : a; }
 static inline int64_t lpn_max(int64_t a, int64_t b) { return b > a ? b : a; }
 
 typedef struct Ctx {
-    Place *P;
-    int64_t *L, *M, *NS;                /* locked, high-water marks, next start */
+    Place P[N_P1];
+    int64_t L[N_P1], M[N_P1];           /* locked, high-water marks */
+    int64_t NS[N_T1];                   /* next start */
     int64_t done_time, done_count;
     Err err;
     Rec *recs; int64_t n_recs, cap_recs;
@@ -74,10 +90,10 @@ typedef struct Ctx {
     int64_t fire_delay, fire_slot;      /* what the last successful fire produced */
     int nomem;
     /* run statistics, as in sim.py */
-    int64_t *inflight, *wake_at, *busy, *busy_since, *area, *area_since, *slots, *commits;
+    int64_t inflight[N_T1], wake_at[N_T1], busy[N_T1], busy_since[N_T1], area[N_T1],
+        area_since[N_T1], slots[N_T1], commits[N_T1];
     int64_t now, last_commit, total, t_next, err_tid;
     Event *ev; int64_t n_ev, cap_ev;
-    int32_t *dirty; int64_t n_dirty; char *is_dirty;
     int64_t *trace; int64_t n_trace, cap_trace;
 } Ctx;
 
@@ -137,7 +153,8 @@ static inline int64_t *rec_get(Ctx *C, int64_t need, int64_t *slot) {
     int64_t s;
     if (C->n_free) s = C->free_recs[--C->n_free];
     else {
-        if (!grow((void **)&C->recs, &C->cap_recs, C->n_recs + 1, sizeof(Rec)) ||
+        if (C->n_recs == NO_REC - 1 ||
+            !grow((void **)&C->recs, &C->cap_recs, C->n_recs + 1, sizeof(Rec)) ||
             !grow((void **)&C->free_recs, &C->cap_free, C->n_recs + 1, sizeof(int64_t))) {
             C->nomem = 1; return NULL;
         }
@@ -184,7 +201,8 @@ static inline int ev_push(Ctx *C, int64_t time, int64_t tid, int64_t seq, int64_
                                                     (u->tid == tid && u->seq < seq)))) break;
         h[i] = *u; i = up;
     }
-    h[i].time = time; h[i].tid = tid; h[i].seq = seq; h[i].slot = slot; h[i].start = start;
+    h[i].time = time; h[i].seq = seq; h[i].start = start;
+    h[i].tid = (int32_t)tid; h[i].slot = (int32_t)slot;
     return 1;
 }
 static inline void ev_pop(Ctx *C, Event *top) {
@@ -202,31 +220,35 @@ static inline void ev_pop(Ctx *C, Event *top) {
     }
     h[i] = *last;
 }
-/* The dirty set holds each transition at most once, so N_T entries suffice. */
-static inline void dirty_push(Ctx *C, int32_t t) {
-    if (C->is_dirty[t]) return;
-    C->is_dirty[t] = 1;
-    int64_t i = C->n_dirty++;
-    while (i) {
-        int64_t up = (i - 1) / 2;
-        if (C->dirty[up] <= t) break;
-        C->dirty[i] = C->dirty[up]; i = up;
-    }
-    C->dirty[i] = t;
+/* The dirty set: bit t of word t / 64 set when transition t is to be re-checked, and the
+ * first word that may have a bit set. A local of lpn_run that no called function sees:
+ * when the net fits one word (DW is then constant 0) it lives in a register. */
+typedef struct { uint64_t w[N_W ? N_W : 1]; int64_t lo; } Dirty;
+#define WORD(w) (N_W == 1 ? 0 : (w))
+#define DW(t) WORD((t) >> 6)
+static inline void dirty_add(Dirty *D, int64_t t) {
+    D->w[DW(t)] |= UINT64_C(1) << (t & 63);
+    if (DW(t) < D->lo) D->lo = DW(t);
 }
-static inline int32_t dirty_pop(Ctx *C) {
-    int32_t top = C->dirty[0], last = C->dirty[--C->n_dirty];
-    int64_t i = 0, n = C->n_dirty;
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && C->dirty[c + 1] < C->dirty[c]) c++;
-        if (C->dirty[c] >= last) break;
-        C->dirty[i] = C->dirty[c]; i = c;
-    }
-    if (n) C->dirty[i] = last;
-    C->is_dirty[top] = 0;
-    return top;
+/* The first word with a bit set (N_W when none), remembered in lo. */
+static inline int64_t dirty_word(Dirty *D) {
+    if (N_W == 1) return D->w[0] ? 0 : 1;
+    int64_t w = D->lo;
+    while (w < N_W && !D->w[w]) w++;
+    return D->lo = w;
+}
+/* Take the smallest dirty transition out of the set: N_T when there is none. */
+static inline int64_t dirty_pop(Dirty *D) {
+    int64_t w = dirty_word(D);
+    if (w == N_W) return N_T;
+    uint64_t x = D->w[WORD(w)];
+    D->w[WORD(w)] = x & (x - 1);                  /* clear the lowest bit */
+    return w * 64 + __builtin_ctzll(x);
+}
+/* Whether a transition with a smaller id than t is dirty. */
+static inline int dirty_below(Dirty *D, int64_t t) {
+    int64_t w = dirty_word(D);
+    return w < DW(t) || (w == DW(t) && (D->w[WORD(w)] & ((UINT64_C(1) << (t & 63)) - 1)));
 }
 /* x += n * dt for the utilisation statistics, refusing to wrap. */
 static inline int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
@@ -237,21 +259,24 @@ static inline int accumulate(Ctx *C, int64_t *x, int64_t n, int64_t dt) {
     }
     return 1;
 }
-static inline void mark_list(Ctx *C, const int32_t *start, const int32_t *list, int64_t k) {
-    for (int32_t j = start[k]; j < start[k + 1]; j++) dirty_push(C, list[j]);
+/* Mark list k of a table written by compiled.py: (word, bits) pairs, words ascending;
+ * for a net of one word, the table holds one mask per list. */
+static inline void mark_list(Dirty *D, const int32_t *at, const int32_t *word,
+                             const uint64_t *bits, int64_t k) {
+    int32_t j = at[k], end = at[k + 1];
+    if (j == end) return;
+    if (WORD(word[j]) < D->lo) D->lo = WORD(word[j]);
+    for (; j < end; j++) D->w[WORD(word[j])] |= bits[j];
 }
+#if N_W == 1
+#define MARK(D, NAME, k) ((D)->w[0] |= NAME[k])
+#else
+#define MARK(D, NAME, k) mark_list(D, NAME##_AT, NAME##_W, NAME, k)
+#endif
 
 /* ------------------------------------------------------------------ the API */
 void *lpn_new(void) {
-    Ctx *C = calloc(1, sizeof(Ctx));
-    if (!C) return NULL;
-    C->P = calloc(N_P, sizeof(Place));
-    C->L = calloc(N_P, sizeof(int64_t)); C->M = calloc(N_P, sizeof(int64_t));
-    int64_t **t[] = {&C->NS, &C->inflight, &C->wake_at, &C->busy, &C->busy_since, &C->area,
-                     &C->area_since, &C->slots, &C->commits};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) *t[i] = calloc(N_T, sizeof(int64_t));
-    C->dirty = calloc(N_T, sizeof(int32_t)); C->is_dirty = calloc(N_T, 1);
-    return C;
+    return calloc(1, sizeof(Ctx));
 }
 
 void lpn_free(void *ctx) {
@@ -259,10 +284,7 @@ void lpn_free(void *ctx) {
     if (!C) return;
     for (int64_t i = 0; i < N_P; i++) free(C->P[i].buf);
     for (int64_t i = 0; i < C->n_recs; i++) free(C->recs[i].d);
-    void *all[] = {C->P, C->L, C->M, C->NS, C->inflight, C->wake_at, C->busy, C->busy_since,
-                   C->area, C->area_since, C->slots, C->commits, C->dirty, C->is_dirty,
-                   C->recs, C->free_recs, C->ev, C->trace};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+    free(C->recs); free(C->free_recs); free(C->ev); free(C->trace);
     free(C);
 }
 
@@ -283,13 +305,15 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
         C->P[p].len = counts[p];
         C->M[p] = counts[p];
     }
-    for (int64_t t = 0; t < N_T; t++) { C->wake_at[t] = -1; dirty_push(C, (int32_t)t); }
+    Dirty dirty = {{0}, 0}, *D = &dirty;
+    for (int64_t t = 0; t < N_T; t++) { C->wake_at[t] = -1; dirty_add(D, t); }
     int64_t now = 0, seq = 0, total = 0, at_cycle = 0, tid = 0;
     C->done_time = -1;
     for (;;) {
         /* R5: start firings at `now`, always of the lowest-id transition that can */
-        while (C->n_dirty) {
-            tid = dirty_pop(C);
+        for (;;) {
+            tid = dirty_pop(D);
+            if (tid == N_T) break;
             while (C->inflight[tid] < CONC[tid]) {
                 int r = fire_any(C, tid, now, 0);
                 if (r == F_FAIL) { C->err_tid = tid; FAIL(C->nomem ? R_NOMEM : R_ERROR); }
@@ -315,9 +339,9 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
                     C->err_tid = tid; FAIL(R_ERROR);
                 }
                 if (!ev_push(C, due, tid, ++seq, C->fire_slot, now)) FAIL(R_NOMEM);
-                mark_list(C, START_DIRTY_AT, START_DIRTY, tid);
-                if (C->n_dirty && C->dirty[0] < tid) {    /* a lower id may start first */
-                    dirty_push(C, (int32_t)tid);
+                MARK(D, START_DIRTY, tid);
+                if (dirty_below(D, tid)) {               /* a lower id may start first */
+                    dirty_add(D, tid);
                     break;
                 }
             }
@@ -345,13 +369,13 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
             tid = e.tid;
             if (e.slot < 0) {                       /* an initiation-interval wake-up */
                 C->wake_at[tid] = -1;
-                dirty_push(C, (int32_t)tid);
+                dirty_add(D, tid);
                 continue;
             }
             int64_t chosen = commit_any(C, tid, e.slot, now);
             if (chosen == -2) FAIL(R_NOMEM);
-            mark_list(C, COMMIT_DIRTY_AT, COMMIT_DIRTY, tid);
-            if (chosen >= 0) mark_list(C, WATCHERS_AT, WATCHERS, chosen);
+            MARK(D, COMMIT_DIRTY, tid);
+            if (chosen >= 0) MARK(D, WATCHERS, chosen);
             int64_t n_in = C->inflight[tid];
             if (!accumulate(C, &C->area[tid], n_in, now - C->area_since[tid]))
                 { C->err_tid = tid; FAIL(R_ERROR); }
