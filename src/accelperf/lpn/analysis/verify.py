@@ -741,6 +741,11 @@ class Witness:
         return {**out, "stopped": self.stopped} if self.stopped else out
 
 
+def _stopped(witness: Witness | None) -> dict:
+    """The JSON key of an input that never finishes: why it stopped."""
+    return {"stopped": witness.stopped} if witness is not None and witness.stopped else {}
+
+
 def _user_input(problem: _Problem, z3model, sample: dict, marking: dict):
     """The input in Ψ's format; Ψ must turn it back into exactly ``marking``."""
     model, space = problem.model, problem.space
@@ -843,7 +848,8 @@ class BoundResult:
                 "witness": None if self.witness is None else self.witness.input,
                 "witness_tokens": None if self.witness is None else self.witness.tokens,
                 "simulated": self.simulated, "classes": self.classes,
-                "seconds": round(self.seconds, 3), "note": self.note}
+                "seconds": round(self.seconds, 3), "note": self.note,
+                **_stopped(self.witness)}
 
     def __repr__(self) -> str:
         return (f"BoundResult({self.which} latency {self.bound} cycles, {self.status}, "
@@ -986,7 +992,8 @@ class ProofResult:
                 "counterexample_tokens": None if self.counterexample is None else
                 self.counterexample.tokens,
                 "values": self.values, "classes": self.classes,
-                "seconds": round(self.seconds, 3), "note": self.note}
+                "seconds": round(self.seconds, 3), "note": self.note,
+                **_stopped(self.counterexample)}
 
     def __repr__(self) -> str:
         verdict = {True: "holds", False: "fails", None: "unknown"}[self.holds]
