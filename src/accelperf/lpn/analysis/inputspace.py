@@ -8,7 +8,7 @@ both::
     constraints = ["sum(blocks.symbols) <= 115"]
 
     [places.blocks]                        # a place the input fills
-    count = 18                             # how many tokens (a fixed number)
+    count = 18                             # how many tokens: N, or a range "6..18"
     properties = { symbols = [1, 63] }     # each token's property range, inclusive
 
 Every token of a listed place gets one integer variable per property, ``blocks[3].symbols``.
@@ -17,11 +17,15 @@ Every token of a listed place gets one integer variable per property, ``blocks[3
 language's expression (or a table of them, for an input that is a JSON object) giving the
 value the model's Ψ takes; a witness written this way must give back exactly the tokens
 found, which the verifier checks. Properties not listed for a place are 0.
+
+A token count given as a range is verified as one space per combination of counts
+(:meth:`InputSpace.fixed_counts`; at most :data:`MAX_COUNT_COMBINATIONS`), since every
+token has its own variables; constraints may use ``count(P)`` to rule combinations out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...errors import ModelError, invalid
@@ -31,13 +35,23 @@ from .formula import Tokens, is_condition, translate
 KEYS = {"model", "input", "constraints", "places"}
 
 
+MAX_COUNT_COMBINATIONS = 64
+"""Token-count combinations a space may span (each is verified as its own space)."""
+
+
 @dataclass(frozen=True)
 class PlaceSpace:
-    """The tokens one place starts with."""
+    """The tokens one place starts with: ``count`` of them, or any number in
+    ``count..most`` when ``most`` is given."""
 
     place: str
     count: int
     properties: dict = field(default_factory=dict)     # name -> (lo, hi)
+    most: int | None = None
+
+    @property
+    def counts(self) -> range:
+        return range(self.count, (self.count if self.most is None else self.most) + 1)
 
 
 @dataclass(frozen=True)
@@ -51,12 +65,32 @@ class InputSpace:
     origin: str = "space"
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{p.place}: {p.count} tokens" for p in self.places)
+        parts = ", ".join(f"{p.place}: {p.count}{'' if p.most is None else f'..{p.most}'} "
+                          f"tokens" for p in self.places)
         return f"InputSpace({parts}; {len(self.constraints)} constraint(s))"
+
+    @property
+    def ranged(self) -> bool:
+        """Some place's token count is a range."""
+        return any(p.most is not None for p in self.places)
+
+    def fixed_counts(self) -> list["InputSpace"]:
+        """The space as one space per combination of token counts (the verifier encodes
+        every token with its own variables, so a count is fixed per class)."""
+        import itertools
+        out = []
+        for counts in itertools.product(*(p.counts for p in self.places)):
+            places = tuple(replace(p, count=n, most=None) for p, n in zip(self.places, counts))
+            named = ", ".join(f"{p.place}: {p.count}" for p in places)
+            out.append(replace(self, places=places, origin=f"{self.origin} ({named} tokens)"))
+        return out
 
     def variables(self, model: Model) -> dict[str, Tokens]:
         """One Z3 integer per token property: {place name: Tokens}."""
         import z3
+        if self.ranged:
+            raise ModelError(f"{self.origin}: a space with token-count ranges has no single "
+                             f"set of variables; use fixed_counts()")
         out = {}
         for p in self.places:
             props = model.places[model.place_id(p.place)].token_type.properties
@@ -141,11 +175,7 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
         if not isinstance(entry, dict) or set(entry) - {"count", "properties"}:
             raise invalid(where, entry, "a table with count = N and properties = "
                           "{p = [lo, hi]}")
-        lo, hi = _range(f"{where}.count", entry.get("count"))
-        if lo != hi or lo < 0:
-            raise invalid(f"{where}.count", entry.get("count"),
-                          "a fixed number of tokens >= 0 (verification gives every token "
-                          "its own variables)")
+        lo, hi = _count(f"{where}.count", entry.get("count"))
         props = entry.get("properties", {})
         if not isinstance(props, dict):
             raise invalid(f"{where}.properties", props, "a table {p = [lo, hi]}")
@@ -156,7 +186,7 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
                 raise invalid(f"{where}.properties.{prop}", rng,
                               f"tokens of {name!r} have properties {list(known) or 'none'}")
             ranges[prop] = _range(f"{where}.properties.{prop}", rng)
-        out.append(PlaceSpace(name, lo, ranges))
+        out.append(PlaceSpace(name, lo, ranges, None if lo == hi else hi))
     constraints = data.get("constraints", [])
     if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
         raise invalid(f"{origin}: constraints", constraints, "a list of strings")
@@ -165,8 +195,36 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
             isinstance(shape, dict) and all(isinstance(v, str) for v in shape.values()))):
         raise invalid(f"{origin}: input", shape, "a formula or a table of formulas")
     space = InputSpace(tuple(out), tuple(constraints), shape, data.get("model"), origin)
-    space.constraint_terms(space.variables(model))      # formulas checked now, not mid-proof
+    combos = 1
+    for p in out:
+        combos *= len(p.counts)
+        if combos > MAX_COUNT_COMBINATIONS:
+            raise invalid(f"{origin}: places.{p.place}.count", places[p.place]["count"],
+                          f"token-count ranges spanning at most {MAX_COUNT_COMBINATIONS} "
+                          f"combinations in all (each is verified as its own space): "
+                          f"narrow the range or split the space")
+    for fixed in space.fixed_counts():                  # formulas checked now, not mid-proof
+        fixed.constraint_terms(fixed.variables(model))
     return space
+
+
+def _count(where: str, value) -> tuple[int, int]:
+    """A token count: N, [lo, hi] or "lo..hi"."""
+    if isinstance(value, str) and ".." in value:
+        lo, _, hi = value.partition("..")
+        try:
+            value = [int(lo), int(hi)]
+        except ValueError:
+            pass
+    if isinstance(value, list) or (isinstance(value, int) and not isinstance(value, bool)):
+        try:
+            lo, hi = _range(where, value)
+        except ModelError:
+            lo = hi = -1
+        if 0 <= lo <= hi:
+            return lo, hi
+    raise invalid(where, value, 'a number of tokens >= 0, or a range "lo..hi" (or [lo, hi]) '
+                  'with 0 <= lo <= hi')
 
 
 def load_space(model: Model, path: str | Path) -> InputSpace:

@@ -4,9 +4,10 @@
 one input is followed token by token: every firing's consumed and read tokens, and every
 value a decision took (weights, guards, read and inhibitor counts, route conditions,
 output counts, and that no division fails). The *class* of that input is the set of
-inputs of the space on which all those data decisions come out the same; each class is
-found from a sample, and the next sample is drawn outside the classes found so far, until
-none is left (:func:`partition`).
+inputs of the space on which all those data decisions come out the same and whose
+timing routes tokens as the sample's did (below); each class is found from a sample,
+and the next sample is drawn outside the classes found so far, until none is left
+(:func:`partition`).
 
 **Encoding of a class (§4.4).** Token properties are Z3 terms of the input's variables
 (the producers' expressions applied to the consumed tokens). Every firing gets a start
@@ -19,16 +20,43 @@ event at that instant. A ``max`` is a fresh variable ``m`` with ``m >= each`` an
 ``Or(m == each)``: linear in the number of terms, no blow-up. The latency is the largest
 commit time into the done place, encoded the same way.
 
-**Exactness and its check.** The encoding is exact for inputs whose run takes the same
-tokens in every firing as the class's sample. Where several transitions take or read one
-place's tokens (:func:`shared_places`), the order of their starts is kept as a condition
-of the class, but a firing that the sample did *not* make (a transition that could have
-fired again before a competitor took the token) is not excluded: on such nets a bound
-can be wrong, and results carry a note naming the shared places. Every witness and
-counterexample is simulated by the fast engine and its token routing compared with its
-class; a difference stops with an error rather than report a wrong bound. Nets whose
-places each have one user (Darwin), or whose sharing is serialised by turn tokens (the
-JPEG decoder's IDCTs), are covered; tests check both against hundreds of random inputs.
+**Routing conditions (soundness).** The formula of a class is exact for an input only if
+its run makes the same firings with the same tokens as the sample. Each class therefore
+also keeps timing conditions under which the reference rules (R4 FIFO queues, R5 commit
+order and lowest-id-first starts) route tokens as in the sample:
+
+* *arrival order*: consecutive commits into a place keep their order (R5's tie rule:
+  transition id, then start order, at one instant);
+* *access order*: where several transitions take or read one place's tokens
+  (:func:`shared_places`), consecutive takes, and each read between its neighbouring
+  takes, keep their order (at one instant only if R5 would start them in that order);
+* *no steal*: when a firing of ``u`` takes tokens of a shared place, every other user
+  ``t`` lacked, for its next firing, something only ``t`` uses (a token of a place only
+  it takes, its concurrency slot, its interval): that resource arrives after the take
+  (or at the same instant when ``u`` has the lower id). A ``t`` that can never fire again
+  (a place only it takes ends below its weight) needs no condition;
+* *counts*: a start that reads ``count(P)`` or an inhibitor keeps the commits that change
+  P's count on the same side of it;
+* *the end*: R2's data decisions on the final marking (guards, weights, read and
+  inhibitor counts, and that none of them fails) come out the same.
+
+With these, an input that satisfies a class's conditions runs as its sample, so the
+search for a sample outside every class found so far (:func:`partition`) is a
+refinement loop over routings: when it finds none, the classes cover the space and
+every bound is sound. What the conditions cannot pin down is named in the class's
+``gaps``, and results then say "unknown" with those reasons, never a proved bound: a
+start later than its tokens, slot and interval allowed (an inhibitor or a count-guard
+released it), a user of a shared place that waited for something other than its own
+resources while another took the tokens, same-instant orders that only zero-delay
+rounds explain, and transitions whose guard, weights or read counts read a shared
+place's tokens or weights/read counts read a count (their readiness at moments the
+sample does not record depends on data). A sample that does not run to the end (a
+deadlock, an error, a limit) ends the search: it is the counterexample, reported
+instead of a bound. Every witness of an exact class is simulated by the fast engine
+and its routing compared with its class; a difference stops with an error. The JPEG
+decoder (shared places ``coefficients`` and ``out_slots``, serialised by its turn
+tokens) and Darwin are covered exactly; tests compare bounds with every input of small
+racing nets and with random inputs of random nets.
 """
 
 from __future__ import annotations
@@ -67,14 +95,31 @@ class _Firing:
     concrete_start: int
     concrete_due: int
     concrete_interval: int
+    private: list = field(default_factory=list)   # [(term, value)]: see _no_steal
 
 
 class _OutOfTime(Exception):
     """The time budget ran out while a sample was being followed."""
 
 
+def _constant(e) -> int | None:
+    return e.args[0] if e.op == "const" else None
+
+
+def _before(a: _Firing, b: _Firing, gaps: list, why: str):
+    """``a`` starts before ``b`` as in the sample: at the same instant only when R5's
+    lowest-id-first rule would still start ``a`` first."""
+    if a.transition <= b.transition:
+        return a.start <= b.start
+    if a.concrete_start == b.concrete_start:       # b became ready only after a started
+        gaps.append(why)
+        return a.start == b.start                  # (a gap: only keep the sample inside)
+    return a.start < b.start
+
+
 class _Recorder:
-    """The observer of :func:`..semantics.run` that builds a class's formula."""
+    """The observer of :func:`..semantics.run` that builds a class's formula and the
+    conditions under which other inputs run as its sample (see the module docstring)."""
 
     def __init__(self, model: Model, symbolic: dict, prefix: str, budget=None):
         import z3
@@ -82,12 +127,18 @@ class _Recorder:
         self.budget = budget
         self.values, self.birth, self.identity, self.keep = {}, {}, {}, []
         self.condition, self.timing, self.events = [], [], []
+        self.order, self.gaps = [], []
         self.started = [[] for _ in model.transitions]
         self.committed = [[] for _ in model.transitions]
         self.firings, self.produced = {}, {}
         self.routing = [[] for _ in model.transitions]
         self.into_done = []
-        self.locks = [[] for _ in model.places]      # per place: firings that took from it
+        self.takers = _takers(model)
+        self.accesses = [[] for _ in model.places]   # per place: (firing, "take"|"read")
+        self.changes = [[] for _ in model.places]    # per place: (event no., commit)
+        self.last_arrival = [None] * len(model.places)
+        self.pins = []                               # (firing, place, event no.)
+        self.state = None
         self.watched = [set() for _ in model.transitions]
         for pid, ts in enumerate(model.watchers()):
             for t in ts:
@@ -106,6 +157,7 @@ class _Recorder:
 
     def _begin(self, state, _):
         z3 = self.z3
+        self.state = state
         for pid, queue in enumerate(state.free):
             given = self.symbolic.get(pid, [])
             for i, tok in enumerate(queue):
@@ -118,14 +170,10 @@ class _Recorder:
         if not z3.is_true(z3.simplify(cond)):
             self.condition.append(cond)
 
-    def _start(self, state, f):
-        z3, model = self.z3, self.model
-        t = model.transitions[f.transition]
-        taken = dict(zip(t.inputs, f.locked))
-        before = {pid: list(taken.get(pid, [])) + list(state.free[pid])
-                  for pid in set(t.arg_places) | {p for p, _ in t.reads}}
-        args = [before[p] for p in t.arg_places]
-        names = {p.name: i for i, p in enumerate(model.places)}
+    def _functions(self, state, args):
+        """(sym, concrete) renderers of expressions over ``args`` (per argument place,
+        its tokens) on ``state``; ``sym`` records when the expression is defined."""
+        names = {p.name: i for i, p in enumerate(self.model.places)}
 
         def count_of(name):
             return state.count(names[name])
@@ -139,6 +187,16 @@ class _Recorder:
 
         def concrete(e):
             return evaluate(e, lambda a, k: args[a][k].values, count_of)
+        return sym, concrete
+
+    def _start(self, state, f):
+        z3, model = self.z3, self.model
+        t = model.transitions[f.transition]
+        taken = dict(zip(t.inputs, f.locked))
+        before = {pid: list(taken.get(pid, [])) + list(state.free[pid])
+                  for pid in set(t.arg_places) | {p for p, _ in t.reads}}
+        args = [before[p] for p in t.arg_places]
+        sym, concrete = self._functions(state, args)
 
         def decide(e):
             value = concrete(e)
@@ -169,37 +227,56 @@ class _Recorder:
             produced.append((arc.place, tokens))
         self.produced[id(f)] = produced
 
-        # Times at which the firing's conditions became true (see the module docstring).
-        terms = [self.birth[id(k)] for arc in f.locked for k in arc]
-        terms += [self.birth[id(k)] for pid, n in reads for k in before[pid][:n]]
+        # Times at which the firing's conditions became true (see the module docstring):
+        # its tokens (taken, read, or read by its functions), its slot and its interval.
+        seen = [k for arc in f.locked for k in arc]
+        seen += [k for pid, n in reads for k in before[pid][:n]]
+        seen += [k for a, n in t.needs for k in before[t.arg_places[a]][:n]]
+        terms = [self.birth[i] for i in dict.fromkeys(map(id, seen))]
+        private = [self.birth[id(k)] for pid, w, arc in zip(t.inputs, t.weights, f.locked)
+                   if self.takers[pid] == {t.id} and (_constant(w) or 0) >= 1 for k in arc]
+        private += [self.birth[id(k)] for (pid, n), (_, got) in zip(t.reads, reads)
+                    if self.takers[pid] == {t.id} and (_constant(n) or 0) >= 1
+                    for k in before[pid][:got]]
         mine = self.started[t.id]
         if t.concurrency is not None and len(mine) >= t.concurrency:
             slot = self.committed[t.id][len(mine) - t.concurrency]
             terms.append((slot.due, slot.concrete_due))
+            private.append(terms[-1])
         if mine and not (t.initiation_interval.op == "const"
                          and t.initiation_interval.args[0] == 0):
             prev = mine[-1]
             terms.append((prev.start + prev.interval,
                           prev.concrete_start + prev.concrete_interval))
+            private.append(terms[-1])
         now = state.now
         latest = max((c for _, c in terms), default=0)
         if latest > now:                        # pragma: no cover - a bug in this module
             raise VerificationError(f"{t.name!r} started at {now} before its inputs existed")
         if latest < now:
             terms.append(self._trigger(t, now))
+            self.gaps.append(f"{t.name} started at cycle {now}, later than its tokens, "
+                             f"slot and interval allowed (it waited for an inhibitor, a "
+                             f"guard or a count)")
         if not terms:
             terms.append((z3.IntVal(0), 0))
         s = z3.Int(f"{self.prefix}{t.name}#{len(mine)}.start")
         self.timing += maximum(s, [term for term, _ in terms])
         delay, interval = sym(t.delay), sym(t.initiation_interval)
         record = _Firing(t.id, len(mine), s, s + delay, interval, now, f.due,
-                         state.next_start[t.id] - now)
+                         state.next_start[t.id] - now, private)
         mine.append(record)
         self.firings[id(f)] = record
         self.keep.append(f)
         self.routing[t.id].append(tuple(self.identity[id(k)] for arc in f.locked for k in arc))
-        for pid in _token_places(t, f.locked):
-            self.locks[pid].append(record)
+        for pid, arc in zip(t.inputs, f.locked):
+            if arc:
+                self.accesses[pid].append((record, "take"))
+        for pid in {p for p, n in reads if n} | {t.arg_places[a] for a, _ in t.needs}:
+            if not taken.get(pid):
+                self.accesses[pid].append((record, "read"))
+        for pid in set(t.counted) | {p for p, _ in t.inhibits}:
+            self.pins.append((record, pid, len(self.events)))
         self.events.append((now, "start", record))
 
     def _trigger(self, t, now):
@@ -221,6 +298,10 @@ class _Recorder:
     def _commit(self, state, f):
         record = self.firings[id(f)]
         self.committed[record.transition].append(record)
+        t = self.model.transitions[record.transition]
+        for pid, arc in zip(t.inputs, f.locked):
+            if arc:
+                self.changes[pid].append((len(self.events), record))
         fresh: dict = {}
         for pid, tokens in self.produced.pop(id(f)):
             fresh.setdefault(pid, []).extend(tokens)
@@ -231,7 +312,191 @@ class _Recorder:
                             (record.transition, record.index, pid, j))
             if pid == self.model.done and tokens:
                 self.into_done.append(record.due)
+            if tokens:
+                self._arrival(pid, record)
         self.events.append((state.now, "commit", record))
+
+    def _arrival(self, pid, record):
+        """FIFO order (R4): the place's tokens queue in commit order, which must stay."""
+        prev, self.last_arrival[pid] = self.last_arrival[pid], record
+        self.changes[pid].append((len(self.events), record))
+        if prev is None or prev is record:
+            return
+        if (prev.transition, prev.index) < (record.transition, record.index):
+            self.order.append(prev.due <= record.due)     # R5 commits in this order
+            return
+        if prev.concrete_due == record.concrete_due:
+            self.gaps.append(f"tokens reached {self.model.places[pid].name} out of R5's "
+                             f"commit order at cycle {record.concrete_due} (zero delay)")
+            self.order.append(prev.due == record.due)
+            return
+        self.order.append(prev.due < record.due)
+
+    # ------------------------------------------------------------ after the run
+    def finish(self) -> None:
+        """The conditions only the whole run shows: counts read at a start, the order of
+        accesses to shared places, that no transition could have taken tokens another
+        took, and what kept every transition from firing again at the end."""
+        self._pin_counts()
+        virtual = [self._next_firing(t) for t in self.model.transitions]
+        for pid, accesses in enumerate(self.accesses):
+            if len(self.takers[pid]) > 1:
+                self._access_order(pid, accesses)
+                self._no_steal(pid, accesses, virtual)
+        for t in self.model.transitions:
+            self._blocked_at_end(t, virtual[t.id])
+
+    def _pin_counts(self):
+        """count(P) and inhibitors read the number of tokens at the start: the commits
+        that changed it stay on the same side of the start."""
+        name = self.model.places
+        for record, pid, at in self.pins:
+            events = self.changes[pid]
+            before = [r for i, r in events if i < at]
+            after = [r for i, r in events if i > at and r is not record]
+            if before:
+                self.order.append(before[-1].due <= record.start)
+            if not after:
+                continue
+            nxt = after[0]
+            if nxt.concrete_due == record.concrete_start:
+                self.gaps.append(f"the count of {name[pid].name} changed at cycle "
+                                 f"{nxt.concrete_due} after a start at that cycle "
+                                 f"(zero delay)")
+                self.order.append(record.start == nxt.due)
+            else:
+                self.order.append(record.start < nxt.due)
+
+    def _access_order(self, pid, accesses):
+        """Which tokens a firing takes or reads is the order of the accesses (FIFO)."""
+        why = (f"two transitions accessed {self.model.places[pid].name} at one instant "
+               f"out of id order")
+        takes = [i for i, (_, kind) in enumerate(accesses) if kind == "take"]
+        for i, j in zip(takes, takes[1:]):
+            if accesses[i][0] is not accesses[j][0]:
+                self.order.append(_before(accesses[i][0], accesses[j][0], self.gaps, why))
+        for i, (r, kind) in enumerate(accesses):
+            if kind != "read":
+                continue
+            prev = [accesses[j][0] for j in takes if j < i and accesses[j][0] is not r]
+            nxt = [accesses[j][0] for j in takes if j > i and accesses[j][0] is not r]
+            if prev:
+                self.order.append(_before(prev[-1], r, self.gaps, why))
+            if nxt:
+                self.order.append(_before(r, nxt[0], self.gaps, why))
+
+    def _no_steal(self, pid, accesses, virtual):
+        """While another transition's firing took tokens of a shared place, every other
+        user ``t`` of the place lacked something only it uses (a token of a place only it
+        takes, its slot or its interval) for its next firing: else ``t`` might have
+        taken those tokens instead."""
+        z3, model = self.z3, self.model
+        for tid in self.takers[pid]:
+            mine = [i for i, (r, _) in enumerate(accesses) if r.transition == tid]
+            for i, (g, kind) in enumerate(accesses):
+                if kind != "take" or g.transition == tid:
+                    continue
+                later = [accesses[j][0] for j in mine if j > i]
+                terms = later[0].private if later else virtual[tid]
+                if terms is None:                  # it can never fire again
+                    continue
+                terms = terms + [(z3.IntVal(0), 0)]     # nothing of its own: time 0
+                tie = g.transition < tid           # R5: g's transition goes first
+                if not any(c > g.concrete_start or (tie and c == g.concrete_start)
+                           for _, c in terms):
+                    self.gaps.append(
+                        f"{model.transitions[tid].name} could have taken the tokens "
+                        f"{model.transitions[g.transition].name} took from "
+                        f"{model.places[pid].name} at cycle {g.concrete_start}: it waited "
+                        f"for something other than its own tokens, slot or interval")
+                    continue
+                self.order.append(z3.Or([x >= g.start if tie else x > g.start
+                                         for x, _ in terms]))
+
+    def _next_firing(self, t):
+        """The private conditions of a firing of ``t`` after its last one: None when a
+        place only ``t`` takes from ends with fewer tokens than its constant weight (it
+        can never fire again), else [(term, value)]."""
+        free = self.state.free
+        terms = []
+        for pid, w in zip(t.inputs, t.weights):
+            need = _constant(w)
+            if self.takers[pid] != {t.id} or not need:
+                continue
+            if len(free[pid]) < need:
+                return None
+            terms += [self.birth[id(k)] for k in list(free[pid])[:need]]
+        mine = self.started[t.id]
+        if mine and t.concurrency is not None and len(mine) >= t.concurrency:
+            slot = self.committed[t.id][len(mine) - t.concurrency]
+            terms.append((slot.due, slot.concrete_due))
+        if mine and not (t.initiation_interval.op == "const"
+                         and t.initiation_interval.args[0] == 0):
+            terms.append((mine[-1].start + mine[-1].interval,
+                          mine[-1].concrete_start + mine[-1].concrete_interval))
+        return terms
+
+    def _blocked_at_end(self, t, virtual):
+        """R2 on the final marking, as the reference run checked it: the data decisions
+        that kept ``t`` from starting (and from failing) must come out the same."""
+        z3, state = self.z3, self.state
+        args = [list(state.free[p]) for p in t.arg_places]
+        if any(len(args[a]) < n for a, n in t.needs):
+            return                                  # R2(b): waits for tokens, no data
+        sym, concrete = self._functions(state, args)
+        steps = ([("guard", t.guard)] if t.guard is not None else []) + \
+            [("weight", w, pid) for pid, w in zip(t.inputs, t.weights)] + \
+            [("read", n, pid) for pid, n in t.reads] + \
+            [("inhibit", n, pid) for pid, n in t.inhibits]
+        for kind, e, *where in steps:
+            value, term = concrete(e), sym(e)
+            if kind == "guard":
+                self._decide(term, value)
+                blocked = not value
+            else:
+                self._decide(term >= 0, True)
+                have = state.count(where[0]) if kind == "inhibit" else len(state.free[where[0]])
+                blocked = value <= have if kind == "inhibit" else value > have
+                self._decide(term <= have if kind == "inhibit" else term > have, blocked)
+            if blocked:
+                if virtual is not None and (_counts(e) or kind == "inhibit"):
+                    self.gaps.append(f"{t.name} was kept from firing again by a count "
+                                     f"({kind}) that other inputs may change in time")
+                return
+        if virtual is not None:                     # pragma: no cover - R7 says none
+            self.gaps.append(f"{t.name} could start on the final marking")
+
+
+def _counts(e) -> bool:
+    from ..expr import counted_places
+    return bool(counted_places(e))
+
+
+def _takers(model: Model) -> list[set]:
+    """For every place, the transitions that take its tokens or read them (read arcs,
+    or their functions reading a token)."""
+    users = [set() for _ in model.places]
+    for t in model.transitions:
+        for pid in set(t.inputs) | {p for p, _ in t.reads} | \
+                {t.arg_places[a] for a, _ in t.needs}:
+            users[pid].add(t.id)
+    return users
+
+
+def _unfollowed(model: Model) -> list[str]:
+    """Transitions whose readiness at moments no sample records depends on data: their
+    guard, weights or read and inhibitor counts read a token of a place other
+    transitions also take, or their weights or read counts read a count."""
+    from ..expr import tokens_needed
+    takers = _takers(model)
+    out = []
+    for t in model.transitions:
+        exprs = list(t.weights) + [n for _, n in t.reads + t.inhibits] + \
+            ([t.guard] if t.guard is not None else [])
+        shared = any(len(takers[t.arg_places[a]]) > 1 for a in tokens_needed(exprs))
+        if shared or any(_counts(e) for e in list(t.weights) + [n for _, n in t.reads]):
+            out.append(t.name)
+    return out
 
 
 def _token_places(t, locked=None) -> set:
@@ -254,36 +519,10 @@ def _users(model: Model) -> list[set]:
 
 def shared_places(model: Model) -> dict[str, list[str]]:
     """Places whose tokens several transitions take, read or count: {place: [transitions]}.
-    There, routing may depend on timing, which the encoding covers only in part (see
-    the module docstring); results on such nets say so."""
+    There, which firing gets which token may depend on timing: each class keeps the
+    conditions under which it does not change (see the module docstring)."""
     return {model.places[pid].name: [model.transitions[t].name for t in sorted(ts)]
             for pid, ts in enumerate(_users(model)) if len(ts) > 1}
-
-
-def _caveat(model: Model) -> str:
-    shared = shared_places(model)
-    if not shared:
-        return ""
-    names = "; ".join(f"{p}: {', '.join(ts)}" for p, ts in shared.items())
-    return (f"assumes token routing in shared places ({names}) does not change with "
-            f"timing beyond the start orders kept per class; checked on the witness")
-
-
-def _lock_order(model: Model, locks: list) -> list:
-    """Where two transitions take or read the tokens of one place, which tokens each sees
-    depends on the order in which they start: keep that order (strictly before, or at
-    the same instant, as in the sample) as a condition of the class."""
-    users = _users(model)
-    out = []
-    for pid in range(len(model.places)):
-        if len(users[pid]) < 2:
-            continue
-        for a, b in zip(locks[pid], locks[pid][1:]):
-            if a.transition == b.transition:
-                continue
-            out.append(a.start == b.start if a.concrete_start == b.concrete_start
-                       else a.start < b.start)
-    return out
 
 
 def maximum(m, terms) -> list:
@@ -297,7 +536,10 @@ def maximum(m, terms) -> list:
 # ---------------------------------------------------------------------- classes
 @dataclass(frozen=True)
 class TraceClass:
-    """One input class: its data conditions, its timing constraints and its latency."""
+    """One input class: its data conditions, the timing conditions under which its
+    inputs route tokens as its sample did, the constraints defining its times, and its
+    latency. ``gaps`` name what the conditions could not pin down (then the class's
+    formula is exact for its sample but not proved for the rest of it)."""
 
     index: int
     condition: tuple = field(repr=False)     # Z3 conditions on the input's variables
@@ -308,6 +550,11 @@ class TraceClass:
     sample_latency: int = 0
     routing: tuple = field(repr=False, default=())
     firings: int = 0
+    gaps: tuple = ()
+
+    @property
+    def exact(self) -> bool:
+        return not self.gaps
 
     def constraints(self) -> list:
         """Membership and timing: every model is an input of the class with its times."""
@@ -315,7 +562,8 @@ class TraceClass:
 
     def __repr__(self) -> str:
         return (f"TraceClass({self.index}: {self.firings} firings, {len(self.condition)} "
-                f"condition(s), sample latency {self.sample_latency})")
+                f"condition(s), {len(self.order)} timing condition(s), sample latency "
+                f"{self.sample_latency}{'' if self.exact else ', not exact'})")
 
 
 def _marking(model: Model, space: InputSpace, sample: dict) -> dict:
@@ -328,10 +576,28 @@ def _marking(model: Model, space: InputSpace, sample: dict) -> dict:
     return tokens
 
 
+class _Unfinished(Exception):
+    """A sample run that does not reach its end (deadlock, error or a limit, R7-R8)."""
+
+    def __init__(self, sample: dict, message: str):
+        super().__init__(message)
+        self.sample, self.message = sample, message
+
+
 def follow(model: Model, space: InputSpace, variables: dict, sample: dict, index: int = 0,
            budget=None):
     """The class of ``sample`` ({place: [{prop: value}]}): run the reference semantics on
-    it and encode what the run did (see the module docstring)."""
+    it and encode what the run did (see the module docstring). A sample that does not
+    run to the end raises :class:`VerificationError` (``partition`` reports it as a
+    counterexample)."""
+    try:
+        return _follow(model, space, variables, sample, index, budget)
+    except _Unfinished as exc:
+        raise VerificationError(f"the input {sample} of the space does not run to the "
+                                f"end: {exc.message}") from None
+
+
+def _follow(model, space, variables, sample, index, budget):
     import z3
     marking = _marking(model, space, sample)
     symbolic = {}
@@ -344,15 +610,16 @@ def follow(model: Model, space: InputSpace, variables: dict, sample: dict, index
     recorder = _Recorder(model, symbolic, prefix, budget)
     result = reference_run(model, marking, observe=recorder, max_commits=SAMPLE_MAX_COMMITS)
     if result.stopped is not None or result.latency is None:
-        why = result.message or "no token reached the done place"
-        raise VerificationError(f"the input {sample} of the space does not run to the end: "
-                                f"{why}")
+        raise _Unfinished(sample, result.message or "no token reached the done place")
+    recorder.finish()
+    gaps = [f"{name}'s guard, weights or read counts read tokens or counts that change "
+            f"at moments no sample records" for name in _unfollowed(model)]
     latency = z3.Int(f"{prefix}latency")
     timing = recorder.timing + maximum(latency, recorder.into_done)
-    return TraceClass(index, tuple(recorder.condition),
-                      tuple(_lock_order(model, recorder.locks)), tuple(timing), latency, sample,
-                      result.latency, tuple(map(tuple, recorder.routing)),
-                      len(result.firings))
+    return TraceClass(index, tuple(recorder.condition), tuple(recorder.order),
+                      tuple(timing), latency, sample, result.latency,
+                      tuple(map(tuple, recorder.routing)), len(result.firings),
+                      tuple(dict.fromkeys(gaps + recorder.gaps)))
 
 
 def _sample(space: InputSpace, variables: dict, z3model) -> dict:
@@ -389,12 +656,25 @@ class _Problem:
     base: list
     classes: list
     complete: bool
+    unfinished: tuple | None = None      # (Z3 model, message): an input that never ends
+
+    @property
+    def gaps(self) -> list[str]:
+        """What the classes could not pin down, each said once."""
+        return list(dict.fromkeys(g for c in self.classes for g in c.gaps))
+
+    @property
+    def proved(self) -> bool:
+        """Every input of the space is in a class whose formula is exact for it."""
+        return self.complete and self.unfinished is None and not self.gaps
 
 
 def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_CLASSES,
               budget: _Budget | None = None, progress=None) -> _Problem:
     """Every class of the space: a sample is drawn outside the classes found so far until
-    none is left. Stops (``complete`` False) when the time budget runs out."""
+    none is left. Stops (``complete`` False) when the time budget runs out, and at the
+    first sample that does not run to the end (``unfinished``: a counterexample to
+    every bound)."""
     import z3
     budget = budget or _Budget(None)
     variables = space.variables(model)
@@ -412,42 +692,63 @@ def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX
         if len(classes) >= max_classes:
             raise invalid("space", space.origin, f"at most {max_classes} input classes "
                           f"(it has more): narrow the ranges or split the space")
+        drawn = solver.model()
         try:
-            cls = follow(model, space, variables, _sample(space, variables, solver.model()),
-                         len(classes), budget)
+            cls = _follow(model, space, variables, _sample(space, variables, drawn),
+                          len(classes), budget)
         except _OutOfTime:
             return _Problem(model, space, variables, base, classes, False)
+        except _Unfinished as exc:
+            return _Problem(model, space, variables, base, classes, False,
+                            (drawn, exc.message))
         classes.append(cls)
         if progress:
             progress(f"class {len(classes)}: {cls.firings} firings")
         # The timing constraints define the class's times as functions of the input, so
         # the order conditions can be negated over them.
         region = list(cls.condition) + list(cls.order)
+        _contains_sample(cls, region, variables, drawn)
         solver.add(list(cls.timing))
         solver.add(z3.Not(z3.And(*region)) if region else z3.BoolVal(False))
+
+
+def _contains_sample(cls: TraceClass, region: list, variables: dict, drawn) -> None:
+    """A class's conditions must hold on its own sample (else the search would draw it
+    again and again): a bug of this module if not."""
+    import z3
+    check = z3.Solver()
+    check.add(list(cls.timing) + region)
+    check.add([v == drawn.eval(v, model_completion=True) for tokens in variables.values()
+               for values in tokens.values for v in values.values() if not z3.is_int_value(v)])
+    if check.check() != z3.sat:                       # pragma: no cover
+        raise VerificationError(f"class {cls.index}'s conditions exclude its own sample "
+                                f"{cls.sample}")
 
 
 # ---------------------------------------------------------------------- witnesses
 @dataclass(frozen=True)
 class Witness:
     """An input of the space, as Ψ takes it (``input``) and as tokens, with the latency
-    the simulator gives it."""
+    the simulator gives it; ``stopped`` says why an input that never ends stopped."""
 
     input: object
     tokens: dict
-    simulated: int
+    simulated: int | None
+    stopped: str = ""
 
     def to_dict(self) -> dict:
-        return {"input": self.input, "tokens": self.tokens, "simulated": self.simulated}
+        out = {"input": self.input, "tokens": self.tokens, "simulated": self.simulated}
+        return {**out, "stopped": self.stopped} if self.stopped else out
 
 
-def _witness(problem: _Problem, cls: TraceClass, z3model, claimed: int | None) -> Witness:
-    """The input in ``z3model``, simulated; its run must follow its class and, when a
-    latency is ``claimed``, take exactly that long."""
-    from ..sim import SimulationError, simulate
+def _stopped(witness: Witness | None) -> dict:
+    """The JSON key of an input that never finishes: why it stopped."""
+    return {"stopped": witness.stopped} if witness is not None and witness.stopped else {}
+
+
+def _user_input(problem: _Problem, z3model, sample: dict, marking: dict):
+    """The input in Ψ's format; Ψ must turn it back into exactly ``marking``."""
     model, space = problem.model, problem.space
-    sample = _sample(space, problem.variables, z3model)
-    marking = _marking(model, space, sample)
     user = space.user_input(problem.variables,
                             lambda t: z3model.eval(t, model_completion=True))
     if user is not None:
@@ -457,21 +758,72 @@ def _witness(problem: _Problem, cls: TraceClass, z3model, claimed: int | None) -
             raise invalid(f"{space.origin}: input", space.input,
                           f"a formula whose value ({user!r}) Ψ turns into the witness's "
                           f"tokens {sample}; it gives other tokens")
+    return user
+
+
+def _unfinished(problem: _Problem) -> Witness:
+    """The input that does not run to the end, checked with the fast engine too."""
+    from ..sim import SimulationError, simulate
+    z3model, message = problem.unfinished
+    sample = _sample(problem.space, problem.variables, z3model)
+    marking = _marking(problem.model, problem.space, sample)
+    user = _user_input(problem, z3model, sample, marking)
+    try:
+        result = simulate(problem.model, Marking(problem.model.name, {
+            p: tuple(ts) for p, ts in marking.items()}), max_commits=SAMPLE_MAX_COMMITS)
+        if result.latency is not None:
+            raise VerificationError(f"the reference semantics stops on {sample} "
+                                    f"({message}) but the fast engine finishes it")
+    except SimulationError:
+        pass
+    return Witness(user, sample, None, message)
+
+
+def _witness(problem: _Problem, cls: TraceClass, z3model, claimed: int | None) -> Witness:
+    """The input in ``z3model``, simulated. In an exact class its run must follow its
+    class and, when a latency is ``claimed``, take exactly that long: anything else is a
+    bug of this module and stops with an error."""
+    from ..sim import SimulationError, simulate
+    model, space = problem.model, problem.space
+    sample = _sample(space, problem.variables, z3model)
+    marking = _marking(model, space, sample)
+    user = _user_input(problem, z3model, sample, marking)
     try:
         simulated = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                          marking.items()}),
                              max_commits=4 * SAMPLE_MAX_COMMITS).latency
     except SimulationError as exc:
+        if not cls.exact:
+            return Witness(user, sample, None, str(exc))
         raise VerificationError(f"witness {sample} does not run to the end: {exc}") from None
-    again = follow(model, space, problem.variables, sample, cls.index)
+    if not cls.exact:
+        return Witness(user, sample, simulated)
+    again = _follow(model, space, problem.variables, sample, cls.index, None)
     if again.routing != cls.routing or (claimed is not None and simulated != claimed):
         raise VerificationError(
             f"witness {user if user is not None else sample} simulates to {simulated} cycles "
             f"but the proof says {claimed}"
             + ("" if again.routing == cls.routing else
-               ": its run routes tokens differently from its class (timing-dependent "
-               "routing, which this encoding does not cover)"))
+               ": its run routes tokens differently from its class"))
     return Witness(user, sample, simulated)
+
+
+def _not_proved(problem: _Problem, what: str) -> str:
+    """Why a result over ``problem`` is not a proof ("" when it is)."""
+    if problem.unfinished is not None:
+        drawn = _sample(problem.space, problem.variables, problem.unfinished[0])
+        return (f"an input of the space does not run to the end ({problem.unfinished[1]}): "
+                f"{drawn} is the counterexample; no {what} holds for it")
+    if not problem.complete:
+        return (f"time budget ran out: {what} over the {len(problem.classes)} class(es) "
+                f"found so far")
+    if problem.gaps:
+        shown = problem.gaps[:3]
+        more = len(problem.gaps) - len(shown)
+        return (f"not proved: {what} over the classes' samples' routings, but the encoding "
+                f"cannot exclude other routings: " + "; ".join(shown)
+                + (f"; and {more} more" if more else ""))
+    return ""
 
 
 # ---------------------------------------------------------------------- queries
@@ -484,7 +836,7 @@ class BoundResult:
     witness: Witness | None
     classes: int
     seconds: float
-    status: str = "proved"          # or "unknown": the time budget ran out
+    status: str = "proved"          # "unknown" (see note), "does not finish" (the witness)
     note: str = ""
 
     @property
@@ -496,7 +848,8 @@ class BoundResult:
                 "witness": None if self.witness is None else self.witness.input,
                 "witness_tokens": None if self.witness is None else self.witness.tokens,
                 "simulated": self.simulated, "classes": self.classes,
-                "seconds": round(self.seconds, 3), "note": self.note}
+                "seconds": round(self.seconds, 3), "note": self.note,
+                **_stopped(self.witness)}
 
     def __repr__(self) -> str:
         return (f"BoundResult({self.which} latency {self.bound} cycles, {self.status}, "
@@ -544,25 +897,34 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
     import z3
     if which not in ("max", "min"):
         raise invalid("bound", which, "max or min")
+    if space.ranged:
+        return _bound_over_counts(model, space, which, timeout=timeout, progress=progress,
+                                  max_classes=max_classes)
     began, budget = time.monotonic(), _Budget(timeout)
     problem = partition(model, space, max_classes=max_classes, budget=budget,
                         progress=progress)
-    best = None
-    status = "proved" if problem.complete else "unknown"
+    if problem.complete and not problem.classes:
+        return BoundResult(which, None, None, 0, time.monotonic() - began, "empty",
+                           "the space has no input (its constraints exclude every one)")
+    if problem.unfinished is not None:
+        return BoundResult(which, None, _unfinished(problem), len(problem.classes),
+                           time.monotonic() - began, "does not finish",
+                           _not_proved(problem, "bound"))
+    best, timed_out = None, False
     for cls in problem.classes:
         solver = z3.Solver()
         solver.add(problem.base + cls.constraints())
         objective = cls.latency if which == "max" else -cls.latency
         found = _largest(solver, objective, budget)
         if found is None:
-            status = "unknown"
+            timed_out = True
             break
         score, m, exact = found
         value = score if which == "max" else -score
         if best is None or (value > best[0] if which == "max" else value < best[0]):
             best = (value, cls, m)
         if not exact:
-            status = "unknown"
+            timed_out = True
             break
         if progress:
             progress(f"class {cls.index + 1}/{len(problem.classes)}: {which} {value}")
@@ -572,11 +934,42 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
                            "the time budget ran out before any class was solved")
     value, cls, m = best
     witness = _witness(problem, cls, m, value)
-    note = _caveat(model) if status == "proved" else (
-        f"time budget ran out: {value} is the {which} over the "
-        f"{len(problem.classes)} class(es) found so far, not a proved bound")
+    note = _not_proved(problem, f"the {which} {value} is the {which}")
+    if timed_out:
+        note = (f"time budget ran out: {value} is the {which} over the "
+                f"{len(problem.classes)} class(es) found so far, not a proved bound")
+    status = "proved" if problem.proved and not timed_out else "unknown"
     return BoundResult(which, value, witness, len(problem.classes),
                        time.monotonic() - began, status, note)
+
+
+def _left(began: float, timeout: float | None) -> float | None:
+    return None if timeout is None else max(0.001, timeout - (time.monotonic() - began))
+
+
+def _bound_over_counts(model, space, which, *, timeout, progress, max_classes):
+    """A bound over a space with token-count ranges: the extreme over its fixed-count
+    spaces; proved only when every one is; the first input that does not finish wins."""
+    began, results = time.monotonic(), []
+    for fixed in space.fixed_counts():
+        r = latency_bound(model, fixed, which, timeout=_left(began, timeout),
+                          progress=progress, max_classes=max_classes)
+        if r.status == "does not finish":
+            return replace(r, classes=r.classes + sum(x.classes for x in results),
+                           seconds=time.monotonic() - began)
+        results.append(r)
+    found = [r for r in results if r.bound is not None]
+    classes, seconds = sum(r.classes for r in results), time.monotonic() - began
+    if not found:
+        status = "empty" if all(r.status == "empty" for r in results) else "unknown"
+        return BoundResult(which, None, None, classes, seconds, status,
+                           "; ".join(dict.fromkeys(r.note for r in results)))
+    pick = max if which == "max" else min
+    best = pick(found, key=lambda r: r.bound)
+    unsure = [r for r in results if r.status not in ("proved", "empty")]
+    return replace(best, classes=classes, seconds=seconds,
+                   status="unknown" if unsure else "proved",
+                   note="; ".join(dict.fromkeys(r.note for r in unsure if r.note)))
 
 
 @dataclass(frozen=True)
@@ -599,7 +992,8 @@ class ProofResult:
                 "counterexample_tokens": None if self.counterexample is None else
                 self.counterexample.tokens,
                 "values": self.values, "classes": self.classes,
-                "seconds": round(self.seconds, 3), "note": self.note}
+                "seconds": round(self.seconds, 3), "note": self.note,
+                **_stopped(self.counterexample)}
 
     def __repr__(self) -> str:
         verdict = {True: "holds", False: "fails", None: "unknown"}[self.holds]
@@ -613,13 +1007,20 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
     ``interface`` function, its prediction ``E``) for every input of ``space``, or find a
     counterexample (§4.4, §5.3.4)."""
     import z3
+    if space.ranged:
+        return _proof_over_counts(model, space, prop, interface=interface, timeout=timeout,
+                                  progress=progress, max_classes=max_classes)
     began, budget = time.monotonic(), _Budget(timeout)
     problem = partition(model, space, max_classes=max_classes, budget=budget,
                         progress=progress)
+    if problem.unfinished is not None:
+        return ProofResult(prop, False, _unfinished(problem), len(problem.classes),
+                           time.monotonic() - began, {"latency": None},
+                           _not_proved(problem, "property"))
     names = {}
     if interface is not None:
         names["E"] = interface_term(interface, space, problem.variables)
-    holds = True if problem.complete else None
+    holds, unsure = True, ""
     for cls in problem.classes:
         term = translate(prop, problem.variables, {**names, "latency": cls.latency},
                          "property")
@@ -632,20 +1033,55 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
         if verdict == z3.sat:
             m = solver.model()
             witness = _witness(problem, cls, m, m.eval(cls.latency).as_long())
+            if not cls.exact and not _breaks(term, cls.latency, witness.simulated, m):
+                # The class's formula is not exact for this input: no counterexample.
+                holds, unsure = None, f"class {cls.index}: a candidate counterexample " \
+                                      f"simulates to {witness.simulated} and satisfies it"
+                continue
             values = {"latency": witness.simulated}
             if "E" in names:
                 values["E"] = _number(m.eval(names["E"], model_completion=True))
             return ProofResult(prop, False, witness, len(problem.classes),
-                               time.monotonic() - began, values, _caveat(model))
+                               time.monotonic() - began, values)
         if verdict == z3.unknown:
             holds = None
             break
         if progress:
             progress(f"class {cls.index + 1}/{len(problem.classes)}: holds")
-    note = _caveat(model) if holds else (f"time budget ran out: no counterexample in the "
-                                         f"{len(problem.classes)} class(es) examined")
+    if holds and not problem.proved:
+        holds = None
+    note = "" if holds else (_not_proved(problem, "the property holds") or
+                             f"time budget ran out: no counterexample in the "
+                             f"{len(problem.classes)} class(es) examined")
+    note = "; ".join(x for x in (note, unsure) if x)
     return ProofResult(prop, holds, None, len(problem.classes), time.monotonic() - began,
                        note=note)
+
+
+def _proof_over_counts(model, space, prop, *, timeout, **kw) -> ProofResult:
+    """A property over a space with token-count ranges: it holds when it holds on every
+    fixed-count space; the first counterexample refutes it."""
+    began, results = time.monotonic(), []
+    for fixed in space.fixed_counts():
+        r = prove(model, fixed, prop, timeout=_left(began, timeout), **kw)
+        results.append(r)
+        if r.holds is False:
+            break
+    classes, seconds = sum(r.classes for r in results), time.monotonic() - began
+    last = results[-1]
+    holds = False if last.holds is False else (
+        None if any(r.holds is None for r in results) else True)
+    note = "; ".join(dict.fromkeys(r.note for r in results if r.note))
+    return replace(last, holds=holds, classes=classes, seconds=seconds, note=note)
+
+
+def _breaks(term, latency, simulated, z3model) -> bool:
+    """Whether the input of ``z3model``, with its simulated latency, breaks ``term``."""
+    import z3
+    if simulated is None:
+        return True                        # it does not run to the end
+    real = z3.substitute(term, (latency, z3.IntVal(simulated)))
+    return z3.is_false(z3model.eval(real, model_completion=True))
 
 
 def _number(v):
