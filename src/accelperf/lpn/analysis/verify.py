@@ -62,7 +62,7 @@ racing nets and with random inputs of random nets.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...errors import ModelError, invalid
 from ..expr import defined_when, evaluate, to_z3
