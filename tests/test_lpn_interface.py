@@ -305,6 +305,44 @@ def test_protoacc_typed_module_prices_a_message_stream_by_type(protoacc):
         module.latency([types["default"], other])
 
 
+def _errors(model, module, inputs, phases):
+    out = []
+    for x in inputs:
+        sim = simulate(model, x).latency
+        out.append(abs(module.latency(x, phases=phases) - sim) / sim)
+    return out
+
+
+def test_fixed_structure_phases_are_never_worse_than_plain(protoacc):
+    """A fixed structure has no stream to split: its phase-aware latency is its plain
+    formula (one phase, the bounding transition named), never a sum of stages that
+    overlap (which was up to 3x off on Hyperprotobench messages)."""
+    import random
+    from accelperf.lpn.analysis.emit import typed_module_source
+    from accelperf.lpn.analysis.space import structure_space
+    model, types, ifaces = protoacc
+    menshen = build("menshen")
+    packets = [[2, 1, 0, 0]] * 12 + [[n % 40 + 1, 0, 1, 0] for n in range(88)]
+    cases = [(model, typed_module_source(ifaces, model, "protoacc"),
+              [[types["default"]], [types["forty_scalars"]],
+               [_resized(types["default"], random.Random(3), 1, 30)],
+               [types["default"], types["forty_scalars"], types["default"]]]),
+             (menshen, module_source(extract_interface(
+                 menshen, structure_space(menshen, packets)), menshen, "menshen"),
+              [packets, [[p[0] * 3 if p[2] else p[0]] + p[1:] for p in packets],
+               [[64 if p[2] else p[0]] + p[1:] for p in packets]])]
+    for m, source, inputs in cases:
+        module = load_module(source)
+        plain, phased = _errors(m, module, inputs, False), _errors(m, module, inputs, True)
+        # margin measured: 0 (one phase, the plain formula)
+        assert all(b <= a + 1e-9 for a, b in zip(plain, phased)), (m.name, plain, phased)
+        assert max(phased) < 0.3, (m.name, phased)
+        for x in inputs:
+            by_phase = module.phases(x)
+            assert len(by_phase) == len(x) if m.name == "protoacc" else len(by_phase) == 1
+            assert all(isinstance(top, str) and top for top, _, _ in by_phase)
+
+
 def _bare(path, inputs, cwd):
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONNOUSERSITE": "1"}
     bare = subprocess.run([sys.executable, "-S", "-I", str(path), *inputs], capture_output=True,

@@ -14,10 +14,15 @@ How it follows A.2
   (upstream first), then by id; the first that can fire commits at once, without waiting
   for its delay. Only commit and token counts matter to a class, and for a net in which no
   two transitions compete for a token those do not depend on time, so the executor does
-  not track time (A.2 computes timestamps locally for the same reason).
-* Two transitions that could take the same token (A.2's conflicting transitions) would
-  make the class depend on which starts first, i.e. on time; the executor detects that
-  case and stops with a message naming both, rather than guess.
+  not track time; only a race reads times, computed then (A.2 computes timestamps
+  locally).
+* Two transitions that could take the same token now (A.2's conflicting transitions)
+  are committed one at a time, ordered by time: the start time of each is computed from
+  the commit records (the commit times of the tokens it takes, its servers and its
+  initiation interval; R5's lower id at the same instant), and the path forks where the
+  order depends on the input. Times of a stream's bundled firings are not known, so a
+  race after one is refused with a message naming both transitions. A rival that is not
+  enabled yet in the symbolic state is not waited for (the eager order of A.2).
 
 Fixed structures
 ----------------
@@ -439,6 +444,8 @@ class Explorer:
                 while True:
                     try:
                         plan = self._plan(path, t)
+                        if plan is not None:
+                            winner, plan = self._race(path, t, plan)
                         break
                     except _Fork as fork:          # both ways possible: split the path
                         other = path.copy()
@@ -447,36 +454,71 @@ class Explorer:
                         path.conditions.append(fork.condition)
                 if plan is None:
                     continue
-                self._check_race(path, t)
-                self._fire(path, t, plan)
+                self._fire(path, winner, plan)
                 fired = True
                 break
             if not fired:
                 path.stuck = self._stuck(path)
                 return path
 
-    def _check_race(self, path: Path, t: Transition) -> None:
-        """A.2's conflicting transitions: another transition that could take the same
-        head token now would make the outcome depend on timing."""
-        consumers = self.model.consumers()
+    def _race(self, path: Path, t: Transition, plan):
+        """A.2 step 3, conflicting transitions: when another transition could take the
+        token at the head of one of ``t``'s input places now, the one that starts first
+        takes it (R5: at the same instant, the lower id). Returns (winner, its plan);
+        where the start times' order depends on the input, the path forks."""
+        best = (t, plan, None)
         for pid in t.inputs[:t.user_inputs]:
             if pid in self.loops:
                 continue
-            for other in consumers[pid]:
-                if other == t.id:
-                    continue
+            for other in self.consumers[pid]:
                 u = self.model.transitions[other]
-                try:
-                    rival = self._plan(path.copy(), u)
-                except _Fork:
-                    rival = True
-                if rival is not None:
-                    first, second = sorted((t.name, u.name))
-                    raise AnalysisError(
-                        f"transitions {first!r} and {second!r} can both take the token at "
-                        f"the head of {self.model.places[pid].name!r}: which one does depends "
-                        f"on timing (A.2's conflicting transitions), which this analysis "
-                        f"does not order; give them exclusive guards")
+                if u.id in (t.id, best[0].id):
+                    continue
+                rival = self._plan(path.copy(), u)
+                if rival is None:
+                    continue
+                if best[2] is None:
+                    best = (t, plan, self._start_time(path, t, plan, pid, u))
+                start = self._start_time(path, u, rival, pid, best[0])
+                # u wins if it starts earlier, or at the same instant with a lower id
+                earlier = start <= best[2] if u.id < best[0].id else start < best[2]
+                if self._decide(path, earlier):
+                    best = (u, rival, start)
+        return best[0], best[1]
+
+    def _start_time(self, path: Path, t: Transition, plan, pid: int, rival: Transition):
+        """When ``t``'s firing by ``plan`` would start, from the commit records alone
+        (A.2 computes timestamps locally): the last of the tokens it takes (their
+        records' commit times), its server (one: its last firing's commit) and its
+        initiation interval. Stream records stand for many firings at
+        unknown times, and which of k > 1 busy servers frees first is not tracked, so a
+        race that depends on either is refused."""
+        trial = path.copy()
+        self._fire(trial, t, plan)
+        records = trial.commits
+        start, last, done = [], {}, {}
+        for i, rec in enumerate(records):
+            ready = [done[s] if s >= 0 else sympy.Integer(0) for s in rec.sources]
+            seen = last.setdefault(rec.tid, [])
+            k = self.model.transitions[rec.tid].concurrency
+            if k == 1 and seen:              # one server: free when its last firing commits
+                ready.append(done[seen[-1]])
+            elif k is not None and len(seen) >= k:
+                ready.append(None)           # k servers, all used once: which frees first
+            if seen:                         # is an order statistic this does not track
+                ready.append(start[seen[-1]] + records[seen[-1]].interval)
+            unknown = rec.bundled or any(r is None for r in ready)
+            start.append(None if unknown else sympy.Max(*ready) if ready else sympy.Integer(0))
+            done[i] = None if start[i] is None else start[i] + rec.delay
+            seen.append(i)
+        if start[-1] is None:
+            raise AnalysisError(
+                f"transitions {t.name!r} and {rival.name!r} race for the token at the head of "
+                f"{self.model.places[pid].name!r} at a time the analysis does not know (it "
+                f"follows a stream's bundled firings or a unit of several servers; A.2's "
+                f"conflicting transitions): give the stream a fixed count in the space, the "
+                f"unit one server, or the transitions exclusive guards")
+        return start[-1]
 
     def _stuck(self, path: Path) -> tuple:
         """R7 on the symbolic end state: places left holding work."""
