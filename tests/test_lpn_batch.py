@@ -139,3 +139,19 @@ def test_cli_batch_over_the_shipped_jpegs(cli, tmp_path):
     name = "hopper_64x48_q90_420.jpg"
     single = simulate(model, load_input(str(Path(str(folder)) / name), model))
     assert rows[name]["latency"] == str(single.latency)
+
+
+def test_cli_batch_over_the_example_images_from_the_repository(cli, tmp_path, monkeypatch):
+    """Issue 17's command, as a reader of the README types it in a fresh clone."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)
+    out = tmp_path / "r.csv"
+    code, _, err = cli("lpn", "simulate", "jpeg-decoder", "--inputs", "examples/images/*.jpg",
+                       "--out", str(out))
+    rows = list(csv.DictReader(out.open()))
+    assert code == 0, err
+    assert len(rows) == len(list((root / "examples" / "images").glob("*.jpg"))) >= 8
+    assert all(r["latency"] and not r["error"] for r in rows)
+    # several sizes and qualities: the latencies differ and both stages bound some image
+    assert len({r["latency"] for r in rows}) == len(rows)
+    assert {r["bottleneck"] for r in rows} == {"entropy_decode", "idct_y"}

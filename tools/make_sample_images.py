@@ -1,4 +1,5 @@
-"""Make the sample JPEGs that ship in src/accelperf/data/jpeg/ (run from the repository).
+"""Make the sample JPEGs that ship in src/accelperf/data/jpeg/ (for the demo and the tests)
+and the batch example set in examples/images/ (run from the repository).
 
 The photographs come with matplotlib, a dependency already installed: Grace Hopper's
 portrait (mpl-data/sample_data/grace_hopper.jpg, 512x600) and the Minduka present pack
@@ -19,7 +20,9 @@ from pathlib import Path
 from matplotlib import cbook
 from PIL import Image
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "accelperf" / "data" / "jpeg"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "accelperf" / "data" / "jpeg"
+EXAMPLES = ROOT / "examples" / "images"
 
 # (source, output name, size, quality, subsampling)
 SAMPLES = [
@@ -32,10 +35,24 @@ SAMPLES = [
     ("Minduka_Present_Blue_Pack.png", "present_100x100_q85_444.jpg", (100, 100), 85, "4:4:4"),
 ]
 
+# `accelperf lpn simulate jpeg-decoder --inputs 'examples/images/*.jpg' --out r.csv`:
+# several sizes and qualities of one photograph (so latencies and bottlenecks differ), all
+# 4:2:0 (the failure of a 4:4:4 file in its own row is shown by the shipped set's tests).
+EXAMPLE_SET = [("grace_hopper.jpg", f"hopper_{w}x{h}_q{q}_420.jpg", (w, h), q, "4:2:0")
+               for (w, h) in ((64, 48), (128, 96), (256, 192), (512, 384))
+               for q in (50, 90)] + [
+    ("Minduka_Present_Blue_Pack.png", "present_128x128_q85_420.jpg", (128, 128), 85, "4:2:0"),
+]
+
 
 def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    for source, name, size, quality, subsampling in SAMPLES:
+    for folder, samples in ((OUT, SAMPLES), (EXAMPLES, EXAMPLE_SET)):
+        write(folder, samples)
+
+
+def write(out: Path, samples: list) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for source, name, size, quality, subsampling in samples:
         with Image.open(cbook.get_sample_data(source, asfileobj=False)) as img:
             img = img.convert("RGB")
             w, h = img.size
@@ -48,9 +65,9 @@ def main() -> None:
                 ch = round(w / target)
                 img = img.crop((0, (h - ch) // 2, w, (h - ch) // 2 + ch))
             img = img.resize(size, Image.LANCZOS)
-            img.save(OUT / name, "JPEG", quality=quality, subsampling=subsampling,
+            img.save(out / name, "JPEG", quality=quality, subsampling=subsampling,
                      optimize=False, progressive=False)
-        print(f"{name}: {(OUT / name).stat().st_size} bytes")
+        print(f"{out.name}/{name}: {(out / name).stat().st_size} bytes")
 
 
 if __name__ == "__main__":

@@ -174,14 +174,15 @@ def _simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out
     if as_json:
         click.echo(dump_json(result.to_dict()))
     else:
+        from rich.markup import escape          # an error text may hold [brackets]
         table = Table(title=f"{result.model}: {len(result.rows)} inputs, "
                             f"{len(result.failures)} failed, {result.workers} worker(s), "
                             f"{result.seconds:.2f} s")
         for col in ("input", "latency", "commits", "bottleneck", "seconds", "error"):
             table.add_column(col, justify="left" if col in ("input", "error") else "right")
         for r in result.rows:
-            table.add_row(r.name, str(r.latency), str(r.commits), str(r.bottleneck),
-                          f"{r.seconds:.3f}", r.error or "")
+            shown = ["—" if v is None else str(v) for v in (r.latency, r.commits, r.bottleneck)]
+            table.add_row(r.name, *shown, f"{r.seconds:.3f}", escape(r.error or ""))
         console.print(table)
     if result.failures:
         raise SystemExit(1)
