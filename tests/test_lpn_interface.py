@@ -17,16 +17,19 @@ from accelperf.lpn.library import build, darwin_latency_formula
 from accelperf.lpn.library.block_pipeline import COLOUR_CYCLES
 
 
+def _extracted(name):
+    model = build(name)
+    return model, extract_interface(model, default_space(model))
+
+
 @pytest.fixture(scope="module")
 def darwin():
-    model = build("darwin")
-    return model, extract_interface(model, default_space(model))
+    return _extracted("darwin")
 
 
 @pytest.fixture(scope="module")
-def jpeg():
-    model = build("block-pipeline")
-    return model, extract_interface(model, default_space(model))
+def block_pipeline():
+    return _extracted("block-pipeline")
 
 
 def test_darwin_interface_is_the_fig6_formula(darwin):
@@ -57,8 +60,8 @@ def test_darwin_module_matches_simulation_exactly_by_phase(darwin, pair):
     assert module.seconds(pair) == pytest.approx(module.latency(pair) / 250e6)
 
 
-def test_jpeg_interface_has_the_shape_of_fig4(jpeg):
-    _, iface = jpeg
+def test_jpeg_interface_has_the_shape_of_fig4(block_pipeline):
+    _, iface = block_pipeline
     (c,) = iface.classes
     n = sympy.Symbol("n_blocks", integer=True, positive=True)
     m = sympy.Symbol("mean_blocks_nnz", real=True)
@@ -68,8 +71,8 @@ def test_jpeg_interface_has_the_shape_of_fig4(jpeg):
     assert bounds["idct"] == "interval" and bounds["colour_convert"] == "delay"
 
 
-def test_loops_follow_a3(jpeg):
-    model, _ = jpeg
+def test_loops_follow_a3(block_pipeline):
+    model, _ = block_pipeline
     loops = {lp.place: lp for lp in find_loops(model)}
     assert set(loops) == {"coefficients.cap", "dequantised.cap", "spatial.cap"}
     assert loops["coefficients.cap"].transitions == ("entropy_decode", "dequantise")
@@ -100,8 +103,8 @@ def test_a_loop_can_be_the_bottleneck():
 
 @pytest.mark.parametrize("image", [{"blocks": 1500, "nnz": 5}, {"blocks": 1500, "nnz": 30},
                                    [40] * 600 + [2] * 900])
-def test_jpeg_uniform_and_two_phase_streams_are_nearly_exact_by_phase(jpeg, image):
-    model, iface = jpeg
+def test_jpeg_uniform_and_two_phase_streams_are_nearly_exact_by_phase(block_pipeline, image):
+    model, iface = block_pipeline
     module = load_module(module_source(iface, model, "block-pipeline", 75e6))
     sim = simulate(model, image).latency
     assert abs(module.latency(image, phases=True) - sim) / sim < 0.002
@@ -111,14 +114,14 @@ def test_jpeg_uniform_and_two_phase_streams_are_nearly_exact_by_phase(jpeg, imag
         assert tops == ["entropy_decode", "colour_convert"]
 
 
-def test_module_refuses_inputs_outside_the_space(jpeg):
-    model, iface = jpeg
+def test_module_refuses_inputs_outside_the_space(block_pipeline):
+    model, iface = block_pipeline
     module = load_module(module_source(iface, model, "block-pipeline"))
     with pytest.raises(module.OutsideClasses, match="0 <= mean_blocks_nnz <= 64"):
         module.latency({"blocks": [{"nnz": 70}] * 3})
 
 
-def test_standalone_psi_agrees_with_the_models(jpeg):
+def test_standalone_psi_agrees_with_the_models(block_pipeline):
     for name, x in [("block-pipeline", {"width": 64, "height": 48, "mean_nnz": 9, "seed": 4}),
                     ("block-pipeline", [1, 2, 3]), ("darwin", dict(ref_len=9, query_len=13, steps=4)),
                     ("jpeg-decoder", [1, 5, 63, 2, 9, 30])]:
@@ -131,7 +134,7 @@ def test_standalone_psi_agrees_with_the_models(jpeg):
             assert [tuple(t[p] for p in props) for t in toks] == list(marking.tokens[pid])
 
 
-def test_generated_module_runs_with_bare_python_and_agrees_with_check(tmp_path, jpeg):
+def test_generated_module_runs_with_bare_python_and_agrees_with_check(tmp_path, block_pipeline):
     from click.testing import CliRunner
     from accelperf.cli import cli
     out = tmp_path / "iface.py"
@@ -180,8 +183,7 @@ def test_cli_prints_formulas_and_errors_in_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def decoder():
-    model = build("jpeg-decoder")
-    return model, extract_interface(model, default_space(model))
+    return _extracted("jpeg-decoder")
 
 
 def test_jpeg_decoder_interface_has_fig4s_shape_with_the_models_own_back_end(decoder):
@@ -207,11 +209,12 @@ def test_jpeg_decoder_phases_follow_the_moving_bottleneck(decoder, blocks):
     assert abs(by_phase - sim) / sim < 0.02
 
 
-def test_streams_are_walked_by_the_nets_own_period_and_buffer(decoder, jpeg):
+def test_streams_are_walked_by_the_nets_own_period_and_buffer(decoder, block_pipeline):
     # The decoder: its IDCTs and colour converter commit 4, 1, 1 and 4 times per MCU, so a
     # period is 6 blocks; the entropy decoder reads the stream through 4 coefficient slots.
-    for (model, iface), spec, shape in [(decoder, "jpeg-decoder", "6, 'entropy_decode', 3)"),
-                                        (jpeg, "block-pipeline", "1, 'entropy_decode', 1)")]:
+    for (model, iface), spec, shape in [
+            (decoder, "jpeg-decoder", "6, 'entropy_decode', 3)"),
+            (block_pipeline, "block-pipeline", "1, 'entropy_decode', 1)")]:
         source = module_source(iface, model, spec)
         assert f"gaps_0, {shape}" in source
 

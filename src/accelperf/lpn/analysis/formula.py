@@ -187,11 +187,12 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
     (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
     (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their
     input with Python branches a Z3 term cannot take): its one entry of ``TYPES`` names
-    its tables; ``STREAMS_k`` and ``FIXED_k`` say which named properties it reads (``n_P``, ``mean_P_p``, ``P_i_p``), each
-    class's ``_in_class_i`` and ``_latency_i`` return one formula of this module's
-    language (after unpacking the properties by name), and its ``SPACE_k`` conditions
-    (``a['name']``) bound where it answers. ``E`` is the first class's latency whose
-    condition holds; where the input is outside ``SPACE`` or every class, ``E`` is a free
+    its tables; ``STREAMS_k`` and ``FIXED_k`` say which named properties it reads
+    (``n_P``, ``mean_P_p``, ``P_i_p``), each class's ``_in_class_i`` and ``_latency_i``
+    return one formula of this module's language (after unpacking the properties by
+    name), and its ``SPACE_k`` conditions (``a['name']``) bound where it answers. ``E`` is
+    the first class's latency whose condition holds; where the input is outside
+    ``SPACE_k`` or every class, ``E`` is a free
     variable (``E_outside``), so any accuracy property fails there with a counterexample.
     Only the plain interface: with ``PHASES = True`` the module sums a per-token run
     split that is a loop, not a formula."""
@@ -217,20 +218,22 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
              f"such as messages); the proof takes a module of one type")
     # (name, streams, fixed, ranges, structure, space, sums, overlap, classes)
     entry = tables["TYPES"].elts[0].elts
-    streams, fixed, space = (tables[e.id] for e in (entry[1], entry[2], entry[5]))
-    sums = entry[6].id
-    if any(not isinstance(s, ast.Pass) for s in functions[sums].body):
+
+    def table(node):
+        return tables[node.id] if node.id in tables else fail(f"no table {node.id}")
+    streams, fixed, space, classes = table(entry[1]), table(entry[2]), table(entry[5]), entry[8]
+    sums = functions.get(entry[6].id) or fail(f"no function {entry[6].id}")
+    if any(not isinstance(s, ast.Pass) for s in sums.body):
         fail("its formulas read per-token sums of a fixed structure; the proof takes "
              "stream means and token properties only")
-    tables.update(STREAMS=streams, FIXED=fixed, SPACE=space, CLASSES=entry[8])
     names = {}
-    for place, props in ast.literal_eval(tables["STREAMS"]).items():
+    for place, props in ast.literal_eval(streams).items():
         values = _tokens_of(places, place, what).values
         names[f"n_{place}"] = z3.IntVal(len(values))
         for p in props:
             total = z3.Sum([v[p] for v in values]) if values else z3.IntVal(0)
             names[f"mean_{place}_{p}"] = z3.ToReal(total) / max(1, len(values))
-    for place, (count, props) in ast.literal_eval(tables["FIXED"]).items():
+    for place, (count, props) in ast.literal_eval(fixed).items():
         values = _tokens_of(places, place, what).values
         if len(values) != count:
             fail(f"it reads {count} tokens of {place!r}; the space has {len(values)}")
@@ -250,9 +253,9 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
         return formula(ast.get_source_segment(source, ret.value), name)
 
     inside = [formula(ast.get_source_segment(source, item.elts[1].body), "SPACE")
-              for item in tables["SPACE"].elts]
+              for item in space.elts]
     value = z3.Real("E_outside")
-    for cls in reversed(tables["CLASSES"].elts):
+    for cls in reversed(classes.elts):
         in_class, plain = (e.id for e in cls.elts[:2])
         latency = returned(plain)
         value = z3.If(returned(in_class), z3.ToReal(latency) if latency.is_int() else latency,
