@@ -88,6 +88,8 @@ def test_outside_the_interface_space_any_accuracy_fails(tmp_path, generated):
     (lambda s: s.replace("PHASES = False", "PHASES = True"), "phase-aware"),
     (lambda s: s.replace("STREAMS_0 = {'blocks'", "STREAMS_0 = {'pixels'"), "'pixels'"),
     (lambda s: s.replace("TYPES = [", "OTHER = ["), "not a module written"),
+    (lambda s: s.replace("def _sums_0(", "def _other_0("), "no function _sums_0"),
+    (lambda s: s.replace("SPACE_0 = [", "OTHER_0 = ["), "no table SPACE_0"),
 ])
 def test_bad_generated_modules_are_one_line_errors(generated, edit, needle):
     jpeg = build("jpeg-decoder")
