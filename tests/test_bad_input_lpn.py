@@ -179,3 +179,25 @@ def _model(name):
     if name not in _MODELS:
         _MODELS[name] = LIBRARY[name]()
     return _MODELS[name]
+
+
+def _file(d, name, text):
+    (d / name).write_text(text)
+    return str(d / name)
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda d: str(d / "photo.jpg"), "no such file"),
+    (lambda d: "photo.jpg", "no such file"),
+    (lambda d: _file(d, "empty.jpg", ""), "the file is empty"),
+    (lambda d: _file(d, "empty.json", ""), "the file is empty"),
+    (lambda d: _file(d, "x.json", "{oops"), "the file is not JSON"),
+    (lambda d: str(d), "a directory, not a file"),
+    (lambda d: "[1, 2,", "neither a file nor valid JSON"),
+])
+def test_missing_empty_and_broken_input_files_say_which(tmp_path, capsys, make, needle):
+    text = make(tmp_path)
+    code = main(["lpn", "simulate", "jpeg-decoder", "--input", text])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and err.count("\n") == 1, err
+    assert f"--input = {text!r}" in err

@@ -2,6 +2,7 @@
 
 import json
 import re
+import math
 import shutil
 
 import pytest
@@ -123,18 +124,30 @@ def test_core_clock_is_plausible():
 
 
 @needs_aesni
-def test_offload_measurement_is_sane():
+def test_offload_measurement_is_well_formed():
+    """What the measurement guarantees on any machine, busy or idle: every mode at every size
+    with every repeat, positive seconds, sizes in order, and timings a fit can use. Whether
+    the accelerator beats the host is a property of the machine and its load, not of the
+    code: ``benchmarks/offload_sanity.py`` measures that, with the contention check beside it.
+    """
     pytest.importorskip("cryptography")
+    from accelperf.logca.fit import power_law
     from accelperf.measure.offload import measure_offload
-    m = measure_offload("aes", [4096, 262144], repeats=1, target_s=0.02, check=False)
-    contention = [w for w in m.warnings if "waiting for the cores" in w]
-    if contention:      # measured, not guessed: the echo ran far slower than its copies
-        pytest.skip(f"the cores are busy, so the offload timings are not meaningful: "
-                    f"{contention[0]}")
-    by = {(s.mode, s.granularity): s.median for s in m.samples}
-    assert by[("accel", 262144)] < by[("host", 262144)]
-    assert by[("echo", 262144)] < by[("accel", 262144)]
-    assert by[("echo", 262144)] > by[("echo", 4096)]
+    sizes = [4096, 16384, 262144]
+    m = measure_offload("aes", sizes, repeats=2, target_s=0.01, check=False)
+    assert sorted((s.mode, s.granularity) for s in m.samples) == sorted(
+        (mode, g) for mode in ("host", "accel", "echo") for g in sizes)
+    for s in m.samples:
+        assert len(s.seconds) == 2 and s.kernel == "aes"
+        assert all(0 < t < 10 for t in s.seconds)            # seconds per offload, not µs
+        assert s.minimum <= s.median <= max(s.seconds)
+    t = m.timings("min")
+    assert list(t.granularity) == sizes and t.echo is not None
+    # 64x the bytes to encrypt cannot take less time, whatever else the cores are doing
+    assert t.host[-1] > t.host[0]
+    C, beta, se_lnC, se_beta = power_law(t.granularity, t.host)
+    assert math.isfinite(C) and C > 0 and math.isfinite(beta) and beta > 0
+    assert "seconds per offload" in m.metadata["statistic"]
 
 
 def test_measure_command_passes_the_huge_pages_choice(cli, tmp_path, monkeypatch):

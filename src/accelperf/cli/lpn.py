@@ -270,11 +270,14 @@ def lpn_classes(model_spec, space_path, max_classes, as_json):
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the interface as a Python module (.py).")
 @click.option("--check", "check_inputs", is_flag=True,
-              help="Compare the interface with simulation on the INPUTs (files or JSON).")
+              help="Compare the interface with simulation on the INPUTs (files or JSON); "
+                   "exit status 1 when an input's error exceeds --tolerance.")
+@click.option("--tolerance", type=click.FloatRange(0, min_open=True), default=0.05,
+              show_default=True, help="With --check: the largest relative error that passes.")
 @click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_inputs,
-                  max_classes, as_json):
+                  tolerance, max_classes, as_json):
     """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class."""
     from ..lpn.analysis.accuracy import check
     from ..lpn.analysis.emit import load_module, module_source
@@ -302,15 +305,18 @@ def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_
             model, module, values, phases=phases, advance=advance))
         if as_json:
             click.echo(dump_json(acc.to_dict()))
-            return
-        table = Table(title=f"{model.name}: interface vs simulation")
-        for col in ("input", "predicted", "simulated", "error"):
-            table.add_column(col, justify="right")
-        for r, text in zip(acc.rows, inputs):
-            table.add_row(text[:40], f"{r.predicted:,.0f}", f"{r.simulated:,}", f"{r.error:.2%}")
-        console.print(table)
-        console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}")
-        return
+        else:
+            table = Table(title=f"{model.name}: interface vs simulation")
+            for col in ("input", "predicted", "simulated", "error"):
+                table.add_column(col, justify="right")
+            for r, text in zip(acc.rows, inputs):
+                table.add_row(text[:40], f"{r.predicted:,.0f}", f"{r.simulated:,}",
+                              f"{r.error:.2%}")
+            console.print(table)
+            console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}"
+                          + ("" if acc.max_error <= tolerance else
+                             f": over the tolerance {tolerance:.2%}"))
+        raise SystemExit(0 if acc.max_error <= tolerance else 1)
     if as_json:
         click.echo(dump_json({"model": model.name, "seconds": iface.seconds,
                               "classes": [_class_json(c) for c in iface.classes]}))
@@ -483,8 +489,30 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     result = progress_run(None, "verifying", run)
     if as_json:
         click.echo(dump_json(result.to_dict()))
-        return
-    _print_verdict(model.name, result)
+    else:
+        _print_verdict(model.name, result)
+    raise SystemExit(verdict_status(result.to_dict()))
+
+
+# Exit statuses of `lpn verify` (README, "Errors and exit statuses"): a script tells a proof
+# from a refutation by the status alone; 2 stays bad input, as everywhere.
+PROVED, REFUTED, UNDECIDED = 0, 1, 3
+
+
+def verdict_status(d: dict) -> int:
+    """The exit status for a verification result's JSON form: PROVED when the bound, the
+    property or the size is established; REFUTED when a counterexample shows it is not (a
+    property that fails, an input that never finishes, no size in the range meeting the
+    budget); UNDECIDED when the solver ran out of time or could not pin a class down."""
+    if "holds" in d:                                   # --prove, --interface --within
+        return {True: PROVED, False: REFUTED}.get(d["holds"], UNDECIDED)
+    if d.get("status") == "does not finish":
+        return REFUTED
+    if d.get("status") != "proved":
+        return UNDECIDED
+    key = "bound" if "bound" in d else "size"
+    return REFUTED if key == "size" and d[key] is None else \
+        UNDECIDED if d[key] is None else PROVED
 
 
 def _print_verdict(name, result) -> None:

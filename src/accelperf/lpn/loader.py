@@ -68,6 +68,23 @@ def _starts_like_jpeg(path: Path) -> bool:
         return fh.read(2) == b"\xff\xd8"
 
 
+def _not_json(text: str, path: Path, is_file: bool, exc: Exception) -> str:
+    """Why ``text`` is no input, in the words of what the user most likely meant: a file
+    whose contents are not JSON, a directory, a file name that does not exist, or JSON
+    with a mistake in it."""
+    if is_file:
+        return f"the file is not JSON, nor a JPEG or .csv file ({exc})"
+    try:
+        if path.is_dir():
+            return "a directory, not a file (give one file, or a batch with --inputs DIR)"
+    except OSError:
+        pass
+    if text.strip()[:1] not in tuple('[{"-.0123456789') and \
+            text.strip() not in ("true", "false", "null"):
+        return "no such file (and not JSON either)"
+    return f"neither a file nor valid JSON ({exc})"
+
+
 def load_input(text: str | None, model: Model | None = None):
     """The user's input for Ψ: a file in the model's own format (when the model has an
     ``input_reader`` and the file's name does not end in .json), a JPEG file (read by
@@ -80,6 +97,9 @@ def load_input(text: str | None, model: Model | None = None):
         is_file = path.is_file()
     except OSError:                  # inline JSON longer than a file name may be
         is_file = False
+    if is_file and path.stat().st_size == 0:
+        raise ModelError(f"--input = {text!r} is invalid: the file is empty (give a JPEG, "
+                         f"CSV or JSON file that holds the input)")
     if is_file and model is not None and model.input_reader is not None and \
             path.suffix.lower() != ".json":
         return model.input_reader(path)
@@ -95,8 +115,8 @@ def load_input(text: str | None, model: Model | None = None):
         raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "
                          f"(give a .jpg or JSON)") from None
     except json.JSONDecodeError as exc:
-        raise ModelError(f"--input = {text!r} is invalid: neither a file nor JSON ({exc})") \
-            from None
+        raise ModelError(f"--input = {text!r} is invalid: "
+                         f"{_not_json(text, path, is_file, exc)}") from None
     except OSError:
         raise ModelError(f"--input = {text!r} is invalid: not a readable file or JSON") \
             from None
