@@ -158,3 +158,12 @@ def test_list_shows_every_models_input_format(cli):
     for name, builder in LIBRARY.items():
         assert name in out and builder().input_format
     assert "instructions [kind" in out          # square brackets survive rich markup
+
+
+def test_list_into_a_pipe_is_one_plain_line_per_model(cli):
+    code, out, _ = cli("lpn", "list")            # capsys: not a terminal, as a pipe
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(LIBRARY)
+    assert all(len(line.split("\t")) == 3 for line in lines)
+    assert [line.split("\t")[0] for line in lines] == list(LIBRARY)
+    assert not any(ch in out for ch in "┃│━")      # no table drawing into a pipe

@@ -54,7 +54,8 @@ def logca_presets_section(report: Report) -> None:
     aes = [m for m in all_presets() if m.name.endswith("/aes") and not m.dependent]
     report.figure(sec, speedup_figure(aes, *DEFAULT_RANGE, title="AES on the on-chip crypto "
                                       "accelerators (cf. ISCA'17 Fig. 7)"),
-                  "logca-aes", "AES speedup with g1 (circles) and g_A/2 (squares); dashed: A")
+                  "logca-aes", "AES speedup with g1 (circles) and g_A/2 (squares; a ring "
+                  "marks a second design at nearly the same size); dashed: A")
     report.figure(sec, speedup_figure(preset("ultrasparc-t2", "aes"), *DEFAULT_RANGE,
                                       title="UltraSPARC T2, AES (cf. ISCA'17 Figs. 3 and 4a)"),
                   "logca-ultrasparc-t2-aes",
@@ -346,11 +347,7 @@ def interface_section(report: Report) -> None:
         model = build(name)
         iface = extract_interface(model, default_space(model))
         source = module_source(iface, model, name, 250e6 if name == "darwin" else 75e6)
-        start = source.index("# ---- class 0")
-        end = source.index("def _phases_0")
-        sec.blocks.append(f"<pre>{html.escape(source[start:end].strip())}</pre>")
-        c = iface.classes[0]
-        sec.paragraph(f"{name}, by phase: {c.phased_latency}")
+        sec.blocks.append(f"<pre>{html.escape(interface_summary(name, iface))}</pre>")
         module = load_module(source)
         results[name] = (check(model, module, inputs, phases=False),
                          check(model, module, inputs, phases=True))
@@ -361,6 +358,22 @@ def interface_section(report: Report) -> None:
                       "7.04% / 23.39%, Darwin 0.05% / 0.06%)")
     report.figure(sec, accuracy_scatter(results), "lpn-interface-accuracy",
                   "Predicted against simulated latency, one point per input")
+
+
+def interface_summary(name: str, iface) -> str:
+    """Each class's formulas as a reader writes them (Python's ``max``), with its conditions
+    and bottlenecks: what `accelperf lpn interface` prints, without the generated module's
+    plumbing."""
+    from sympy import pycode
+    lines = []
+    for c in iface.classes:
+        conds = " and ".join(c.input_class.readable_conditions()) or "every input"
+        lines += [f"# {name}, class {c.input_class.index}: {conds}",
+                  f"latency          = {pycode(c.latency)}    # bottleneck {c.bottleneck}",
+                  f"latency by phase = {pycode(c.phased_latency)}"]
+        lines += [f"    phase {k}: {' -> '.join(ph.transitions)}    # bottleneck {ph.bottleneck}"
+                  for k, ph in enumerate(c.phases, 1)]
+    return "\n".join(lines)
 
 
 def lpn_verify_section(report: Report) -> None:
@@ -415,7 +428,7 @@ def measured_aes_section(report: Report) -> None:
         "bit-sliced 'vpaes' code on the host) and once with it, at a few granularities "
         "(a short run: `accelperf measure aes` does the full sweep with repeats). The fit "
         "follows ISCA'17 §4. The dashed curve is the paper's Sandy Bridge AES-NI preset.")
-    sizes = [16, 256, 4096, 65536, 2**20]
+    sizes = [16, 64, 256, 1024, 4096, 65536, 2**20]     # six or more: five parameters
     report.progress(f"measuring this machine: AES-128-CBC with and without AES-NI, "
                     f"openssl speed at {len(sizes)} sizes (about {2 * len(sizes)} s)")
     try:
@@ -433,14 +446,14 @@ def measured_aes_section(report: Report) -> None:
                 p.note or ""] for p in fit.parameters.values()],
               caption=f"Fitted parameters; speedup error mean {fit.mean_error:.1%}, max "
                       f"{fit.max_error:.1%}")
-    for w in fit.warnings:
-        sec.paragraph(f"Warning: {w}.")
     report.figure(sec, fit_figure(fit, extra=[preset("sandy-bridge", "aes")],
                                   title="AES-CBC on this machine: measured and fitted"),
                   "fit-this-machine-aes", "Measured speedup, the fitted LogCA curve, and the "
                                           "paper's Sandy Bridge preset (dashed)")
     report.data(sec, {"measurement": measurement.metadata, "fit": fit.to_dict()},
                 "fit-this-machine-aes", "the measurement's metadata and the fit (JSON)")
+    sec.notes("What this fit can and cannot tell (from `logca fit`'s checks):",
+              [w + "." for w in fit.warnings])
 
 
 def build_demo_report(out: str | Path, progress=None) -> Path:

@@ -40,14 +40,36 @@ class Section:
     blocks: list[str] = field(default_factory=list)
 
     def paragraph(self, text: str) -> None:
-        self.blocks.append(f"<p>{html.escape(text)}</p>")
+        self.blocks.append(f"<p>{prose(text)}</p>")
+
+    def notes(self, title: str, items: list[str]) -> None:
+        """A short titled list (what a reader should know about a result, not a warning)."""
+        if items:
+            self.blocks.append(f"<p class=\"notes\">{prose(title)}</p><ul>"
+                               + "".join(f"<li>{prose(i)}</li>" for i in items) + "</ul>")
 
     def table(self, header: list[str], rows: list[list[object]], caption: str = "") -> None:
         head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>"
-                       for row in rows)
-        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
+        cap = f"<caption>{prose(caption)}</caption>" if caption else ""
         self.blocks.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+_CODE = re.compile(r"`([^`]+)`")
+# A cell that reads as a number (a value, a percentage, "1.35e+03 (1.32 KiB)", "—") lines
+# up on the right; a cell of words reads from the left.
+_NUMERIC = re.compile(r"[-+−]?(\d[\d,.]*(e[-+]?\d+)?|—)(\s?[%a-zA-Zµ/]{0,6})?(\s\(.*\))?")
+
+
+def prose(text: str) -> str:
+    """Escaped text with `code` spans set as code, as the README writes commands."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))
+
+
+def _cell(value) -> str:
+    text = str(value)
+    align = "" if _NUMERIC.fullmatch(text.strip()) else ' class="words"'
+    return f"<td{align}>{html.escape(text)}</td>"
 
 
 PAGE_WIDTH_PX = 1100          # the body's max-width in the style sheet below
@@ -120,7 +142,7 @@ class Report:
         save_figure(fig, self.out / "figures" / f"{name}.png")
         section.blocks.append(
             f'<figure><img src="figures/{name}.svg" alt="{html.escape(caption)}">'
-            f"<figcaption>{html.escape(caption)} "
+            f"<figcaption>{prose(caption)} "
             f'(<a href="figures/{name}.png">PNG</a>)</figcaption></figure>')
         return path
 
@@ -136,7 +158,7 @@ class Report:
                       for i, s in enumerate(self.sections))
         body = "".join(
             f'<section id="s{i}"><h2>{html.escape(s.title)}</h2>'
-            + (f"<p>{html.escape(s.intro)}</p>" if s.intro else "")
+            + (f"<p>{prose(s.intro)}</p>" if s.intro else "")
             + "".join(self._lay_out_wide_svgs(b) for b in s.blocks)
             + "</section>" for i, s in enumerate(self.sections))
         page = f"""<!doctype html>
@@ -145,7 +167,9 @@ class Report:
 body {{ font-family: system-ui, sans-serif; max-width: {PAGE_WIDTH_PX}px; margin: 2em auto; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
-th {{ background: #f2f2f2; }} td:first-child {{ text-align: left; }}
+th {{ background: #f2f2f2; }} td:first-child, td.words {{ text-align: left; }}
+code {{ font-size: 0.92em; background: #f4f4f4; padding: 0 0.2em; }}
+p.notes {{ margin-bottom: 0.2em; }}
 caption {{ caption-side: top; text-align: left; font-weight: 600; padding: 0.3em 0; }}
 figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; height: auto; }}
 .wide {{ display: block; overflow-x: auto; border: 1px solid #ddd; }}

@@ -42,7 +42,19 @@ class CommandFamilies(StrictGroup):
 @click.group(cls=CommandFamilies, context_settings=dict(help_option_names=["-h", "--help"]))
 @click.version_option(__version__, prog_name="accelperf")
 def cli():
-    """Will offloading this work to that accelerator pay off, by how much, and what limits it?"""
+    """Will offloading this work to that accelerator pay off, by how much, and what limits it?
+
+    Three levels of detail: LogCA (logca), computational density (density) and Latency
+    Petri Nets (lpn); measure times this machine's own accelerators.
+
+    \b
+    Examples:
+      accelperf demo --out report                 # every analysis, as an HTML report
+      accelperf logca show --preset sparc-t4-engine --kernel aes
+      accelperf density bound --algorithm matmul --hierarchy src-map-c
+      accelperf lpn simulate jpeg-decoder --input examples/images/hopper_256x192_q90_420.jpg
+      accelperf COMMAND --help                    # options and examples of one command
+    """
 
 
 @cli.command()
@@ -54,9 +66,14 @@ def demo(out):
     """Run the main analyses and write an HTML report.
 
     The models run on the papers' built-in data; two short measurements of this machine
-    are added: AES-128-CBC with and without AES-NI (`openssl speed`, 5 sizes, about 10 s)
+    are added: AES-128-CBC with and without AES-NI (`openssl speed`, 7 sizes, about 15 s)
     and a quick probe of the caches and memory (about 10 s). A progress line on a
     terminal says which part is running.
+
+    \b
+    Examples:
+      accelperf demo                     # writes accelperf-report/index.html
+      accelperf demo --out /tmp/report
     """
     from ..demo import build_demo_report
     out = check_output_dir(out)

@@ -185,7 +185,9 @@ def model_options(func):
     """Options that describe one or several LogCA models."""
     options = [
         click.option("--preset", "presets", multiple=True, metavar="DEVICE",
-                     help="A Table 5 device (repeat to overlay several)."),
+                     help="A Table 5 device. Commands that compare models (curve, "
+                          "times, advise, ...) take it repeated; one-model commands "
+                          "(show, regions, ...) take one."),
         click.option("--kernel", "kernels", multiple=True, metavar="KERNEL",
                      help="A Table 4 kernel, one per --preset (or one for all)."),
         click.option("--L", "L", type=float, help="Latency (cycles, or cycles/B if dependent)."),

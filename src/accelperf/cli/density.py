@@ -41,7 +41,14 @@ def density():
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, computations,
                   out, as_json):
-    """The highest rate each memory layer allows, the bound and its bottleneck layer."""
+    """The highest rate each memory layer allows, the bound and its bottleneck layer.
+
+    \b
+    Examples:
+      accelperf density bound --algorithm matmul
+      accelperf density bound --algorithm dot --compute-ceiling 5e9 --out dot.png
+      accelperf density bound --algorithm 'rho = sqrt(alpha)/(2*s)**1.5' --json
+    """
     from ..density import algorithm, hierarchy, rate_bound
     out = figure_path(out)
     alg = algorithm(algo, operand_bytes)
@@ -95,7 +102,13 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
               help="Print the measurements as one JSON object instead of the table "
                    "(the TOML file is written either way).")
 def density_probe(out, repeats, quick, as_json):
-    """Measure this machine's caches and memory: sizes, read bandwidth, latency."""
+    """Measure this machine's caches and memory: sizes, read bandwidth, latency.
+
+    \b
+    Examples:
+      accelperf density probe --quick --out machine.toml    # about 10 s
+      accelperf density bound --algorithm matmul --hierarchy machine.toml
+    """
     from ..measure.memory import cache_levels, probe
     check_output(out, "--out", (".toml",))
     result = progress_run(2 * len(cache_levels()), "probing",

@@ -39,15 +39,28 @@ def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
 
 @lpn.command("list")
 def lpn_list():
-    """The library's example accelerators."""
+    """The library's example accelerators.
+
+    On a terminal, a table wrapped to its width; into a pipe or a file, one plain line per
+    model (name, a tab, what it models, a tab, what --input takes), for grep and cut.
+
+    \b
+    Examples:
+      accelperf lpn list
+      accelperf lpn list | cut -f1
+    """
     from ..lpn.library import LIBRARY
     from rich.markup import escape
+    models = [(name, builder()) for name, builder in LIBRARY.items()]
+    if not console.is_terminal:
+        for name, model in models:
+            click.echo(f"{name}\t{model.description}\t{model.input_format or 'none'}")
+        return
     table = Table(title="LPN library models (accelperf lpn simulate NAME --input ...)")
     table.add_column("name", no_wrap=True)
     table.add_column("what it models")
     table.add_column("--input")
-    for name, builder in LIBRARY.items():
-        model = builder()
+    for name, model in models:
         table.add_row(name, escape(model.description), escape(model.input_format or "none"))
     console.print(table)
 
@@ -208,7 +221,13 @@ def _write_rows(result, out: Path) -> None:
               help="Run the model first and colour transitions by utilisation.")
 @click.option("--input", "input_text", metavar="FILE|JSON", help="Input for --simulate.")
 def lpn_show(model_spec, out, run, input_text):
-    """Draw MODEL: places, transitions, weights, capacities, delays."""
+    """Draw MODEL: places, transitions, weights, capacities, delays.
+
+    \b
+    Examples:
+      accelperf lpn show jpeg-decoder --out jpeg.svg
+      accelperf lpn show jpeg-decoder --simulate --out jpeg.html   # coloured by utilisation
+    """
     from ..lpn.loader import load_input, load_model
     from ..lpn.viz import net_html, net_svg
     check_output(out, "--out", (".svg", ".html"))
@@ -278,7 +297,14 @@ def lpn_classes(model_spec, space_path, max_classes, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_inputs,
                   tolerance, max_classes, as_json):
-    """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class."""
+    """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class.
+
+    \b
+    Examples:
+      accelperf lpn interface darwin
+      accelperf lpn interface jpeg-decoder --out jpeg_iface.py    # a stdlib-only module
+      accelperf lpn interface jpeg-decoder --check '[1,1,1,1,1,1]' '[63,2,2,2,2,2]'
+    """
     from ..lpn.analysis.accuracy import check
     from ..lpn.analysis.emit import load_module, module_source
     from ..lpn.analysis.interface import extract_interface

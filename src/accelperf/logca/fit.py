@@ -385,7 +385,7 @@ def _parameters(best: _Candidate, has_echo: bool, host_constant: bool):
                                       vary=False, note="from the echo run")
     if not best.dependent and not has_echo:
         params["L"] = FittedParameter("L", 0.0, None, vary=False,
-                                      note="not identified: only o + L is")
+                                      note="not identified alone: the fit sees only o + L, reported as o")
         params["o"] = FittedParameter("o", x[O], params["o"].stderr, note="this is o + L")
     c0 = (FittedParameter("c0", x[C0], _stderr(se, C0),
                           note="host per-call constant: T0 = c0 + C·g^β")

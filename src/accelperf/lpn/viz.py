@@ -90,10 +90,14 @@ def _canvas(layer: dict, order, title: str, result: SimResult | None):
         columns.setdefault(d, []).append(node)
     pos = {node: (80 + d * DX, 70 + k * DY) for d, ns in columns.items()
            for k, node in enumerate(ns)}
-    width = 80 + (max(columns) + 1) * DX
-    height = 70 + max(len(v) for v in columns.values()) * DY + 40
+    width = max(80 + (max(columns) + 1) * DX, LEGEND_WIDTH)
+    height = 70 + max(len(v) for v in columns.values()) * DY + 40 + LEGEND_HEIGHT
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           # A white outline behind names and arc labels keeps them legible where a line
+           # passes under them.
+           '<style>.halo { paint-order: stroke; stroke: white; stroke-width: 3px; '
+           'stroke-linejoin: round; }</style>',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
            'fill="#555"/></marker><marker id="inhibit" viewBox="0 0 10 10" refX="9" '
@@ -103,7 +107,31 @@ def _canvas(layer: dict, order, title: str, result: SimResult | None):
     if result:
         out.append(f'<text x="10" y="38">latency {result.latency} cycles; bottleneck '
                    f'{html.escape(result.bottleneck)} (red = busy)</text>')
+    out.append(_legend(height - LEGEND_HEIGHT + 10, result is not None))
     return pos, out
+
+
+LEGEND_HEIGHT, LEGEND_WIDTH = 46, 900
+
+
+def _legend(y: float, ran: bool) -> str:
+    """What the picture's marks mean, drawn with the same marks."""
+    x = 10
+    parts = [f'<g font-size="10" fill="#333">',
+             f'<path d="M{x},{y} L{x + 30},{y}" stroke="#555" marker-end="url(#arrow)"/>',
+             f'<text x="{x + 36}" y="{y + 4}">takes tokens</text>',
+             f'<path d="M{x + 120},{y} L{x + 150},{y}" stroke="#36c" stroke-dasharray="5,3" '
+             f'marker-end="url(#arrow)"/>',
+             f'<text x="{x + 156}" y="{y + 4}">reads (≥ n: waits for n tokens, takes none)</text>',
+             f'<path d="M{x + 400},{y} L{x + 430},{y}" stroke="#a33" '
+             f'marker-end="url(#inhibit)"/>',
+             f'<text x="{x + 436}" y="{y + 4}">inhibits (&lt; n: fires only below n)</text>',
+             f'<text x="{x}" y="{y + 22}">red numbers on arcs: tokens moved or needed '
+             f'(1 when absent); in a place: cap n = its capacity'
+             + ('; max n = the most tokens it held in this run; in a box: delay δ and the '
+                'share of the run the unit was busy' if ran else '') + '</text>',
+             '</g>']
+    return "".join(parts)
 
 
 def _colour(u: float | None) -> str:
@@ -167,7 +195,7 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
                 "inhibit": 'stroke="#a33" marker-end="url(#inhibit)"'}[style]
         out.append(f'<path d="{path}" fill="none" {look}/>')
         if label:
-            out.append(f'<text x="{label_at[0]}" y="{label_at[1]}" fill="#a33" '
+            out.append(f'<text class="halo" x="{label_at[0]}" y="{label_at[1]}" fill="#a33" '
                        f'text-anchor="middle">{html.escape(label)}</text>')
 
     for t in model.transitions:
@@ -197,7 +225,7 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
         out.append(f'<g><title>{html.escape(p.name)}: {html.escape(p.token_type.name)} '
                    f'{list(p.token_type.properties)}</title>'
                    f'<circle cx="{x}" cy="{y}" r="{R}" fill="{fill}" stroke="#333"/>'
-                   f'<text x="{x}" y="{y + R + 13}" text-anchor="middle">'
+                   f'<text class="halo" x="{x}" y="{y + R + 13}" text-anchor="middle">'
                    f'{html.escape(p.name)}</text>'
                    f'<text x="{x}" y="{y + 4}" text-anchor="middle" fill="#555">'
                    f'{html.escape(cap or occ)}</text></g>')

@@ -30,6 +30,7 @@ def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = DEFAULT_RANGE[0]
     fig = Figure(figsize=figsize)
     ax = fig.add_subplot()
     lowest = np.inf
+    placed: list[tuple[float, float, str]] = []      # markers drawn so far: (g, speedup, kind)
     for i, model in enumerate(models):
         colour = f"C{i % 10}"
         s = model.speedup(g)
@@ -50,8 +51,15 @@ def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = DEFAULT_RANGE[0]
         for metric, marker, text in ((info.g1, "o", "g₁"), (info.g_half, "s", "g_A/2")):
             for x in metric.roots:
                 if lo <= x <= hi:
-                    ax.plot([x], [float(model.speedup(x))], marker=marker, color=colour,
-                            ms=7, mec="black", zorder=5)
+                    y = float(model.speedup(x))
+                    # Two designs with nearly the same g1 would stack their markers: a later
+                    # one is drawn as a ring around the earlier, so both stay visible.
+                    under = sum(1 for px, py, pm in placed if pm == marker
+                                and abs(np.log10(px / x)) < 0.06 and abs(np.log10(py / y)) < 0.06)
+                    placed.append((x, y, marker))
+                    ax.plot([x], [y], marker=marker, ms=7 + 5 * under, zorder=5 - under,
+                            **(dict(color=colour, mec="black") if not under else
+                               dict(mfc="none", mec=colour, mew=2)))
                     if len(models) <= 3:
                         ax.annotate(text, (x, float(model.speedup(x))), textcoords="offset points",
                                     xytext=(4, -12), fontsize=8, color=colour)

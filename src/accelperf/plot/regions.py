@@ -39,6 +39,13 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
             ax.text(np.sqrt(band.start * band.end), 0.5, band.parameters,
                     transform=ax.get_xaxis_transform(), ha="center", va="center",
                     fontsize=11, fontweight="bold", color="0.15")
+        elif band.parameters:           # too thin to hold its name: point at it from below
+            mid = np.sqrt(band.start * band.end)
+            ax.annotate(band.parameters, xy=(mid, 0.3), xytext=(mid * 1.8, 0.18),
+                        xycoords=("data", "axes fraction"), textcoords=("data", "axes fraction"),
+                        fontsize=9, fontweight="bold", color="0.15",
+                        arrowprops=dict(arrowstyle="-", color="0.3", lw=0.8))
+            ax.axvspan(band.start, band.end, ymin=0.27, ymax=0.33, color="0.2", lw=0)
     ax.plot(g, s, color="black", lw=2)
     ax.set_yscale("log")
     ax.yaxis.set_minor_formatter(NullFormatter())
@@ -60,7 +67,8 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
     if legend:
         from matplotlib.patches import Patch
         handles = [Patch(color=PARAMETER_COLOURS[p], alpha=0.5,
-                         label=f"{p}: {PARAMETER_NAMES[p]}") for p in PARAMETERS]
+                         label=f"{p}: {PARAMETER_NAMES[p]}") for p in PARAMETERS
+                   if analysis.regions[p].present]
         ax.legend(handles=handles, fontsize=7, loc="lower right")
 
 
