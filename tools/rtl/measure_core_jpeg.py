@@ -87,6 +87,8 @@ def check_core(core: Path) -> Path:
 
 
 def check_image(path: Path) -> JpegBlocks:
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise invalid("image", str(path), "a readable JPEG file")
     image = read_jpeg(path)
     if image.chroma != "4:2:0":
         raise invalid("image", str(path), f"a 4:2:0 JPEG (it is {image.chroma})")
@@ -97,10 +99,12 @@ def check_image(path: Path) -> JpegBlocks:
     return image
 
 
-def check_writable_folder(name: str, folder: Path) -> None:
+def check_writable_folder(name: str, folder: Path, may_create: bool) -> None:
+    """``folder`` must be a writable folder, or (``may_create``) one that can be made in
+    an existing writable folder."""
     if folder.exists() and not folder.is_dir():
         raise invalid(name, str(folder), "a folder (this is a file)")
-    probe = folder if folder.exists() else folder.parent
+    probe = folder.parent if may_create and not folder.exists() else folder
     if not probe.is_dir() or not os.access(probe, os.W_OK):
         raise invalid(name, str(folder), "a path in an existing, writable folder")
 
@@ -174,17 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         sources = check_core(args.core)
-        if shutil.which("verilator") is None:
-            raise invalid("verilator", None, "the verilator program on PATH "
-                          "(Debian/Ubuntu: apt-get install verilator)")
         if args.trace_max_blocks < 1:
             raise invalid("--trace-max-blocks", args.trace_max_blocks, "a positive integer")
         images = {path: check_image(path) for path in args.images}
-        check_writable_folder("--out", args.out.resolve().parent)
+        check_writable_folder("--out", args.out.resolve().parent, may_create=False)
         if args.out.is_dir():
             raise invalid("--out", str(args.out), "a CSV file path (this is a folder)")
         if args.trace_dir:
-            check_writable_folder("--trace-dir", args.trace_dir.resolve())
+            check_writable_folder("--trace-dir", args.trace_dir.resolve(), may_create=True)
+        if shutil.which("verilator") is None:
+            raise invalid("verilator", None, "the verilator program on PATH "
+                          "(Debian/Ubuntu: apt-get install verilator)")
+        if args.trace_dir:
             args.trace_dir.mkdir(exist_ok=True)
         args.build_dir.mkdir(parents=True, exist_ok=True)
         print(f"building the testbench in {args.build_dir} (a minute or two the first time)",
