@@ -27,7 +27,7 @@ MEASURED = ROOT / "examples" / "measurements" / "core_jpeg_verilator.csv"
 TRACES = ROOT / "examples" / "measurements" / "core_jpeg_traces"
 SCRIPT = ROOT / "tools" / "rtl" / "measure_core_jpeg.py"
 COLUMNS = ["input", "cycles", "width", "height", "blocks", "rtl_blocks", "bytes",
-           "header_bytes", "header_cycles", "idle_at_end"]
+           "header_bytes", "header_cycles", "idle_at_end", "pixel_error"]
 EVENTS = {"header_end", "entropy_decode", "idct_y", "idct_cb", "idct_cr", "colour_convert"}
 LARGE = 1000        # blocks: the issue's "photos of 1,000+ blocks"
 CORE = os.environ.get("ACCELPERF_CORE_JPEG")
@@ -46,7 +46,7 @@ def test_measurements_are_well_formed():
     with open(MEASURED, newline="") as f:
         assert next(csv.reader(f)) == COLUMNS
     table = rows()
-    assert len(table) >= 40
+    assert len(table) >= 50
     for row in table:
         path = image_of(row)
         assert path.is_file(), row["input"]
@@ -61,9 +61,11 @@ def test_measurements_are_well_formed():
         # The parser reads a byte a cycle: the scan starts the cycle after the header.
         assert int(row["header_cycles"]) == int(row["header_bytes"]) + 1
         assert row["idle_at_end"] in ("0", "1")
+        # The core decoded the file (a desynchronised bitstream is tens of levels off).
+        assert 0 < float(row["pixel_error"]) < 5, row
     blocks = [int(r["blocks"]) for r in table]
     assert min(blocks) == 6 and max(blocks) >= 20000           # 16x16 .. 1280x720
-    assert sum(b >= LARGE for b in blocks) >= 20
+    assert sum(b >= LARGE for b in blocks) >= 20 and blocks.count(6) >= 5
 
 
 def test_every_measured_image_is_committed_and_listed_once():
@@ -115,17 +117,17 @@ def lpn_errors() -> dict[str, tuple[int, float]]:
 
 
 def test_authors_model_is_within_the_measured_band():
-    """The authors' delays (docs/how-to/rtl-ground-truth.md): on 24 images of 1,000+ blocks
-    the LPN is 3.38..4.70% fast (mean 4.16%); on 16x16 images (one MCU) 36..49% fast,
+    """The authors' delays (docs/how-to/rtl-ground-truth.md): on 28 images of 1,000+ blocks
+    the LPN is 2.93..4.70% fast (mean 4.04%); on 16x16 images (one MCU) 36.5..49.6% fast,
     since it models neither the ~624-cycle header nor the IDCT's pipeline fill. A change
     to the model or to the data shows here."""
     errors = lpn_errors()
     assert all(e < 0 for _, e in errors.values())               # always optimistic
     large = [-e for b, e in errors.values() if b >= LARGE]
-    assert 0.0330 <= min(large) and max(large) <= 0.0475
-    assert 0.0410 <= statistics.mean(large) <= 0.0420
+    assert 0.0290 <= min(large) and max(large) <= 0.0475
+    assert 0.0400 <= statistics.mean(large) <= 0.0410
     tiny = [-e for b, e in errors.values() if b == 6]
-    assert len(tiny) == 5 and 0.36 <= min(tiny) and max(tiny) <= 0.49
+    assert 0.36 <= min(tiny) and max(tiny) <= 0.50
 
 
 def test_rtl_steady_state_is_548_cycles_per_mcu():

@@ -14,7 +14,7 @@ build, SUPPORT_WRITABLE_DHT=0, decodes only those), 4:2:0, at the listed quality
     pip install scikit-image          # only this script needs it
     .venv/bin/python tools/rtl/make_rtl_images.py [--out DIR]
 
-Sizes run from one MCU (16x16) to 1280x720 (3,600 MCUs, 21,600 blocks). Widths are
+Qualities run from 30 to 100, sizes from one MCU (16x16) to 1280x720 (3,600 MCUs, 21,600 blocks). Widths are
 multiples of 16: core_jpeg decodes a 4:2:0 image whose width is not (e.g. 200x150) as if
 its rows had fewer MCUs, and never stops sending pixels. Two heights are not (72, 152): the
 bottom MCU row is padded, which the core handles. Another Pillow/libjpeg may change the bytes.
@@ -48,6 +48,13 @@ IMAGES = [
     ("motorcycle_left", 640, 480, 95), ("coffee", 640, 480, 75), ("rocket", 640, 480, 60),
     ("hubble_deep_field", 800, 600, 85), ("hubble_deep_field", 992, 864, 75),
     ("retina", 1280, 720, 50), ("retina", 1280, 720, 90),
+    # Second batch: more one- and few-MCU files (where the header and the pipeline fill
+    # dominate) and high qualities (busy blocks, where the entropy decoder sets the pace).
+    ("retina", 16, 16, 60), ("hubble_deep_field", 16, 16, 100), ("astronaut", 16, 32, 85),
+    ("coffee", 48, 16, 60), ("hubble_deep_field", 32, 32, 95), ("chelsea", 48, 48, 40),
+    ("grace_hopper", 64, 64, 100), ("rocket", 80, 64, 70), ("motorcycle_left", 160, 128, 85),
+    ("chelsea", 448, 304, 98), ("astronaut", 512, 512, 95), ("coffee", 640, 480, 95),
+    ("hubble_deep_field", 640, 480, 95),
 ]
 
 

@@ -16,6 +16,8 @@ counter) once, runs every image through it and writes one CSV row per image:
     header_bytes   bytes before the first entropy-coded byte (markers, tables, SOS header)
     header_cycles  the edge on which the first entropy-coded byte enters the bit buffer
     idle_at_end    1 if the core signalled the end of the image (see tools/rtl/README.md)
+    pixel_error    mean |core's RGB - Pillow's decoding| over the image, in levels (0..255):
+                   a check that the core decoded the file (a row over 8 is refused)
 
 With --trace-dir, images of at most --trace-max-blocks blocks also get DIR/<name>.csv of
 `event,cycle` rows (events listed in tb_core_jpeg.cpp and tools/rtl/README.md).
@@ -33,8 +35,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
+from PIL import Image
 
 from accelperf.errors import ModelError, invalid
 from accelperf.lpn.inputs.jpeg import JpegBlocks, read_jpeg
@@ -42,10 +48,11 @@ from accelperf.lpn.inputs.jpeg import JpegBlocks, read_jpeg
 HERE = Path(__file__).resolve().parent
 WRAPPER, DRIVER = HERE / "tb_core_jpeg.v", HERE / "tb_core_jpeg.cpp"
 COLUMNS = ("input", "cycles", "width", "height", "blocks", "rtl_blocks", "bytes",
-           "header_bytes", "header_cycles", "idle_at_end")
+           "header_bytes", "header_cycles", "idle_at_end", "pixel_error")
 PIXELS_PER_Y_BLOCK = 64
 MARKER_SOS = 0xDA
 MCU_WIDTH = 16
+MAX_PIXEL_ERROR = 8      # levels: correct decodes measured 1.4..4.5 (see pixel_error)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,7 @@ class Measurement:
     header_bytes: int
     header_cycles: int
     idle_at_end: bool
+    pixel_error: float
 
 
 def header_bytes(data: bytes) -> int:
@@ -126,10 +134,18 @@ def build(sources: Path, build_dir: Path) -> Path:
 def run(binary: Path, path: Path, image: JpegBlocks, trace: Path | None) -> Measurement:
     # 4 of every 6 blocks are luma and each yields 64 RGB pixels, padding included.
     expected_pixels = image.blocks * 4 // 6 * PIXELS_PER_Y_BLOCK
-    command = [str(binary), str(path), str(expected_pixels)] + ([str(trace)] if trace else [])
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode:
-        raise ModelError(f"{path}: the RTL run failed: {done.stderr.strip()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        rgb = Path(tmp) / "pixels.bin"
+        command = [str(binary), str(path), str(expected_pixels), str(trace or os.devnull),
+                   str(rgb)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            raise ModelError(f"{path}: the RTL run failed: {done.stderr.strip()}")
+        error = pixel_error(rgb, path, expected_pixels)
+    if error > MAX_PIXEL_ERROR:
+        raise ModelError(f"{path}: the core's pixels differ from Pillow's decoding by "
+                         f"{error:.1f} levels on average (at most {MAX_PIXEL_ERROR} for a "
+                         f"correct decode): the core mis-decodes this file")
     out = dict(line.split("=", 1) for line in done.stdout.split())
     if int(out["blocks"]) < image.blocks or int(out["pixels"]) < expected_pixels:
         raise ModelError(f"{path}: the core decoded {out['blocks']} blocks and sent "
@@ -140,7 +156,29 @@ def run(binary: Path, path: Path, image: JpegBlocks, trace: Path | None) -> Meas
     data = path.read_bytes()
     return Measurement(path, int(out["cycles"]), image.width, image.height, image.blocks,
                        int(out["blocks"]), len(data), header_bytes(data),
-                       int(out["header_cycles"]), out["idle_at_end"] == "1")
+                       int(out["header_cycles"]), out["idle_at_end"] == "1", error)
+
+
+def pixel_error(rgb: Path, path: Path, pixels: int) -> float:
+    """Mean absolute difference (0..255) between the first ``pixels`` pixels the core sent
+    (7-byte records: x, y as 16-bit little-endian, r, g, b) and Pillow's decoding of the
+    file, over the image's area. The two IDCTs and chroma upsamplings differ, so a correct
+    decode is a few levels off; a desynchronised bitstream is tens of levels off."""
+    raw = np.fromfile(rgb, dtype=np.uint8).reshape(-1, 7)[:pixels]
+    x = raw[:, 0].astype(np.int64) | raw[:, 1].astype(np.int64) << 8
+    y = raw[:, 2].astype(np.int64) | raw[:, 3].astype(np.int64) << 8
+    with Image.open(path) as img:
+        reference = np.asarray(img.convert("RGB"), dtype=np.int64)
+    height, width = reference.shape[:2]
+    inside = (x < width) & (y < height)
+    decoded = np.zeros_like(reference)
+    seen = np.zeros((height, width), dtype=bool)
+    decoded[y[inside], x[inside]] = raw[inside, 4:7]
+    seen[y[inside], x[inside]] = True
+    if not seen.all():
+        raise ModelError(f"{path}: the core sent no pixel for {int((~seen).sum())} of the "
+                         f"image's {width * height} positions")
+    return float(np.abs(decoded - reference).mean())
 
 
 def keep_real_blocks(trace: Path, blocks: int) -> None:
@@ -208,12 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     folder = args.out.resolve().parent
     with open(args.out, "w", newline="") as f:
-        writer = csv.writer(f)
+        writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
         for m in rows:
             writer.writerow([os.path.relpath(m.image.resolve(), folder), m.cycles, m.width,
                              m.height, m.blocks, m.rtl_blocks, m.bytes, m.header_bytes, m.header_cycles,
-                             int(m.idle_at_end)])
+                             int(m.idle_at_end), f"{m.pixel_error:.2f}"])
     print(f"wrote {args.out} ({len(rows)} images)", file=sys.stderr)
     return 0
 

@@ -1,6 +1,6 @@
 // Cycle-counting driver for tb_core_jpeg.v (ultraembedded/core_jpeg under Verilator).
 //
-//   tb_core_jpeg IMAGE.jpg PIXELS [TRACE.csv]
+//   tb_core_jpeg IMAGE.jpg PIXELS [TRACE.csv [RGB.bin]]
 //
 // Feeds the file as a 32-bit AXI stream (byte 0 in bits 7:0), valid on every cycle so the
 // core takes words as fast as it accepts them; the pixel sink is always ready. Cycle 0 is
@@ -13,6 +13,7 @@
 //   entropy_decode    a block leaves the Huffman/MCU decoder (its end-of-block)
 //   idct_y|idct_cb|idct_cr   a block's last sample (index 63) leaves the IDCT
 //   colour_convert    the 64th pixel of an 8x8 output block leaves the core
+// With RGB.bin, writes every pixel sent as 7 bytes: x, y (16-bit little-endian), r, g, b.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,8 +22,8 @@
 #include "verilated.h"
 
 int main(int argc, char **argv) {
-    if (argc < 3 || argc > 4) {
-        std::fprintf(stderr, "usage: %s IMAGE.jpg PIXELS [TRACE.csv]\n", argv[0]);
+    if (argc < 3 || argc > 5) {
+        std::fprintf(stderr, "usage: %s IMAGE.jpg PIXELS [TRACE.csv [RGB.bin]]\n", argv[0]);
         return 2;
     }
     const long long want_pixels = std::atoll(argv[2]);
@@ -33,8 +34,12 @@ int main(int argc, char **argv) {
     for (int c; (c = std::fgetc(f)) != EOF;) bytes.push_back(uint8_t(c));
     std::fclose(f);
     FILE *trace = nullptr;
-    if (argc == 4 && !(trace = std::fopen(argv[3], "w"))) {
+    if (argc >= 4 && !(trace = std::fopen(argv[3], "w"))) {
         std::fprintf(stderr, "cannot write %s\n", argv[3]); return 2;
+    }
+    FILE *rgb = nullptr;
+    if (argc == 5 && !(rgb = std::fopen(argv[4], "wb"))) {
+        std::fprintf(stderr, "cannot write %s\n", argv[4]); return 2;
     }
     if (trace) std::fprintf(trace, "event,cycle\n");
 
@@ -93,6 +98,13 @@ int main(int argc, char **argv) {
         if (top.outport_valid_o) {
             if (first_pixel < 0) first_pixel = cycle;
             last_pixel = cycle;
+            if (rgb) {
+                unsigned x = top.outport_pixel_x_o, y = top.outport_pixel_y_o;
+                uint8_t px[7] = {uint8_t(x), uint8_t(x >> 8), uint8_t(y), uint8_t(y >> 8),
+                                 top.outport_pixel_r_o, top.outport_pixel_g_o,
+                                 top.outport_pixel_b_o};
+                std::fwrite(px, 1, sizeof px, rgb);
+            }
             if (++pixels == want_pixels) nth_pixel = cycle;
             if (pixels % 64 == 0 && trace) std::fprintf(trace, "colour_convert,%lld\n", cycle);
         }
@@ -113,6 +125,7 @@ int main(int argc, char **argv) {
         }
     }
     if (trace) std::fclose(trace);
+    if (rgb) std::fclose(rgb);
     std::printf("cycles=%lld\n", nth_pixel);
     std::printf("last_pixel=%lld\n", last_pixel);
     std::printf("header_cycles=%lld\n", header_end);

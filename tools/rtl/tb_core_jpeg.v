@@ -16,6 +16,9 @@ module tb_core_jpeg
     ,output [ 15:0]  outport_height_o
     ,output [ 15:0]  outport_pixel_x_o
     ,output [ 15:0]  outport_pixel_y_o
+    ,output [  7:0]  outport_pixel_r_o
+    ,output [  7:0]  outport_pixel_g_o
+    ,output [  7:0]  outport_pixel_b_o
     ,output          idle_o
     // first compressed byte handed to the bit buffer (the header has been parsed)
     ,output          scan_byte_o
@@ -42,9 +45,9 @@ jpeg_core u_core
     ,.outport_height_o(outport_height_o)
     ,.outport_pixel_x_o(outport_pixel_x_o)
     ,.outport_pixel_y_o(outport_pixel_y_o)
-    ,.outport_pixel_r_o()
-    ,.outport_pixel_g_o()
-    ,.outport_pixel_b_o()
+    ,.outport_pixel_r_o(outport_pixel_r_o)
+    ,.outport_pixel_g_o(outport_pixel_g_o)
+    ,.outport_pixel_b_o(outport_pixel_b_o)
     ,.idle_o(idle_o)
 );
 
