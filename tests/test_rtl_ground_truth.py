@@ -189,3 +189,65 @@ def test_rebuilt_rtl_reproduces_the_committed_cycles(tmp_path):
         assert row[column] == smallest[column], column
     stem = image_of(smallest).stem
     assert read_trace(tmp_path / "traces" / f"{stem}.csv") == read_trace(TRACES / f"{stem}.csv")
+
+
+def measuring_script():
+    """tools/rtl/measure_core_jpeg.py as a module (tools/ is not a package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("measure_core_jpeg", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module         # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def pixel_records(rgb, x0: int = 0) -> bytes:
+    """The testbench's 7-byte pixel records (x, y little-endian, r, g, b) of an image
+    given as an array, in 8x8 blocks, with its columns shifted by x0."""
+    import numpy as np
+    height, width = rgb.shape[:2]
+    out = bytearray()
+    for y in range(height):
+        for x in range(width):
+            r, g, b = (int(v) for v in rgb[y, (x + x0) % width])
+            out += bytes([x & 255, x >> 8, y & 255, y >> 8, r, g, b])
+    return bytes(out)
+
+
+def test_pixel_check_tells_a_correct_decode_from_a_wrong_one(tmp_path):
+    import numpy as np
+    from PIL import Image
+    script = measuring_script()
+    path = ROOT / "examples" / "images" / "hopper_64x48_q50_420.jpg"
+    with Image.open(path) as img:
+        decoded = np.asarray(img.convert("RGB"))
+    pixels = decoded.shape[0] * decoded.shape[1]
+    rgb = tmp_path / "rgb.bin"
+    rgb.write_bytes(pixel_records(decoded))
+    assert script.pixel_error(rgb, path, pixels) == 0
+    rgb.write_bytes(pixel_records(decoded, x0=9))          # a desynchronised decode
+    assert script.pixel_error(rgb, path, pixels) > script.MAX_PIXEL_ERROR
+    rgb.write_bytes(pixel_records(decoded)[: 7 * (pixels - 64)])
+    with pytest.raises(Exception, match="no pixel for 64 of the image's 3072 positions"):
+        script.pixel_error(rgb, path, pixels)
+
+
+def test_trace_keeps_only_the_files_blocks(tmp_path):
+    """Blocks the core decodes past the scan are cut from the trace (one MCU: 6 blocks)."""
+    script = measuring_script()
+    trace = tmp_path / "t.csv"
+    real = (["header_end,10"] + [f"entropy_decode,{20 + i}" for i in range(6)]
+            + ["idct_y,50"] * 4 + ["idct_cb,60", "idct_cr,70"] + ["colour_convert,80"] * 4)
+    extra = ["entropy_decode,99", "idct_y,100", "idct_cb,101", "colour_convert,102"]
+    trace.write_text("\n".join(["event,cycle"] + real + extra) + "\n")
+    script.keep_real_blocks(trace, blocks=6)
+    assert trace.read_text().splitlines() == ["event,cycle"] + real
+
+
+def test_header_bytes_end_at_the_scan():
+    script = measuring_script()
+    for row in rows():
+        data = image_of(row).read_bytes()
+        end = script.header_bytes(data)
+        assert end == int(row["header_bytes"])
+        assert data[end - 14:end - 12] == b"\xff\xda"       # a 3-component SOS is 14 bytes
