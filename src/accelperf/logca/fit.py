@@ -17,6 +17,10 @@ a function below:
 Standard errors come from the Jacobian at the solution; g1 and g_{A/2} get bootstrap
 standard errors and 95% intervals (residuals resampled in log space). What the data cannot
 support is said in ``warnings``.
+
+One module because the steps above share one private data record and one candidate type,
+and each step's warnings are read against the others'; split, they would only pass
+those private records across modules.
 """
 
 from __future__ import annotations

@@ -134,16 +134,16 @@ def _z3_if(c, a, b):
     return z3.If(c, a, b)
 
 
-def _z3_floordiv(a, b):
+def z3_floordiv(a, b):
     """Python's ``a // b`` in Z3. Z3's integer division is Euclidean (remainder >= 0); for a
     positive divisor that is floor division, and floor(a / b) = floor(-a / -b) otherwise.
     Division by zero is undefined here: the verifier adds ``b != 0`` to the class."""
     return _z3_if(b > 0, a / b, (-a) / (-b))
 
 
-def _z3_mod(a, b):
+def z3_mod(a, b):
     """Python's ``a % b`` (the sign of b) in Z3: a - b·(a // b)."""
-    return a - b * _z3_floordiv(a, b)
+    return a - b * z3_floordiv(a, b)
 
 
 def _z3_pick(better, xs):
@@ -204,14 +204,14 @@ _OPS = [
              lambda a, b: a * b, _infix("*"), lambda a, b: a * b,
              c=_checked("lpn_mul")),
     Operator("floordiv", 2, "int", "int", floor_div, _call("_floordiv"), _sympy_floordiv,
-             _infix("//"), _z3_floordiv,
+             _infix("//"), z3_floordiv,
              c=_checked("lpn_floordiv")),
     Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%"),
-             _z3_mod,
+             z3_mod,
              c=_checked("lpn_mod")),
     # Exact division: where it is defined (a multiple of b) it equals floor division.
     Operator("div", 2, "int", "int", exact_div, _call("_exact_div"),
-             lambda a, b: a / b, _infix("/"), _z3_floordiv,
+             lambda a, b: a / b, _infix("/"), z3_floordiv,
              c=_checked("lpn_div")),
     Operator("neg", 1, "int", "int", lambda a: -a, lambda a: f"(-{a})", lambda a: -a,
              lambda a: f"-{a}", lambda a: -a,
@@ -730,7 +730,7 @@ def defined_when(expr: Expr, render) -> list:
             a, b = render(node.args[0]), render(node.args[1])
             out.append(b != 0)
             if node.op == "div":
-                out.append(_z3_mod(a, b) == 0)
+                out.append(z3_mod(a, b) == 0)
     return out
 
 

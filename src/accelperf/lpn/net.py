@@ -17,6 +17,9 @@ A model is an ordinary object made by a function::
 ``build()`` validates the net, expands capacities into capacity places (OSDI'24 §3.3
 step 4), traces every function into an expression tree, and returns an immutable
 :class:`Model` that the simulator runs.
+
+One module because the builder, its validation and the immutable types it returns are one
+contract: every check names a place or transition as the builder spelled it.
 """
 
 from __future__ import annotations
