@@ -271,8 +271,9 @@ def test_pictures_draw_read_and_inhibitor_arcs_and_computed_intervals():
                    outputs={busy: 1}, initiation_interval=lambda src: src.n)
     net.transition("drain", inputs={busy: 1}, outputs={done: 1}, delay=5)
     net.start, net.done = [src, gate], done
-    svg = net_svg(net.build())
+    svg, legend = net_svg(net.build()).split('<g class="legend"')
     assert svg.count('stroke-dasharray="5,3"') == 1 and svg.count("url(#inhibit)") == 1
+    assert "reads" in legend and "inhibits" in legend   # the marks are explained
     assert "≥ 2" in svg and "&lt; 1" in svg and "II src.n" in svg
 
 
