@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .expr import OPERATORS, EvaluationError, Expr
-from .net import Marking, Model, Transition
+from .net import Marking, Model, TokenArray, Transition
 from .outcome import (Interrupted, LimitError, SimulationError, build_result, report_marking,
                       verdict)
 from .semantics import (NO_ROUTE, Firing, FiringError, below_zero, dirty_lists,
@@ -510,7 +510,9 @@ class CompiledEngine:
             if n and stride:
                 given = tokens[pid]
                 kind = type(given)
-                if flatten is None or kind not in (list, tuple) or \
+                if kind is TokenArray and given.array.shape == (n, stride):
+                    ctypes.memmove(base + 8 * pos, given.array.ctypes.data, 8 * n * stride)
+                elif flatten is None or kind not in (list, tuple) or \
                         flatten(given, kind is list, n, stride, base + 8 * pos) >= 0:
                     values[pos:pos + n * stride] = self._flat(pid, given, n * stride)
                 pos += n * stride
