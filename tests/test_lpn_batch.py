@@ -2,6 +2,7 @@
 process, a local pool and a Dask cluster; the CLI's batch options."""
 
 import csv
+import os
 from pathlib import Path
 import json
 
@@ -339,3 +340,46 @@ def test_resume_with_everything_done_runs_nothing(cli, tmp_path):
     before = out.read_text()
     code, stdout, err = cli(*args, "--resume")
     assert code == 0 and "3 input(s) already in" in err and out.read_text() == before
+
+
+def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
+    """The scheduler killed mid-batch: exit 2, one line saying what to do, every row
+    written so far still in --out."""
+    pytest.importorskip("distributed", reason="Dask is optional: pip install 'accelperf[dask]'")
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent))
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    many_inputs(tmp_path / "in", 3000)
+    port = 20000 + os.getpid() % 20000
+    address = f"tcp://127.0.0.1:{port}"
+    log = (tmp_path / "cluster.log").open("w")
+    cluster = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                 str(port), "--dashboard-address", ":0"], stdout=log, stderr=log)]
+    out = tmp_path / "r.csv"
+    try:
+        time.sleep(3)
+        cluster.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                         "--dashboard-address", ":0"], stdout=log, stderr=log))
+        client = subprocess.Popen(accelperf_command(
+            "lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"), "--out",
+            str(out), "--scheduler", address), stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        while client.poll() is None and (not out.exists() or
+                                         out.read_bytes().count(b"\n") < 50):
+            time.sleep(0.05)
+        cluster[0].send_signal(signal.SIGKILL)
+        _, err = client.communicate(timeout=300)
+    finally:
+        for p in cluster:
+            if p.poll() is None:
+                p.kill()
+    assert client.returncode == 2, err
+    assert len(err.strip().splitlines()) == 1
+    assert f"scheduler {address} went away after" in err and "--resume" in err
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) >= 49 and all(r["latency"] for r in rows)

@@ -186,6 +186,8 @@ def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out,
         click.echo(f"--resume: {skipped} input(s) already in {out}, {len(names)} to run",
                    err=True)
     note_backend(backend)
+    if scheduler is not None:
+        _quiet_dask()
     run = BatchRun(model_spec if scheduler else model, ((n, n) for n in names),
                    backend=backend, scheduler=scheduler, by_name=True, ship_bytes=send_inputs,
                    workers=min(workers or os.cpu_count() or 1, max(1, len(names))),
@@ -281,6 +283,19 @@ class _progress:
 
     def __exit__(self, *exc):
         return self.bar.__exit__(*exc)
+
+
+def _quiet_dask() -> None:
+    """Dask's client logs a lost connection with tracebacks; the command says it in one
+    line (exit 2), so its loggers only speak for what is critical."""
+    import logging
+    try:
+        import distributed  # noqa: F401 - it sets its loggers' levels when imported
+    except ImportError:
+        return                                  # the batch says what to install
+    for name in list(logging.root.manager.loggerDict):
+        if name.split(".")[0] in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def note_backend(backend: str) -> None:

@@ -368,9 +368,9 @@ class BatchRun:
                     rows = future.result()
                 except gone as exc:
                     raise ModelError(f"scheduler {self.where} went away after {finished} "
-                                     f"rows ({one_line(exc) or type(exc).__name__}): the "
-                                     f"rows written so far are kept; start the cluster "
-                                     f"again and run with --resume") from None
+                                     f"rows ({type(exc).__name__}): the rows written so far "
+                                     f"are kept; start the cluster again and run with "
+                                     f"--resume") from None
                 except Exception as exc:   # noqa: BLE001 - KilledWorker: Dask gave up on it
                     if not alone:
                         retry.extend([item] for item in task)
