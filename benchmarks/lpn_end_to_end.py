@@ -11,7 +11,8 @@
 2. Where the time goes for the other models' inputs (VTA, Protoacc, Menshen, each input
    scaled up): reading the file, Ψ + marking, the compiled run.
 3. A batch of N inputs (default 100,000 block-pipeline images of 64x64..512x512 as
-   block counts with one non-zero count per image, one small JSON file each) on a local Dask cluster of 2 workers that this script starts
+   block counts with one non-zero count per image, one small JSON file each) on a local
+   Dask cluster of 2 workers that this script starts
    (``dask scheduler`` and 2 ``dask worker`` processes): the command line as the client,
    one worker killed with SIGKILL a third of the way in, the client killed with SIGKILL
    at two thirds, then ``--resume``. Checked: the output holds every input exactly once,

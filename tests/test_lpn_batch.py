@@ -383,3 +383,34 @@ def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
     assert f"scheduler {address} went away after" in err and "--resume" in err
     rows = list(csv.DictReader(out.open()))
     assert len(rows) >= 49 and all(r["latency"] for r in rows)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_stops_the_batch_keeps_its_rows_and_resume_finishes_it(tmp_path, workers):
+    import signal
+    import subprocess
+    import time
+    paths = many_inputs(tmp_path / "in", 1500)
+    out = tmp_path / "r.csv"
+    args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+            "--out", str(out), "--workers", workers]
+    child = subprocess.Popen(accelperf_command(*args), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        while child.poll() is None and \
+                (not out.exists() or out.read_bytes().count(b"\n") < 30):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted after" in err and "run again with --resume" in err
+    kept = list(csv.DictReader(out.open()))
+    assert 29 <= len(kept) < len(paths) and all(r["latency"] for r in kept)
+    done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    names = [r["name"] for r in csv.DictReader(out.open())]
+    assert len(names) == len(set(names)) == len(paths)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .net import Model
+from .outcome import Interrupted
 from .sim import BACKENDS, simulate
 
 CRASHED = "it took its worker down twice (killed, or out of memory?)"
@@ -122,6 +123,8 @@ def run_one(model: Model, name: str, user_input, backend: str, limits: dict,
         if by_name:
             user_input = load_payload(user_input, model)
         r = simulate(model, user_input, backend=backend, **limits)
+    except Interrupted:                # Ctrl-C stops the batch, not one input
+        raise KeyboardInterrupt from None
     except ModelError as exc:          # bad input, deadlock, limit, evaluation error
         return failed_row(name, exc, time.perf_counter() - began)
     except Exception as exc:           # noqa: BLE001 - one input must not stop the rest
@@ -134,8 +137,10 @@ def _run_task(model, task, backend, limits, by_name) -> list:
     return [(i, run_one(model, name, x, backend, limits, by_name)) for i, name, x in task]
 
 
-def _pool_worker(conn, model, backend, limits, by_name):
-    """A forked worker: tasks in, rows out, until told to stop or the pipe closes."""
+def _pool_worker(conn, model, backend, limits, by_name, inherited):
+    """A forked worker: tasks in, rows out, until told to stop or the pipe closes. With
+    ``inherited`` (the parent's list of (name, input), inherited by fork, never pickled)
+    a task holds input indices only."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
     while True:
         try:
@@ -144,6 +149,8 @@ def _pool_worker(conn, model, backend, limits, by_name):
             return
         if task is None:
             return
+        if inherited is not None:
+            task = [(i, name, inherited[i][1]) for i, name, _ in task]
         conn.send(_run_task(model, task, backend, limits, by_name))
 
 
@@ -194,6 +201,8 @@ class BatchRun:
         self.model = load_model(model) if isinstance(model, str) else model
         if not isinstance(self.model, Model):
             raise ModelError(f"model = {model!r} is invalid: a built LPN model or its name")
+        # a list is shared with forked workers as it is; any other iterable is read lazily
+        self.inherited = items if isinstance(items, list) and not by_name else None
         self.items, self.backend, self.scheduler = iter(items), backend, scheduler
         self.by_name, self.ship_bytes = by_name, ship_bytes
         self.limits = limits or {}
@@ -235,6 +244,8 @@ class BatchRun:
         # holds one task at a time, so a dead worker's task is known and retried.
         context = multiprocessing.get_context("fork")
         tasks = self._tasks(self.chunk or 16)
+        if self.inherited is not None:                # the workers have the inputs
+            tasks = ([(i, name, None) for i, name, _ in task] for task in tasks)
         retry: deque = deque()
         crashes: dict[int, int] = {}
         held: dict = {}                           # connection -> [process, task or None]
@@ -242,7 +253,7 @@ class BatchRun:
         def spawn():
             parent, child = context.Pipe()
             process = context.Process(target=_pool_worker, daemon=True, args=(
-                child, self.model, self.backend, self.limits, self.by_name))
+                child, self.model, self.backend, self.limits, self.by_name, self.inherited))
             process.start()
             child.close()
             held[parent] = [process, None]

@@ -5,7 +5,8 @@ bakes the input into the program, so every new input costs a compile. Here a net
 compiled once — the generated source depends on the model only, and the shared library is
 cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every run passes
 the initial marking (token counts and int64 property values) as arrays, filled from the
-marking's tuples by C code in the same library (``tokens.c``, through CPython's C API).
+marking's tuples by C code in the same library (``tokens.c``, through CPython's C API),
+or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.TokenArray`).
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition generated here from the traced expressions, through

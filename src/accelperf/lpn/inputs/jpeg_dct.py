@@ -61,7 +61,7 @@ def _from_coefficients(path, data: bytes, layout: ScanLayout) -> JpegBlocks | No
     try:
         dct = jpeglib.read_dct(str(path))
         planes = [dct.Y] + ([dct.Cb, dct.Cr] if len(layout.components) == 3 else [])
-    except Exception:                        # noqa: BLE001 - libjpeg refused: the reference says why
+    except Exception:    # noqa: BLE001 - libjpeg refused it: the reference says why
         return None
     if any(p is None for p in planes):
         return None
