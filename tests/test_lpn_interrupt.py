@@ -84,7 +84,8 @@ def test_ctrl_c_on_the_cli_exits_130_with_the_report(tmp_path):
     path, model = countdown(tmp_path)
     compiled.engine(model)                      # the child finds the engine in the cache
     child = subprocess.Popen(
-        [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())", "lpn", "simulate", f"{path}:build",
+        [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())",
+         "lpn", "simulate", f"{path}:build",
          "--input", f'{{"n": {HUNDRED_MILLION}}}', "--backend", "compiled"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -5,7 +5,8 @@ bakes the input into the program, so every new input costs a compile. Here a net
 compiled once — the generated source depends on the model only, and the shared library is
 cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every run passes
 the initial marking (token counts and int64 property values) as arrays, filled from the
-marking's tuples by C code in the same library (``tokens.c``, through CPython's C API).
+marking's tuples by C code in the same library (``tokens.c``, through CPython's C API),
+or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.TokenArray`).
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition generated here from the traced expressions, through
@@ -44,7 +45,7 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .expr import OPERATORS, EvaluationError, Expr
-from .net import Marking, Model, Transition
+from .net import Marking, Model, TokenArray, Transition
 from .outcome import (Interrupted, LimitError, SimulationError, build_result, report_marking,
                       verdict)
 from .semantics import (NO_ROUTE, Firing, FiringError, below_zero, dirty_lists,
@@ -510,7 +511,9 @@ class CompiledEngine:
             if n and stride:
                 given = tokens[pid]
                 kind = type(given)
-                if flatten is None or kind not in (list, tuple) or \
+                if kind is TokenArray and given.array.shape == (n, stride):
+                    ctypes.memmove(base + 8 * pos, given.array.ctypes.data, 8 * n * stride)
+                elif flatten is None or kind not in (list, tuple) or \
                         flatten(given, kind is list, n, stride, base + 8 * pos) >= 0:
                     values[pos:pos + n * stride] = self._flat(pid, given, n * stride)
                 pos += n * stride
