@@ -477,7 +477,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     re-simulated."""
     from ..lpn.analysis import sizing
     from ..lpn.analysis import verify as v
-    from ..lpn.analysis.inputspace import load_space
+    from ..lpn.analysis.space import load_space
     from ..lpn.loader import load_model
     from .common import progress_run
     queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]
