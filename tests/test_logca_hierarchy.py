@@ -1,5 +1,6 @@
 """LogCA with a memory hierarchy (issue 24): the model, its fit and the choice by AIC."""
 
+import json
 import math
 
 import numpy as np
@@ -117,11 +118,14 @@ def test_unsorted_or_overlapping_layers_are_refused_naming_the_layer():
 
 
 def test_layers_from_a_density_hierarchy():
-    h = Hierarchy("m", (Layer("regs", 0, 1e12), Layer("L1", 32768, 1e11),
-                        Layer("L3", 32 * MiB, 5e10), Layer("DRAM", 1e10, 1e10)))
+    """Each layer's store is a capacity to outgrow; beyond the last is where its link reads."""
+    h = Hierarchy("m", (Layer("registers<-L1", 0, 1e12), Layer("L1<-L2", 32768, 1e11),
+                        Layer("L3<-DRAM", 32 * MiB, 1e10)))
     layers = layers_from_hierarchy(h)
-    assert [l.name for l in layers] == ["L1", "L3", "DRAM"]
-    assert math.isinf(layers[-1].capacity_bytes)
+    assert [l.name for l in layers] == ["L1<-L2", "L3<-DRAM", "DRAM"]
+    assert [l.capacity_bytes for l in layers] == [32768, 32 * MiB, math.inf]
+    plain = Hierarchy("p", (Layer("memory", 1e12, 1e10),))
+    assert [l.name for l in layers_from_hierarchy(plain)] == ["memory", "beyond memory"]
 
 
 def test_bad_model_input():
@@ -131,3 +135,76 @@ def test_bad_model_input():
         HierarchicalLogCA(BASE, LAYERS, (-1.5, 0.1), (0.1, 0.1))
     with pytest.raises(ModelError, match="working_set"):
         HierarchicalLogCA(BASE, LAYERS, working_set=0)
+
+
+# ---------------------------------------------------------------------- the commands
+def write_csv(path, t0, t1, echo=None):
+    rows = ["kernel,mode,granularity_bytes,seconds_min,seconds_median,seconds_max,repeats"]
+    series = [("host", t0), ("accel", t1)] + ([("echo", echo)] if echo is not None else [])
+    for mode, times in series:
+        rows += [f"aes,{mode},{int(g)},{t:.12g},{t:.12g},{t:.12g},1" for g, t in zip(G, times)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def write_toml(path, sizes):
+    text = 'name = "t"\n' + "".join(
+        f'[[layer]]\nname = "{n}"\nsize_bytes = {s}\nbandwidth_bytes_per_s = 1e10\n'
+        for n, s in sizes)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def bent(tmp_path):
+    true = HierarchicalLogCA(BASE, LAYERS, (0.02, 0.10), (0.05, 0.25), working_set=3,
+                             sharpness=3)
+    data = write_csv(tmp_path / "bent.csv", *synthetic(true))
+    hier = write_toml(tmp_path / "h.toml", [("L2", MiB), ("L3", 32 * MiB)])
+    return data, hier
+
+
+def test_fit_command_with_a_hierarchy(cli, bent, tmp_path):
+    data, hier = bent
+    out = tmp_path / "fit.png"
+    code, stdout, err = cli("logca", "fit", str(data), "--hierarchy", str(hier), "--out", str(out))
+    assert code == 0, err
+    assert out.stat().st_size > 1000
+    assert "with the hierarchy (chosen)" in stdout and "h[L3]" in stdout
+    assert "data outgrow layer 'L3'" in stdout
+    code, stdout, _ = cli("logca", "fit", str(data), "--hierarchy", str(hier), "--json")
+    d = json.loads(stdout)
+    assert d["chosen"] == "hierarchical" and d["error"]["max"] < 0.01
+    assert d["parameters"]["a[L3]"]["stderr"] > 0
+
+
+def test_curve_and_advise_with_a_hierarchy(cli, bent, tmp_path):
+    data, hier = bent
+    code, stdout, err = cli("logca", "curve", "--hierarchy", str(hier), "--data", str(data),
+                            "--from", "4KiB", "--to", "128MiB", "--json")
+    assert code == 0, err
+    d = json.loads(stdout)
+    plain, hierarchical = d["speedup"]["plain LogCA"], d["speedup"]["with the hierarchy"]
+    assert hierarchical[-1] < plain[-1] * 0.95           # it bends past the L3
+    code, stdout, err = cli("logca", "advise", "--at", "64MiB", "--hierarchy", str(hier),
+                            "--data", str(data), "--json")
+    assert code == 0, err
+    advice = json.loads(stdout)
+    assert advice["speedup"] == pytest.approx(hierarchical[G.tolist().index(64 * MiB)], rel=1e-9)
+    assert 8 * 2**10 < advice["break_even"] < 32 * 2**10
+
+
+@pytest.mark.parametrize("args, words", [
+    (["fit", "{data}", "--hierarchy", "{hier}", "--probe"], "--hierarchy and --probe both"),
+    (["fit", "{data}", "--hierarchy", "{bad}"], "layer 'L2'"),
+    (["curve", "--hierarchy", "{hier}"], "needs --data"),
+    (["advise", "--at", "1MiB", "--data", "{data}"], "--data needs --hierarchy"),
+    (["advise", "--at", "1MiB", "--hierarchy", "{hier}", "--data", "{data}", "--preset", "x"],
+     "drop --preset"),
+])
+def test_bad_hierarchy_input_is_one_line_and_exit_2(cli, bent, tmp_path, args, words):
+    data, hier = bent
+    bad = write_toml(tmp_path / "bad.toml", [("L3", 32 * MiB), ("L2", MiB)])
+    argv = [a.format(data=data, hier=hier, bad=bad) for a in args]
+    code, _, err = cli("logca", *argv)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err

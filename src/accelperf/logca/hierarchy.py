@@ -60,12 +60,15 @@ class MemoryLayer:
 
 
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
-    """The layers of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
-    file or ``measure memory``'s probe), innermost first, each with its store's size.
+    """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
+    file or ``measure memory``'s probe), innermost first, then the unbounded memory beyond
+    the outermost store.
 
-    The layers must grow outwards: a layer no larger than the one inside it is an error naming
-    it (the hierarchy is unsorted or two layers overlap). A store of 0 bytes holds nothing
-    and is skipped; the outermost layer is taken as unbounded (every working set fits it).
+    A density layer is a store of μ bytes and the link that fills it (Steffen 2007 §4; the
+    probe names it ``inner<-outer``): a working set beyond every store lives where the
+    outermost link reads from (``DRAM`` for ``L3<-DRAM``). Stores must grow outwards: one no
+    larger than the store inside it is an error naming the layer (the hierarchy is unsorted
+    or two layers overlap). A store of 0 bytes holds nothing and is skipped.
     """
     layers = [MemoryLayer(l.name, float(l.size_bytes)) for l in hierarchy.layers
               if l.size_bytes > 0]
@@ -79,7 +82,9 @@ def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
                           f"layers must be sorted from the innermost outwards, each larger "
                           f"than the one inside it ({inner.name!r} holds "
                           f"{inner.capacity_bytes:g} B): unsorted or overlapping layers")
-    return tuple(layers[:-1]) + (MemoryLayer(layers[-1].name, math.inf),)
+    last = layers[-1].name
+    beyond = last.split("<-", 1)[1] if "<-" in last else f"beyond {last}"
+    return tuple(layers) + (MemoryLayer(beyond, math.inf),)
 
 
 def miss_share(g, capacity: float, working_set: float, sharpness: float):

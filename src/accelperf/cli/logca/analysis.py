@@ -24,6 +24,7 @@ from ..common import (
     size_or_dash,
 )
 from . import logca
+from .layers import check_hierarchy_options, data_option, hierarchy_advice, hierarchy_options
 from .options import json_option, out_option, output_path, save
 
 
@@ -146,13 +147,22 @@ def logca_presets(as_json):
               help="Improvement tried on each parameter (L, o divided; C, A multiplied), > 1.")
 @click.option("--threshold", type=float, default=0.2, show_default=True,
               help="Speedup gain that makes a parameter limiting (0.2 = 20%).")
+@hierarchy_options
+@data_option
 @json_option("Print one JSON object (a list, fastest first, for several accelerators).")
-def logca_advise(at, factor, threshold, as_json, **spec):
+def logca_advise(at, factor, threshold, hier, probe, data, as_json, **spec):
     """Does offloading this size pay, by how much, what limits it there, and from which size
-    does it pay? Several --preset/--kernel pairs are ranked at that size (ISCA'17 §3)."""
+    does it pay? Several --preset/--kernel pairs are ranked at that size (ISCA'17 §3).
+
+    With --hierarchy/--probe and --data: the model fitted to the measurements with the
+    memory layers, asked at that size (the plain LogCA of the layer there) and its
+    break-even from the whole curve.
+    """
     from ...logca.advise import rank
-    models = build_models(**spec)
-    ranked = rank(models, at, factor, threshold)
+    if check_hierarchy_options(hier, probe, data, spec):
+        ranked = hierarchy_advice(data, hier, probe, at, factor, threshold)
+    else:
+        ranked = rank(build_models(**spec), at, factor, threshold)
     if as_json:
         rows = [dict(a.to_dict(), rank=i + 1) for i, a in enumerate(ranked)]
         click.echo(dump_json(rows[0] if len(rows) == 1 else rows))

@@ -24,6 +24,7 @@ from ..common import (
     single_model,
 )
 from . import logca
+from .layers import check_hierarchy_options, data_option, hierarchy_curve, hierarchy_options
 from .options import (draws_options, json_option, out_option, output_path, save,
                       split_uncertain, uncertain_model_options, wrote)
 
@@ -91,17 +92,22 @@ def logca_show(as_json, **spec):
 @click.option("--points", type=click.IntRange(2, 100_000), default=400, show_default=True,
               help="Curve points (log-spaced) in figures and CSV.")
 @draws_options
+@hierarchy_options
+@data_option
 @out_option("Write FILE.png, FILE.svg or FILE.csv; without it, print a table.")
 @json_option("Print the curve at powers of two as JSON.")
-def logca_curve(lo, hi, points, draws, seed, out, as_json, **spec):
+def logca_curve(lo, hi, points, draws, seed, hier, probe, data, out, as_json, **spec):
     """Speedup against granularity; several --preset/--kernel pairs overlay (Figs. 3, 7).
 
     A parameter given as an interval or distribution (--L 1500±10%, --o 'lognormal(2.9e4,
     0.2)') adds a Monte-Carlo band (5th-95th percentile) and the distributions of g1 and
-    g_A/2 (CAL §5).
+    g_A/2 (CAL §5). With --hierarchy/--probe and --data, the curve of LogCA with the memory
+    hierarchy fitted to the measurements, beside plain LogCA and the measured points.
     """
     check_range(lo, hi)
     out = output_path(out, (".png", ".svg", ".csv"))
+    if check_hierarchy_options(hier, probe, data, spec):
+        return hierarchy_curve(data, hier, probe, lo, hi, out, as_json)
     numeric, uncertain = split_uncertain(spec)
     models = build_models(**numeric)
     band = None

@@ -13,7 +13,9 @@ from ...errors import ModelError
 from ...report import dump_json
 from ..common import SIZE, check_range, console, size_or_dash
 from . import logca
-from .options import json_option, out_option, output_path, save
+from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
+                     render_hierarchy_fit)
+from .options import json_option, out_option, output_path, parameter_table, save
 
 
 @logca.command("fit")
@@ -40,16 +42,25 @@ from .options import json_option, out_option, output_path, save
               show_default=True,
               help="Draws of the fitted parameters (from their standard errors) for a speedup "
                    "band and the distributions of g1 and g_A/2; 0 to skip.")
+@hierarchy_options
 @out_option("Draw Fig. 7 (measured points, fitted curve, g1, g_A/2) to .png or .svg.")
 @json_option("Print one JSON object.")
-def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootstrap, draws, out,
-              as_json):
-    """Fit L, o, C, A and β to measured host and accelerated times (ISCA'17 §4)."""
+def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootstrap, draws, hier,
+              probe, out, as_json):
+    """Fit L, o, C, A and β to measured host and accelerated times (ISCA'17 §4).
+
+    With --hierarchy or --probe, also fit how the host and accelerated costs per byte
+    change as the data outgrow each memory layer, and keep that model if AIC prefers it.
+    """
     from ...logca.fit import fit_logca
     from ...measure.data import read_timings
     out = output_path(out)
     if lo is not None and hi is not None:
         check_range(lo, hi)
+    check_hierarchy_options(hier, probe)
+    if hier is not None or probe:
+        return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
+                               out, as_json)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
     timings = read_timings(data, statistic)
     if frequency == "auto":
@@ -101,6 +112,19 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                               f"{format_size(q['p95'])}")
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
+                    as_json) -> None:
+    """`logca fit --hierarchy/--probe`: plain and hierarchical LogCA, chosen by AIC."""
+    result, notes = fit_from_data(data, hier, probe, statistic, latency, lo, hi, host_constant)
+    if out is not None:
+        from ...plot.fit import hierarchy_fit_figure
+        save(hierarchy_fit_figure(result), out)
+    if as_json:
+        click.echo(dump_json(dict(result.to_dict(), warnings=notes + list(result.warnings))))
+        return
+    render_hierarchy_fit(result, data, notes)
 
 
 LPN_MAX_SIZE = 16 * 2**20
@@ -206,13 +230,8 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
                               **result.to_dict()}))
         return
     console.print(f"[bold]{mp.model}[/bold]: {mp.description}")
-    table = Table(title="LogCA parameters of the simulated accelerator (cycles)")
-    for col in ("parameter", "value", "std. error", "note"):
-        table.add_column(col, justify="left" if col == "note" else "right")
-    for p in result.parameters.values():
-        table.add_row(p.name, f"{p.value:.5g}", "—" if p.stderr is None else f"{p.stderr:.3g}",
-                      p.note or "")
-    console.print(table)
+    console.print(parameter_table("LogCA parameters of the simulated accelerator (cycles)",
+                                  result.parameters.values()))
     console.print(f"latency {'grows' if result.dependent else 'does not grow'} with "
                   f"granularity: {result.dependent_reason}")
     console.print(f"fit error of T1: mean {result.mean_error:.2%}, max {result.max_error:.2%} "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.table import Table
 
 from ...errors import ModelError
 from ..common import model_options
@@ -97,3 +98,14 @@ def draws_options(func):
     return click.option("--draws", type=click.IntRange(1, 1_000_000), default=2000,
                         show_default=True,
                         help="Monte-Carlo draws when a parameter is uncertain.")(func)
+
+
+def parameter_table(title: str, parameters) -> Table:
+    """Fitted parameters (FittedParameter) as a table: value, standard error, note."""
+    table = Table(title=title)
+    for col in ("parameter", "value", "std. error", "note"):
+        table.add_column(col, justify="left" if col == "note" else "right")
+    for p in parameters:
+        table.add_row(p.name, f"{p.value:.5g}", "—" if p.stderr is None else f"{p.stderr:.3g}",
+                      p.note or "")
+    return table
