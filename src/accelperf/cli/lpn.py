@@ -13,11 +13,15 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console
+from .lpn_check import lpn_check
 
 
 @cli.group()
 def lpn():
     """Latency Petri Nets: simulate an accelerator's micro-architecture, draw it."""
+
+
+lpn.add_command(lpn_check)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
