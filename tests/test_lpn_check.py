@@ -8,6 +8,7 @@ import warnings
 import pytest
 from accelperf.lpn import Net, Out
 from accelperf.lpn.analysis.check import ModelCheckWarning, check, structural_findings
+from accelperf.lpn.analysis.classes import input_classes
 from accelperf.lpn.analysis.space import space_from_dict
 from accelperf.lpn.library import LIBRARY
 
@@ -118,7 +119,8 @@ def test_a_transition_no_input_of_the_space_fires():
     assert check(model) == []                       # structurally both can fire
     space = space_from_dict(model, {"places": {"start": {"count": 2,
                                                          "properties": {"size": [1, 8]}}}})
-    assert _kinds(check(model, space)) == [("never-fires", "transition 'big'")]
+    assert _kinds(check(model, input_classes(model, space))) == [
+        ("never-fires", "transition 'big'")]
 
 
 @pytest.fixture

@@ -36,11 +36,12 @@ def lpn_check(model_spec, space_path, as_json):
     with warnings.catch_warnings():          # build() warns the same findings: say them once
         warnings.simplefilter("ignore", ModelCheckWarning)
         model = load_model(model_spec)
-    space = None
+    classes = None
     if space_path is not None:
+        from ..lpn.analysis.classes import input_classes
         from ..lpn.analysis.space import load_space
-        space = load_space(model, space_path)
-    findings = check(model, space)
+        classes = input_classes(model, load_space(model, space_path))
+    findings = check(model, classes)
     if as_json:
         click.echo(dump_json({"model": model.name, "findings": [f.to_dict() for f in findings],
                               "ok": not findings}))

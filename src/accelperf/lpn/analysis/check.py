@@ -19,8 +19,8 @@ Each finding is a :class:`Finding` naming the element and a suggested fix. The c
   that no transition takes from or reads, and that is not the done place: those tokens are
   dead weight, usually a misnamed start place.
 * ``never-fires`` — a transition that commits in no input class of the space (needs the
-  symbolic input-class analysis, :func:`.classes.input_classes`; only :func:`check` with
-  ``space=`` runs it, because it can take seconds). A structurally dead transition (one of
+  symbolic input-class analysis, :func:`.classes.input_classes`, which the caller runs and
+  passes to :func:`check`, because it can take seconds). A structurally dead transition (one of
   its input places can never hold a token) is found without a space.
 
 :func:`structural_findings` is cheap (graph walks over the net, no simulation) and is what
@@ -220,9 +220,7 @@ def _psi_unused(model: Model, psi_places: dict[int, int]) -> list[Finding]:
     return found
 
 
-def _never_fires_over(model: Model, space) -> list[Finding]:
-    from .classes import input_classes
-    classes = input_classes(model, space)
+def _never_fires_in(model: Model, classes) -> list[Finding]:
     fired = {name for c in classes for name, n in c.commit_counts().items() if n != 0}
     return [Finding("never-fires", f"transition {t.name!r}",
                     f"it commits in none of the space's {len(classes)} input class(es)",
@@ -230,14 +228,16 @@ def _never_fires_over(model: Model, space) -> list[Finding]:
             for t in model.transitions if t.name not in fired]
 
 
-def check(model: Model, space=None) -> list[Finding]:
+def check(model: Model, classes=None) -> list[Finding]:
     """Every finding for ``model``: the structural ones (with the places Ψ fills on the
-    default input known), Ψ's unused tokens and, with ``space`` (an
-    :class:`~.space.InputSpace`), transitions that fire for no input of it."""
+    default input known), Ψ's unused tokens and, given the input ``classes`` of a space
+    (:func:`.classes.input_classes`), transitions that commit in none of them. The caller
+    runs the class analysis, so that ``Net.build()``, which imports this module, never
+    reaches the analyses that import the net."""
     psi_places = _psi_places(model)
     findings = [f for f in structural_findings(model) if f.kind != "never-fires"]
     findings += _dead_transitions(model, psi_places) + _psi_unused(model, psi_places)
-    if space is not None:
+    if classes is not None:
         dead = {f.element for f in findings if f.kind == "never-fires"}
-        findings += [f for f in _never_fires_over(model, space) if f.element not in dead]
+        findings += [f for f in _never_fires_in(model, classes) if f.element not in dead]
     return findings
