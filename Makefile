@@ -28,7 +28,7 @@ test: $(VENV)/.installed-test
 
 # The documentation site (docs/, mkdocs.yml) into site/; any warning is an error.
 docs: $(VENV)/.installed-test
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

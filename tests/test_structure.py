@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from accelperf.lpn.graph import strong_components
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "accelperf"
 MAX_LINES = 600
@@ -113,42 +115,16 @@ def _packages_of(module: str) -> set[str]:
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan), each sorted.
+    """Strongly connected components of more than one module, each sorted.
 
     An edge from a module to a package that contains it (``from . import x`` reaching the
     package's ``__init__``) is left out: Python finishes a package's ``__init__`` before
     its submodules run, so such an import is the package's public face, not a circle."""
-    index, low, on_stack, stack, found = {}, {}, set(), [], []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w in _packages_of(v):
-                continue
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+    names = sorted(graph)
+    number = {name: i for i, name in enumerate(names)}
+    successors = {number[v]: [number[w] for w in graph[v] if w not in _packages_of(v)]
+                  for v in names}
+    return [[names[i] for i in comp] for comp in strong_components(successors) if len(comp) > 1]
 
 
 def _pending(*modules: str) -> bool:
@@ -172,6 +148,7 @@ def test_the_checker_sees_a_circle_and_a_private_import(tmp_path):
     """The detectors themselves: a hand-made circle is found, an __init__ edge is not."""
     graph = {"p": {"p.a"}, "p.a": {"p.b", "p"}, "p.b": {"p.a"}, "p.c": set()}
     assert _cycles(graph) == [["p.a", "p.b"]]
+    assert _cycles({"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": set()}) == []
     path = SRC / PACKAGE / "lpn" / "analysis" / "formula.py"
     node = ast.parse("from ..expr import z3_mod, _hidden").body[0]
     assert _resolve("accelperf.lpn.analysis.formula", path, node) == "accelperf.lpn.expr"

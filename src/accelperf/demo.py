@@ -381,7 +381,7 @@ def lpn_verify_section(report: Report) -> None:
     import random
 
     from .lpn import simulate
-    from .lpn.analysis.inputspace import load_space
+    from .lpn.analysis.space import load_space
     from .lpn.analysis.verify import latency_bound
     from .lpn.library import build
     from .plot.verify import bounds_figure

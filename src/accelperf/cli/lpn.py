@@ -13,11 +13,15 @@ from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console
 from .lpn_batch import note_backend, simulate_batch
+from .lpn_check import lpn_check
 
 
 @cli.group()
 def lpn():
     """Latency Petri Nets: simulate an accelerator's micro-architecture, draw it."""
+
+
+lpn.add_command(lpn_check)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
@@ -410,7 +414,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     re-simulated."""
     from ..lpn.analysis import sizing
     from ..lpn.analysis import verify as v
-    from ..lpn.analysis.inputspace import load_space
+    from ..lpn.analysis.space import load_space
     from ..lpn.loader import load_model
     from .common import progress_run
     queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]

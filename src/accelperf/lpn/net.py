@@ -532,10 +532,13 @@ class Net:
                     raise NetError(f"place {name!r} is read by {', '.join(consumers)} but "
                                    f"nothing ever puts a token in it (no producer, no initial "
                                    f"tokens, not the start place)")
-        return Model(self.name, tuple(places.values()), transitions,
-                     None if start_name is None else index[start_name], index[done_name],
-                     initial, self.tokens_from_input, self.default_input, self.description,
-                     self.ticks_per_cycle, self.input_reader, self.input_format)
+        model = Model(self.name, tuple(places.values()), transitions,
+                      None if start_name is None else index[start_name], index[done_name],
+                      initial, self.tokens_from_input, self.default_input, self.description,
+                      self.ticks_per_cycle, self.input_reader, self.input_format)
+        from .analysis.check import warn_findings   # the cheap checks of `lpn check`
+        warn_findings(model)
+        return model
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:
