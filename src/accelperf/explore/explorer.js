@@ -176,7 +176,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     return fmt(b, 6) + " B (" + fmt(v, 4) + " " + units[k] + ")";
   };
   const state = {};            // everything the URL fragment carries
-  const timings = {logca: [], density: [], lpn: []};
+  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: []};
   window.explorerTimings = timings;
 
   // ---- a slider with a typed-in value; log-scaled sliders move in log10 of the value
@@ -230,12 +230,19 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     for (const [k, v] of h) out[k] = v;
     return out;
   }
+  let hashTimer = null;
   function writeHash() {
+    // after the user pauses: Chromium throttles (and warns about) frequent history updates
+    clearTimeout(hashTimer);
+    hashTimer = setTimeout(writeHashNow, 150);
+    updateCommand();
+  }
+  function writeHashNow() {
     const h = new URLSearchParams();
     for (const [k, v] of Object.entries(state)) h.set(k, typeof v === "number" ? String(Number(v.toPrecision(12))) : v);
     history.replaceState(null, "", "#" + h.toString());
-    updateCommand();
   }
+  window.explorerFlush = () => { clearTimeout(hashTimer); writeHashNow(); };
   const initial = readHash();
 
   // ================================================================ LogCA
@@ -307,6 +314,9 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     if (pk) traces.push({x: [pk.granularity], y: [pk.speedup], mode: "markers", name: "peak", marker: {symbol: "triangle-up", size: 11, color: col}});
     traces.push({x: [gs[0], gs[gs.length - 1]], y: [m.A, m.A], mode: "lines", name: "A (eq. 3)", line: {dash: "dash", color: "#777"}});
     if (b.kind === "latency") traces.push({x: gs, y: gs.map((gv) => m.C / m.L * Math.pow(gv, m.beta - 1)), mode: "lines", name: "C/L·g^(β−1) (eq. 9)", line: {dash: "dashdot", color: "#777"}});
+    const advice = advise(m, L.at, L.factor, L.threshold);
+    const reg = regions(m, gs, L.factor, L.threshold);
+    timings.logcaCompute.push(performance.now() - t0);
     const ys = traces.flatMap((t) => t.y).filter((v) => v > 0 && Number.isFinite(v));
     const layout = {margin: {t: 30, r: 10}, height: 420, legend: {orientation: "h", y: -0.25},
       xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power"},
@@ -314,8 +324,6 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
     Plotly.react("logca-chart", traces, layout, {displaylogo: false, responsive: true});
     // readouts
-    const advice = advise(m, L.at, L.factor, L.threshold);
-    const reg = regions(m, gs, L.factor, L.threshold);
     $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) : "none: " + g1.reason;
     $("logca-g1").dataset.value = g1.exists ? g1.roots[0] : "";
     $("logca-ghalf").textContent = gh.exists ? size(gh.roots[0]) : "none: " + gh.reason;
@@ -331,7 +339,8 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     state.at = L.at;
     writeHash();
     timings.logca.push(performance.now() - t0);
-    $("logca-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms (${L.points} points)`;
+    $("logca-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms (${L.points} points; ` +
+      `the model's part ${fmt(timings.logcaCompute[timings.logcaCompute.length - 1], 3)} ms, the rest drawing)`;
   }
 
   // ================================================================ density
@@ -424,9 +433,14 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       const title = gr.querySelector("title");
       gr.classList.toggle("hot", !!title && title.textContent.startsWith(r.bottleneck + ":"));
     });
+    let sweep = null;
     if (P.sweep) {
       const xs = grid(Math.max(P.ranges[P.sweep][0], 1), P.ranges[P.sweep][1], 200);
-      const ys = xs.map((xv) => evalInterface(c, Object.assign({}, values, {[P.sweep]: xv})));
+      sweep = [xs, xs.map((xv) => evalInterface(c, Object.assign({}, values, {[P.sweep]: xv})))];
+    }
+    timings.lpnCompute.push(performance.now() - t0);
+    if (P.sweep) {
+      const [xs, ys] = sweep;
       Plotly.react("lpn-chart", [
         {x: xs, y: ys.map((y) => y.latency), mode: "lines", name: "latency (max of ε, §4.2)"},
         {x: xs, y: ys.map((y) => y.phased), mode: "lines", name: "latency by phase", line: {dash: "dot"}},
