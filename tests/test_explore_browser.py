@@ -146,3 +146,18 @@ def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path)
           f"JPEG interface {ms['lpn']:.1f} ms ({ms['lpnCompute']:.1f} ms); page "
           f"{page_file.stat().st_size / 1e6:.2f} MB; screenshot {screenshot}")
     assert all(math.isfinite(v) for v in ms.values())
+
+
+def test_demo_report_link_opens_the_explorer(tmp_path, browser_page):
+    from accelperf.demo import explorer_section
+    from accelperf.report import Report
+    page, log = browser_page
+    report = Report(tmp_path / "report", title="explorer")
+    explorer_section(report)
+    page.goto(report.write().as_uri())
+    page.click("text=Open the interactive explorer")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    assert page.url.split("#")[0].endswith("/report/explorer.html")
+    assert page.inner_text("#logca-g1").startswith("337.486 B")     # UltraSPARC T2, AES
+    assert log["errors"] == []
+    assert [u for u in log["requests"] if not u.startswith("file://")] == []

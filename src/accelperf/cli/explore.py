@@ -10,10 +10,6 @@ from .app import cli
 from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
                      progress_run)
 
-# Without model options the page overlays the four SPARC AES designs of ISCA'17 Table 5,
-# the demo report's "does it pay at my size?" comparison.
-DEFAULT_DESIGNS = ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine", "sparc-t4-instr")
-
 
 @cli.command("explore")
 @model_options
@@ -23,7 +19,7 @@ DEFAULT_DESIGNS = ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine", "sparc-t4-ins
               help="Memory hierarchy of the density panel: a built-in name or a TOML file; "
                    "'none' leaves the panel out.")
 @click.option("--algorithm", "algo", default="matmul", show_default=True,
-              type=click.Choice(["dot", "matmul", "allpairs"]),
+              type=click.Choice(["dot", "matmul", "allpairs"]),   # explore.DENSITY_ALGORITHMS
               help="The density algorithm the page starts with (all three are in the page).")
 @click.option("--model", "model_spec", default="jpeg-decoder", show_default=True,
               metavar="MODEL", help="LPN model of the interface panel: a library name or "
@@ -47,8 +43,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
       accelperf explore --preset sparc-t4-engine --preset sparc-t3 --kernel aes --out e.html
       accelperf explore --L 1500 --o 29000 --C 90 --A 30 --model none --out e.html
     """
-    from ..density import algorithm, hierarchy
-    from ..explore import DensityPanel, LogcaPanel, build_page, lpn_panel
+    from ..explore import DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel
 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
@@ -57,10 +52,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
         spec.update(presets=DEFAULT_DESIGNS, kernels=("aes",))
     models = build_models(**spec)
     logca = LogcaPanel(tuple(models), at=at)
-    density = None
-    if hier.strip().lower() != "none":
-        algorithms = {k: algorithm(k) for k in ("dot", "matmul", "allpairs")}
-        density = DensityPanel(hierarchy(hier), algo, algorithms)
+    density = None if hier.strip().lower() == "none" else density_panel(hier, algo)
     lpn = None
     if model_spec.strip().lower() != "none":
         from ..lpn.loader import load_model

@@ -5,7 +5,9 @@ slider. :mod:`.formulas` prints the models' formulas to JavaScript from SymPy,
 
 from .formulas import density_javascript, interface_formulas, logca_javascript
 from .page import MAX_PAGE_BYTES, build_page
-from .panels import DensityPanel, LogcaPanel, LpnPanel, lpn_panel
+from .panels import (DEFAULT_DESIGNS, DENSITY_ALGORITHMS, DensityPanel, LogcaPanel, LpnPanel,
+                     density_panel, lpn_panel)
 
 __all__ = ["build_page", "MAX_PAGE_BYTES", "LogcaPanel", "DensityPanel", "LpnPanel",
-           "lpn_panel", "logca_javascript", "density_javascript", "interface_formulas"]
+           "lpn_panel", "density_panel", "logca_javascript", "density_javascript",
+           "interface_formulas", "DEFAULT_DESIGNS", "DENSITY_ALGORITHMS"]

@@ -14,6 +14,10 @@ from ..errors import ModelError, invalid
 from .formulas import InterfaceFormulas, interface_formulas
 
 POINTS = 400                    # the LogCA curve's granularities (issue 25: 400 points)
+# The designs a page overlays when none are named: the four SPARC AES designs of ISCA'17
+# Table 5, the demo report's "does it pay at my size?" comparison.
+DEFAULT_DESIGNS = ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine", "sparc-t4-instr")
+DENSITY_ALGORITHMS = ("dot", "matmul", "allpairs")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,14 @@ class DensityPanel:
                 "layers": [{"name": l.name, "size": l.size_bytes,
                             "bandwidth": _json_number(l.bandwidth_bytes_per_s),
                             "latency": l.latency_s} for l in self.hierarchy.layers]}
+
+
+def density_panel(hierarchy_name: str, algorithm: str = "matmul") -> DensityPanel:
+    """A built-in hierarchy (or a TOML file) with the three built-in algorithms of Steffen
+    2007 (the page switches between them), starting with ``algorithm``."""
+    from ..density import algorithm as density_algorithm, hierarchy
+    return DensityPanel(hierarchy(hierarchy_name), algorithm,
+                        {k: density_algorithm(k) for k in DENSITY_ALGORITHMS})
 
 
 def _json_number(v: float):
@@ -136,4 +148,5 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9) -> L
                     frequency_hz=frequency_hz, stream_unit=unit, svg=net_svg(model))
 
 
-__all__ = ["LogcaPanel", "DensityPanel", "LpnPanel", "lpn_panel", "POINTS"]
+__all__ = ["LogcaPanel", "DensityPanel", "LpnPanel", "lpn_panel", "density_panel", "POINTS",
+           "DEFAULT_DESIGNS", "DENSITY_ALGORITHMS"]
