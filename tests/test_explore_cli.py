@@ -90,3 +90,11 @@ def test_demo_report_links_the_explorer(tmp_path):
     data = page_data(page)
     assert data["lpn"]["model"] == "jpeg-decoder" and data["lpn"]["frequency_hz"] == 75e6
     assert len(data["logca"]["models"]) == 4 and data["density"]["algorithm"] == "matmul"
+
+
+def test_library_model_without_interface_gives_a_panel_that_says_why():
+    from accelperf.explore import lpn_panel
+    panel = lpn_panel("credit-link")
+    assert panel.missing.startswith("no performance interface for credit-link: ")
+    assert "depends on a stream's token values" in panel.missing
+    assert "This panel is empty: no performance interface" in build_page(lpn=panel)

@@ -256,7 +256,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     o: {name: "o", label: "o, offload overhead", log: true, lo: 1e-9, hi: 1e9, check: number(1e-100, 1e100, true), unitf: () => unit()},
     C: {name: "C", label: "C, host time per byte", log: true, lo: 1e-12, hi: 1e6, check: number(1e-100, 1e100, false), unitf: () => unit() + "/B"},
     A: {name: "A", label: "A, acceleration", log: true, lo: 0.1, hi: 1e4, check: number(1e-100, 1e100, false), unitf: () => "×"},
-    beta: {name: "β", label: "β, complexity exponent", log: false, lo: 0.3, hi: 2, step: 0.01, check: number(0.001, 100, false), unitf: () => ""},
+    beta: {name: "β", label: "β, complexity exponent", log: false, lo: 0.3, hi: 2, step: 0.01, check: number(0.001, 100, false), unitf: () => "(T0 ∝ g^β)"},
   };
   const controls = {};
   if (L) {

@@ -123,7 +123,8 @@ section { border-top: 1px solid #ccc; margin-top: 1.5em; }
 input.bad { border: 2px solid #b00; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
-caption { text-align: left; font-weight: 600; }
+caption { text-align: left; font-weight: 600; white-space: nowrap; }
+.row { display: flex; align-items: center; gap: 0.6em; margin: 0.4em 0; }
 tr.bottleneck td { background: #fde2e2; }
 .net { overflow-x: auto; border: 1px solid #ddd; }
 .net g.hot rect { stroke: #d00; stroke-width: 4; }

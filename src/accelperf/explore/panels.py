@@ -122,6 +122,7 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9) -> L
     """The interface panel of a library model (``name``) or of ``model`` over ``space``
     (default: the model's default space). A model whose interface cannot be extracted
     gives a panel that says why (the page shows it instead of an empty chart)."""
+    from ..lpn.analysis.classes import values_of
     from ..lpn.analysis.interface import extract_interface
     from ..lpn.analysis.space import default_space, symbol_ranges
     from ..lpn.analysis.symexec import AnalysisError
@@ -143,8 +144,14 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9) -> L
                                             f", which its input space gives no range")
     counts = [s for s in sorted(used) if s.startswith("n_")]
     unit = counts[0][2:] if counts else "tokens"
+    # Fixed tokens start at the first class's sample input (inside a class); streams longer
+    # than the sample's, with mid-range means.
+    sample = {str(k): float(v) for k, v in values_of(space, interface.classes[0].input_class
+                                                     .sample).items()} if classes else {}
+    defaults = {s: sample[s] if s in sample and not s.startswith(("n_", "mean_"))
+                else _start_value(*ranges[s]) for s in used}
     return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
-                    defaults={s: _start_value(*ranges[s]) for s in used},
+                    defaults=defaults,
                     frequency_hz=frequency_hz, stream_unit=unit, svg=net_svg(model))
 
 
