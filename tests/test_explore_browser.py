@@ -140,8 +140,10 @@ def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path)
     assert log["errors"] == []
     assert [u for u in log["requests"] if not u.startswith("file://")] == []
     assert screenshot.stat().st_size > 10_000
-    ms = {k: statistics.median(v[1:]) for k, v in timings.items() if len(v) > 1}
-    print(f"\nexplorer: loaded in {load:.2f} s; median update, whole (model part): "
+    ms = {k: statistics.median(v[1:]) for k, v in timings.items()
+          if isinstance(v, list) and len(v) > 1}
+    print(f"\nexplorer: loaded in {load:.2f} s (ready {timings['ready'] / 1000:.2f} s after "
+          f"navigation started); median update, whole (model part): "
           f"LogCA 400 points {ms['logca']:.1f} ms ({ms['logcaCompute']:.1f} ms), "
           f"JPEG interface {ms['lpn']:.1f} ms ({ms['lpnCompute']:.1f} ms); page "
           f"{page_file.stat().st_size / 1e6:.2f} MB; screenshot {screenshot}")

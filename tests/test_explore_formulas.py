@@ -218,3 +218,38 @@ def test_jpeg_interface_latency_equals_python_on_random_inputs(jpeg_interface):
     for (lat, phased, top), js in zip(expected, got):
         assert close(js[0], lat) and close(js[1], phased)
         assert js[2] == top and js[3] is True
+
+
+def test_the_page_picks_the_class_python_picks(tmp_path):
+    """fig2-pipeline's interface has several input classes with conditions: for random
+    values the first class whose conditions hold in JavaScript is the one whose SymPy
+    conditions hold, and its latency is the same."""
+    from accelperf.lpn.analysis.interface import extract_interface
+    from accelperf.lpn.analysis.space import default_space, symbol_ranges
+    from accelperf.lpn.library import build
+    model = build("fig2-pipeline")
+    space = default_space(model)
+    interface = extract_interface(model, space)
+    assert len(interface.classes) > 1
+    formulas = [f.to_dict() for f in interface_formulas(interface)]
+    ranges = {str(s): (int(lo), int(hi)) for s, (lo, hi) in symbol_ranges(space).items()}
+    rng = random.Random(3)
+    cases, expected = [], []
+    for _ in range(150):
+        values = {s: rng.randint(*ranges[s]) for s in ranges}
+        subs = {sympy.Symbol(s, integer=True): v for s, v in values.items()}
+        picked = next((k for k, c in enumerate(interface.classes)
+                       if all(bool(cond.subs(subs)) for cond in c.input_class.conditions)),
+                      None)
+        lat = None if picked is None else \
+            float(interface.classes[picked].latency.subs(subs).evalf(30))
+        expected.append((picked, lat))
+        cases.append(values)
+    got = run_js(f"""const CLASSES = {json.dumps(formulas)};
+        function check(v) {{
+            const hits = CLASSES.map((c) => evalInterface(c, v));
+            const k = hits.findIndex((h) => h.inside);
+            return [k < 0 ? null : k, k < 0 ? null : hits[k].latency]; }}""", cases)
+    assert any(p is not None for p, _ in expected)
+    for (picked, lat), (k, js_lat) in zip(expected, got):
+        assert k == picked and close(js_lat, lat)

@@ -492,5 +492,6 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   drawDensity();
   drawLpn();
   updateCommand();
+  timings.ready = performance.now();     // ms since navigation started: parse + first draw
   document.body.dataset.ready = "1";
 });
