@@ -84,6 +84,11 @@ def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path)
     slider.focus()
     for _ in range(3):
         slider.press("ArrowRight")
+    page.fill("#in-C", "100000")                 # shown back as typed, not as "1"
+    page.press("#in-C", "Enter")
+    assert page.input_value("#in-C") == "100000"
+    page.fill("#in-C", "90")
+    page.press("#in-C", "Enter")
     page.fill("#in-o", "5000")
     page.press("#in-o", "Enter")
     state = fragment(page)
@@ -163,3 +168,14 @@ def test_demo_report_link_opens_the_explorer(tmp_path, browser_page):
     assert page.inner_text("#logca-g1").startswith("337.486 B")     # UltraSPARC T2, AES
     assert log["errors"] == []
     assert [u for u in log["requests"] if not u.startswith("file://")] == []
+
+
+def test_bad_values_in_the_address_are_ignored_and_said(page_file, browser_page):
+    page, log = browser_page
+    page.goto(page_file.as_uri() + "#A0=-5&n_blocks=0&layer1=-1,2,3&o0=300")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    said = page.inner_text("#ignored")
+    assert "A0 = -5 from the address" in said and "n_blocks = 0 from the address" in said
+    assert "layer1 = -1,2,3 from the address" in said
+    assert page.input_value("#in-o") == "300" and page.input_value("#in-A") == "19"
+    assert "NaN" not in page.inner_text("body") and log["errors"] == []

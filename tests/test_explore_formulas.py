@@ -253,3 +253,12 @@ def test_the_page_picks_the_class_python_picks(tmp_path):
     assert any(p is not None for p, _ in expected)
     for (picked, lat), (k, js_lat) in zip(expected, got):
         assert k == picked and close(js_lat, lat)
+
+
+def test_numbers_are_shown_without_losing_digits():
+    # a typed value is shown, then read back from the box: 100000 must not become 1
+    values = [100000, 29000, 1500, 1.5e6, 0.0001234, 337.486123, 120000, 1e-100]
+    got = run_js("function check(v) { return fmt(v, 6); }", values)
+    assert got == ["100000", "29000", "1500", "1.5e+6", "0.0001234", "337.486", "120000",
+                   "1e-100"]
+    assert all(float(text) == pytest.approx(v, rel=5e-6) for text, v in zip(got, values))

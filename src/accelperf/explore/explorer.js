@@ -90,6 +90,15 @@ function advise(m, gv, factor, threshold) {
   return {speedup: s, pays: s > 1, bound: name, bound_value: bounds[name], limited_by: limited, gains: gains};
 }
 
+function fmt(v, digits) {
+  // v to `digits` significant digits without trailing zeros after the point (never before:
+  // 100000 stays 100000)
+  if (v === null || v === undefined) return "—";
+  let text = Number(v).toPrecision(digits || 6);
+  if (text.includes(".")) text = text.replace(/0+(e|$)/, "$1").replace(/\.(e|$)/, "$1");
+  return text;
+}
+
 function grid(lo, hi, n) {
   const out = new Array(n), a = Math.log(lo), b = Math.log(hi);
   for (let i = 0; i < n; i++) out[i] = Math.exp(a + (b - a) * i / (n - 1));
@@ -160,14 +169,13 @@ function evalInterface(cls, values) {
 }
 
 if (typeof module !== "undefined") {       // Node, for the tests
-  module.exports = {crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+  module.exports = {fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
 }
 
 // ------------------------------------------------------------------ the page
 if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded", () => {
   const DATA = JSON.parse(document.getElementById("explorer-data").textContent);
   const $ = (id) => document.getElementById(id);
-  const fmt = (v, d) => (v === null || v === undefined) ? "—" : Number(v).toPrecision(d || 6).replace(/\.?0+(e|$)/, "$1");
   const size = (b) => {
     if (b === null || b === undefined) return "—";
     const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -247,7 +255,14 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
 
   // ================================================================ LogCA
   const L = DATA.logca;
-  const models = L.models.map((m) => Object.assign({}, m));
+  const models = L ? L.models.map((m) => Object.assign({}, m)) : [];
+  const ignored = [];            // values in the address that the checks refuse
+  const fromHash = (key, check) => {
+    if (initial[key] === undefined) return undefined;
+    const problem = check(initial[key].trim(), Number(initial[key]));
+    if (problem) { ignored.push(`${key} = ${initial[key]} from the address (${problem})`); return undefined; }
+    return Number(initial[key]);
+  };
   let current = 0;
   const invalid = {};            // key -> message, for the edited model
   const unit = () => models[current].unit === "seconds" ? "s" : "cycles";
@@ -263,7 +278,10 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     const sel = $("logca-model");
     models.forEach((m, i) => { const o = document.createElement("option"); o.value = i; o.textContent = m.name; sel.appendChild(o); });
     models.forEach((m, i) => {
-      for (const k of ["L", "o", "C", "A", "beta"]) if (initial[k + i] !== undefined && Number.isFinite(Number(initial[k + i]))) m[k] = Number(initial[k + i]);
+      for (const k of ["L", "o", "C", "A", "beta"]) {
+        const v = fromHash(k + i, specs[k].check);
+        if (v !== undefined) m[k] = v;
+      }
       if (initial["latency" + i] === "dependent" || initial["latency" + i] === "independent") m.latency = initial["latency" + i];
     });
     if (initial.m !== undefined && models[Number(initial.m)]) current = Number(initial.m);
@@ -281,7 +299,8 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       if (v === null) invalid.at = msg; else { delete invalid.at; L.at = v; }
       drawLogca();
     });
-    if (initial.at && Number(initial.at) >= 1) L.at = Number(initial.at);
+    const savedAt = fromHash("at", number(1, 2 ** 64, false));
+    if (savedAt !== undefined) L.at = savedAt;
     at.set(L.at);
     const load = () => {
       const m = models[current];
@@ -318,9 +337,17 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     const reg = regions(m, gs, L.factor, L.threshold);
     timings.logcaCompute.push(performance.now() - t0);
     const ys = traces.flatMap((t) => t.y).filter((v) => v > 0 && Number.isFinite(v));
-    const layout = {margin: {t: 30, r: 10}, height: 420, legend: {orientation: "h", y: -0.25},
-      xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power"},
-      yaxis: {type: "log", title: {text: "speedup T0/T1 (×)"}, range: [Math.log10(Math.min(...ys) / 1.5), Math.log10(Math.max(...ys) * 1.5)]},
+    // the optimization regions as bars under the curves, one row per parameter (§3.2, Fig. 6)
+    const regionColours = {L: "#8c564b", o: "#e377c2", C: "#17becf", A: "#bcbd22"};
+    for (const p of PARAMETERS) for (const [a, c] of reg[p])
+      traces.push({x: [a, c], y: [p, p], xaxis: "x", yaxis: "y2", mode: "lines", showlegend: false,
+                   line: {width: 9, color: regionColours[p]}, hoverinfo: "text",
+                   text: `${p} limits the speedup from ${size(a)} to ${size(c)}`});
+    const layout = {margin: {t: 30, r: 10}, height: 500, legend: {orientation: "h", y: -0.2},
+      xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power", anchor: "y2"},
+      yaxis: {type: "log", domain: [0.26, 1], title: {text: "speedup T0/T1 (×)"}, range: [Math.log10(Math.min(...ys) / 1.5), Math.log10(Math.max(...ys) * 1.5)]},
+      yaxis2: {domain: [0, 0.18], type: "category", categoryorder: "array", categoryarray: PARAMETERS.slice().reverse(),
+               range: [-0.5, 3.5], title: {text: "10× better gains ≥ 20%", font: {size: 11}}, fixedrange: true},
       title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
     Plotly.react("logca-chart", traces, layout, {displaylogo: false, responsive: true});
     // readouts
@@ -383,7 +410,9 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     const body = $("density-layers");
     D.layers.forEach((l, i) => {
       const saved = (initial["layer" + i] || "").split(",").map(Number);
-      if (saved.length === 3 && saved.every((v) => !Number.isNaN(v))) [l.size, l.bandwidth, l.latency] = saved;
+      if (saved.length === 3 && Number.isFinite(saved[0]) && saved[0] >= 0 && saved[1] > 0 &&
+          Number.isFinite(saved[2]) && saved[2] >= 0) [l.size, l.bandwidth, l.latency] = saved;
+      else if (initial["layer" + i] !== undefined) ignored.push(`layer${i} = ${initial["layer" + i]} from the address`);
       const tr = document.createElement("tr");
       tr.id = "density-row-" + i;
       const cell = (field, what, allowInf) => `<td><input type="text" size="10" aria-label="${l.name} ${what}" data-field="${field}" data-inf="${allowInf ? 1 : 0}" value="${l[field]}"></td>`;
@@ -459,7 +488,8 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     for (const s of P.slider_symbols) {
       const [lo, hi] = P.ranges[s];
       const integer = s.startsWith("n_");
-      values[s] = initial[s] !== undefined && Number.isFinite(Number(initial[s])) ? Number(initial[s]) : P.defaults[s];
+      const saved = fromHash(s, number(lo, hi, false, integer));
+      values[s] = saved !== undefined ? saved : P.defaults[s];
       control($("lpn-controls"), {key: s, name: s, label: s, log: hi / Math.max(lo, 1e-9) > 1000, lo: Math.max(lo, 1e-9), hi: hi, step: integer ? 1 : 0.1,
         integer: integer, unit: integer ? P.stream_unit : "", check: number(lo, hi, false, integer)},
         (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[s]);
@@ -488,6 +518,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   });
   document.querySelectorAll("#density input").forEach((i) => i.addEventListener("change", () => { if (D) D.edited = true; }));
 
+  if (ignored.length) $("ignored").textContent = "Ignored: " + ignored.join("; ") + ".";
   if (L) drawLogca();
   drawDensity();
   drawLpn();

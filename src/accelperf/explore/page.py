@@ -119,7 +119,7 @@ body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1.5em auto
 section { border-top: 1px solid #ccc; margin-top: 1.5em; }
 .control { display: flex; align-items: center; gap: 0.6em; margin: 0.25em 0; }
 .control label { width: 14em; } .control input[type=range] { width: 22em; }
-.unit { color: #555; width: 5em; } .error, .status { color: #b00; }
+.unit { color: #555; width: 7em; white-space: nowrap; } .error, .status { color: #b00; }
 input.bad { border: 2px solid #b00; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
@@ -157,6 +157,7 @@ def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = N
 (printed to JavaScript from the same SymPy expressions the Python package uses). The
 settings are kept in the address (share the link); the box below prints the accelperf
 commands for them.</p>
+<p class="status" id="ignored" role="alert"></p>
 {_logca_section(logca)}{_density_section(density)}{_lpn_section(lpn)}
 <section id="commands"><h2>As commands</h2>
 <textarea id="command" rows="4" readonly aria-label="accelperf commands for these settings">
