@@ -21,20 +21,27 @@ function bisect(f, a, b) {
 }
 
 function crossings(K, beta, o, L, dependent) {
-  // Every granularity where speedup = target, i.e. phi(ln g) = 0 (φ is concave in ln g, so
-  // there are at most two): a scan for sign changes, then bisection of each bracket.
+  // Every granularity where speedup = target, i.e. phi(ln g) = 0. φ is concave in ln g, so
+  // there are at most two, on either side of its maximum: a scan for sign changes that
+  // also visits that maximum (Implication 4's g* = β·o / (L·(1 − β)), the only case with
+  // an interior one), then bisection of each bracket.
   const phi = dependent ? phi_dependent : phi_independent;
   const f = (xv) => phi(xv, K, beta, o, L);
-  const step = 0.25, roots = [];
-  let a = -X_LIMIT, fa = f(a), above = fa > 0, below = fa < 0;
-  for (let b = a + step; b <= X_LIMIT + 1e-9; b += step) {
-    const fb = f(b);
+  const step = 0.25, roots = [], xs = [];
+  for (let xv = -X_LIMIT; xv <= X_LIMIT + 1e-9; xv += step) xs.push(xv);
+  if (dependent && beta < 1 && L > 0 && o > 0) {
+    const top = Math.log(beta * o / (L * (1 - beta)));
+    if (top > -X_LIMIT && top < X_LIMIT) { xs.push(top); xs.sort((p, q) => p - q); }
+  }
+  let a = xs[0], fa = f(a), above = fa > 0, below = fa < 0;
+  for (let i = 1; i < xs.length; i++) {
+    const b = xs[i], fb = f(b);
     if (fb > 0) above = true; else if (fb < 0) below = true;
     if (Number.isFinite(fa) && Number.isFinite(fb) && fa !== 0 && fb !== 0 && (fa > 0) !== (fb > 0))
       roots.push(Math.exp(bisect(f, a, b)));
     a = b; fa = fb;
   }
-  if (roots.length) return {exists: true, roots: roots, rising: f(Math.log(roots[0]) - 1) < 0};
+  if (roots.length) return {exists: true, roots: roots};
   return {exists: false, roots: [], flag: above && !below ? "above-everywhere" : "below-everywhere"};
 }
 
