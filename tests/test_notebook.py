@@ -12,7 +12,7 @@ from accelperf.density import hierarchy, matmul, rate_bound
 from accelperf.logca import LogCA
 from accelperf.logca.advise import advise
 from accelperf.lpn import Net, simulate
-from accelperf.lpn.analysis import inputspace, verify
+from accelperf.lpn.analysis import verify
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.sizing import size_buffer
 from accelperf.lpn.analysis.space import space_from_dict
@@ -70,7 +70,7 @@ def test_results_show_their_fields_escaped(model):
     assert "<td>bottleneck</td>" in text
     text = notebook.html(advise(LogCA(L=1500, o=2.9e4, C=90, A=19, beta=1.01), 4096))
     assert "<td>speedup</td>" in text
-    space = inputspace.space_from_dict(model, {
+    space = space_from_dict(model, {
         "input": "list(inbox.size)",
         "places": {"inbox": {"count": 3, "properties": {"size": [1, 4]}}}})
     for result in (verify.latency_bound(model, space, "max"),
@@ -115,3 +115,12 @@ def test_outside_ipython_nothing_is_imported():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_every_registered_renderer_names_a_class_that_exists():
+    """The registry names classes by module path (so the notebook module imports none of
+    them): a class that moves must move here too."""
+    import importlib
+    for (module, name), (_, renderer) in notebook.RENDERERS.items():
+        assert isinstance(getattr(importlib.import_module(module), name), type), (module, name)
+        assert callable(getattr(notebook, renderer))

@@ -27,7 +27,7 @@ import sys
 RENDERERS = {
     ("accelperf.lpn.net", "Model"): ("image/svg+xml", "model_svg"),
     ("accelperf.logca.model", "LogCA"): ("image/svg+xml", "logca_svg"),
-    ("accelperf.lpn.sim", "SimResult"): ("text/html", "simulation_html"),
+    ("accelperf.lpn.outcome", "SimResult"): ("text/html", "simulation_html"),
     ("accelperf.lpn.analysis.interface", "Interface"): ("text/html", "interface_html"),
     ("accelperf.density.hierarchy", "DensityBound"): ("text/html", "fields_html"),
     ("accelperf.logca.fit", "FitResult"): ("text/html", "fields_html"),
