@@ -76,8 +76,8 @@ def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
                 label=f"{text} (mean error {mean:.1%}, max {worst:.1%}{chosen})")
     model = result.hierarchical.model if result.hierarchical is not None else None
     if model is not None:
-        for layer in model.layers[:-1]:
-            x = layer.capacity_bytes / model.working_set
+        for k, layer in enumerate(model.layers[:-1]):
+            x = model.transition(k)
             if lo <= x <= hi and math.isfinite(x):
                 ax.axvline(x, color="0.5", lw=0.8, ls=":")
                 ax.annotate(f"{layer.name} full", (x, 0.02), xycoords=("data", "axes fraction"),
