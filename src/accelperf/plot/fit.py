@@ -40,7 +40,7 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
     return _finish(fig, ax, lo, hi, title or "Measured speedup and the fitted LogCA model")
 
 
-def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0)) -> Figure:
+def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") -> Figure:
     """Log speedup axis, granularity axis, title, grid and legend of a fit figure."""
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
@@ -50,7 +50,7 @@ def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0)) -> Figure:
     ax.set_ylabel("speedup T0 / T1")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc=legend)
     fig.tight_layout()
     return fig
 
@@ -88,4 +88,5 @@ def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
         ax.annotate("g₁", (result.g1.model, 1.0), textcoords="offset points", xytext=(5, -12))
     ax.axhline(1.0, color="0.5", lw=0.8)
     return _finish(fig, ax, lo, hi, title or "Measured speedup, LogCA with and without the "
-                                             "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0))
+                                             "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0),
+                   legend="upper left")
