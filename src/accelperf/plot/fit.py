@@ -80,13 +80,12 @@ def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
             x = model.transition(k)
             if lo <= x <= hi and math.isfinite(x):
                 ax.axvline(x, color="0.5", lw=0.8, ls=":")
-                ax.annotate(f"{layer.name} full", (x, 0.02), xycoords=("data", "axes fraction"),
+                ax.annotate(f"{layer.name} full", (x, 0.98), xycoords=("data", "axes fraction"),
                             rotation=90, fontsize=7, color="0.35", xytext=(-9, 0),
-                            textcoords="offset points", va="bottom")
+                            textcoords="offset points", va="top")
     if result.g1.model is not None and lo <= result.g1.model <= hi:
         ax.plot([result.g1.model], [1.0], "D", color="black", ms=6, zorder=6)
         ax.annotate("g₁", (result.g1.model, 1.0), textcoords="offset points", xytext=(5, -12))
     ax.axhline(1.0, color="0.5", lw=0.8)
     return _finish(fig, ax, lo, hi, title or "Measured speedup, LogCA with and without the "
-                                             "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0),
-                   legend="upper left")
+                                             "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0))
