@@ -229,3 +229,21 @@ def test_demo_section_fits_the_shipped_full_range_dataset(tmp_path):
     assert data["g1"]["model"] == pytest.approx(data["g1"]["measured"], rel=0.05)
     sizes = [r["granularity"] for r in data["error"]["per_granularity"]]
     assert sizes[0] == 16 and sizes[-1] == 4 * 32 * MiB
+
+
+def test_probe_that_cannot_separate_a_layer_is_named(cli, bent, monkeypatch):
+    """--probe: a layer the probe could not tell from main memory is named in a note, and
+    the fit still runs on the layers it measured."""
+    from accelperf.measure import memory
+    levels = tuple(memory.LevelMeasurement(memory.CacheLevel(name, size), size // 2, bw,
+                                           (bw, bw), lat, (lat, lat))
+                   for name, size, bw, lat in (("L1", 32768, 1e11, 1e-9),
+                                               ("L2", MiB, 5e10, 5e-9),
+                                               ("L3", 32 * MiB, 2e10, 95e-9),
+                                               ("DRAM", 2**34, 1e10, 100e-9)))
+    monkeypatch.setattr(memory, "probe", lambda **_: memory.ProbeResult(levels, 2048, "test", 1))
+    data, _ = bent
+    code, stdout, err = cli("logca", "fit", str(data), "--probe")
+    assert code == 0, err
+    assert "note: the probe: L3 (32 MiB as the operating system reports it)" in stdout
+    assert "l[L3<-DRAM]" in stdout
