@@ -67,7 +67,7 @@ class MemoryLayer:
 
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
     """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
-    file or ``measure memory``'s probe), innermost first, then the unbounded memory beyond
+    file or ``density probe``), innermost first, then the unbounded memory beyond
     the outermost store.
 
     A density layer is a store of μ bytes and the link that fills it (Steffen 2007 §4; the

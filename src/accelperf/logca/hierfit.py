@@ -215,7 +215,7 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
     """Fit plain and hierarchical LogCA (seconds per operation of g bytes) and choose by AIC.
 
     ``layers`` come from :func:`.hierarchy.layers_from_hierarchy` (a density hierarchy file or
-    ``measure memory``'s probe). With one layer the answer is the plain fit.
+    ``density probe``). With one layer the answer is the plain fit.
     """
     layers = tuple(layers)
     if not layers or not all(isinstance(l, MemoryLayer) for l in layers):

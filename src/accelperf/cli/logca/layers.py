@@ -16,7 +16,7 @@ from ..common import console, size_or_dash
 def hierarchy_options(func):
     func = click.option("--probe", is_flag=True,
                         help="Take the layers from a quick probe of this machine's caches "
-                             "(accelperf measure memory; a few seconds).")(func)
+                             "(as accelperf density probe --quick; a few seconds).")(func)
     return click.option("--hierarchy", "hier", default=None, metavar="NAME|FILE.toml",
                         help="Fit per-layer costs with the memory layers of this density "
                              "hierarchy (the TOML `density bound` reads); chosen over plain "
