@@ -64,7 +64,8 @@ FUNCTIONS = [
 def test_javascript_column_matches_reference_evaluation():
     from accelperf.lpn import where
     funcs = FUNCTIONS + [lambda a, b: where((a.x > b.x) & (a.y <= b.y) | ~(a.x == 3),
-                                                a.x, -b.y)]
+                                                a.x, -b.y),
+                         lambda a, b: where((a.x != b.y) & (a.y < 0) | (b.x >= a.x), 1, 0)]
     rng = random.Random(25)
     trees = [trace(f, [("a", Blk), ("b", Blk)], "test") for f in funcs]
     cases, expected = [], []
