@@ -64,7 +64,8 @@ FUNCTIONS = [
 def test_javascript_column_matches_reference_evaluation():
     from accelperf.lpn import where
     funcs = FUNCTIONS + [lambda a, b: where((a.x > b.x) & (a.y <= b.y) | ~(a.x == 3),
-                                                a.x, -b.y)]
+                                                a.x, -b.y),
+                         lambda a, b: where((a.x != b.y) & (a.y < 0) | (b.x >= a.x), 1, 0)]
     rng = random.Random(25)
     trees = [trace(f, [("a", Blk), ("b", Blk)], "test") for f in funcs]
     cases, expected = [], []
@@ -156,6 +157,11 @@ def test_logca_metric_that_does_not_exist_is_said_not_nan():
     assert not m.g1().exists
     got = run_js("function check(m) { return metric(m, 'g1'); }", [as_js(m)])[0]
     assert got["exists"] is False and "never reaches" in got["reason"]
+    # sub-linear work with growing latency: the reason names the peak (Implication 4)
+    m = LogCA(L=15, o=4e8, C=290, A=7, beta=0.94, latency="dependent")   # APU, radix sort
+    got = run_js("function check(m) { return metric(m, 'g_half'); }", [as_js(m)])[0]
+    assert not m.g_half().exists and got["exists"] is False
+    assert got["reason"].startswith("the speedup peaks at 3.087× at 4.178e+8 B")
 
 
 # ---------------------------------------------------------------- density
@@ -273,8 +279,9 @@ def test_the_page_picks_the_class_python_picks(tmp_path):
 
 def test_numbers_are_shown_without_losing_digits():
     # a typed value is shown, then read back from the box: 100000 must not become 1
-    values = [100000, 29000, 1500, 1.5e6, 0.0001234, 337.486123, 120000, 1e-100]
+    values = [100000, 29000, 1500, 1.5e6, 0.0001234, 337.486123, 120000, 1e-100, 2.10216e20,
+              1e20]
     got = run_js("function check(v) { return fmt(v, 6); }", values)
     assert got == ["100000", "29000", "1500", "1.5e+6", "0.0001234", "337.486", "120000",
-                   "1e-100"]
+                   "1e-100", "2.10216e+20", "1e+20"]
     assert all(float(text) == pytest.approx(v, rel=5e-6) for text, v in zip(got, values))

@@ -50,9 +50,13 @@ function metric(m, which) {
   if (which === "g1" && m.A <= 1) return {exists: false, reason: "needs A > 1: an accelerator never faster than the host never breaks even"};
   const K = which === "g1" ? m.C * (m.A - 1) / m.A : m.C / m.A;
   const r = crossings(K, m.beta, m.o, m.L, m.latency === "dependent");
-  if (!r.exists) r.reason = r.flag === "above-everywhere"
+  if (!r.exists) {
+    const top = peak(m);
+    r.reason = r.flag === "above-everywhere"
       ? "the speedup is above the target at every size (no offload cost)"
+      : top ? `the speedup peaks at ${fmt(top.speedup, 4)}× at ${fmt(top.granularity, 4)} B and then falls (Implication 4)`
       : "the speedup never reaches the target at any size";
+  }
   return r;
 }
 
@@ -101,9 +105,9 @@ function fmt(v, digits) {
   // v to `digits` significant digits without trailing zeros after the point (never before:
   // 100000 stays 100000)
   if (v === null || v === undefined) return "—";
-  let text = Number(v).toPrecision(digits || 6);
-  if (text.includes(".")) text = text.replace(/0+(e|$)/, "$1").replace(/\.(e|$)/, "$1");
-  return text;
+  const [mantissa, exponent] = Number(v).toPrecision(digits || 6).split("e");
+  const short = mantissa.includes(".") ? mantissa.replace(/0+$/, "").replace(/\.$/, "") : mantissa;
+  return exponent === undefined ? short : short + "e" + exponent;
 }
 
 function grid(lo, hi, n) {
@@ -185,7 +189,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   const $ = (id) => document.getElementById(id);
   const size = (b) => {
     if (b === null || b === undefined) return "—";
-    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let k = 0, v = b;
     while (v >= 1024 && k < units.length - 1) { v /= 1024; k++; }
     return fmt(b, 6) + " B (" + fmt(v, 4) + " " + units[k] + ")";
@@ -358,9 +362,10 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
     Plotly.react("logca-chart", traces, layout, {displaylogo: false, responsive: true});
     // readouts
-    $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) : "none: " + g1.reason;
+    const second = (r, what) => r.roots.length > 1 ? `; falls back below ${what} at ${size(r.roots[1])} (Implication 4)` : "";
+    $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) + second(g1, "1") : "none: " + g1.reason;
     $("logca-g1").dataset.value = g1.exists ? g1.roots[0] : "";
-    $("logca-ghalf").textContent = gh.exists ? size(gh.roots[0]) : "none: " + gh.reason;
+    $("logca-ghalf").textContent = gh.exists ? size(gh.roots[0]) + second(gh, "A/2") : "none: " + gh.reason;
     $("logca-ghalf").dataset.value = gh.exists ? gh.roots[0] : "";
     $("logca-bound").textContent = `${b.kind}-bound: speedup → ${fmt(b.limit, 4)}× (${b.expression})`;
     $("logca-peak").textContent = pk ? `${fmt(pk.speedup, 4)}× at ${size(pk.granularity)}` : "none (the curve does not turn down)";

@@ -165,7 +165,9 @@ class Operator:
     ``z3`` on Z3 terms (with Python's integer semantics for ``//`` and ``%``). The ``python``
     entry may call the helpers in :data:`PYTHON_HELPERS`; the ``c`` entry the checked int64
     helpers of the compiled engine (``lpn_add(E, a, b)`` ...: Python's floor division and
-    modulo, exact ``/``, and an error instead of a silent wrap past 64 bits).
+    modulo, exact ``/``, and an error instead of a silent wrap past 64 bits); the
+    ``javascript`` entry (pages that evaluate a model in the browser) ``Math`` and the
+    functions of :data:`JAVASCRIPT_HELPERS`.
     """
 
     name: str
