@@ -54,6 +54,7 @@ CONFOUNDED_RATIO = 1e-6     # singular value / largest below this: not identifia
 CORRELATED = 0.995          # |correlation| of two estimates above this: confounded
 MAX_ITERATIONS = 12
 MAX_COORDINATE_PASSES = 4
+MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 
 
 @dataclass(frozen=True)
@@ -207,12 +208,25 @@ class Fitter:
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
 
     def fit(self, start: dict[str, int], names: list[str], rows) -> dict[str, int]:
+        """Gauss–Newton steps then a coordinate search, again from where that ends while
+        the pair of them still lowers the error (a coordinate move can cross into a regime
+        where the linear step works again)."""
+        values, cost = dict(start), self.cost(start, rows)
+        for _ in range(MAX_ROUNDS):
+            values = self._coordinate_search(*self._gauss_newton(values, names, rows),
+                                             names, rows)
+            new_cost = self.cost(values, rows)
+            if new_cost == 0 or new_cost >= cost:
+                break
+            cost = new_cost
+        return values
+
+    def _gauss_newton(self, values, names, rows):
         from scipy.optimize import lsq_linear
-        values = dict(start)
         cost = self.cost(values, rows)
         for _ in range(MAX_ITERATIONS):
             if cost == 0:
-                return values
+                break
             J = self.jacobian(values, names, rows)
             live = [i for i in range(len(names)) if np.any(J[:, i])]
             if not live:
@@ -238,9 +252,9 @@ class Fitter:
                     break
             if not improved:
                 break
-        return self._coordinate_search(values, names, rows, cost)
+        return values, cost
 
-    def _coordinate_search(self, values, names, rows, cost):
+    def _coordinate_search(self, values, cost, names, rows):
         for _ in range(MAX_COORDINATE_PASSES):
             moved = False
             for name in names:
