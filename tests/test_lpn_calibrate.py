@@ -35,6 +35,11 @@ def test_library_models_declare_the_papers_delays_with_the_authors_defaults():
     assert {p.name: p.value for p in build("fig2-pipeline").parameters} == {"fetch_cycles": 20}
     assert {p.name for p in build("block-pipeline").parameters} == {
         "entropy_base", "entropy_per_coeff", "dequant_base", "colour_cycles"}
+    assert {p.name: p.value for p in build("menshen").parameters} == {
+        "stage_cycles": 15, "deparser_cycles": 6, "subparser_cycles": 3,
+        "get_segments_cycles": 3, "fifo_cycles": 1}
+    assert {p.name: p.value for p in build("darwin").parameters} == {
+        "traceback_step_cycles": 3}
 
 
 def test_a_parameter_changes_exactly_the_delays_that_use_it():
