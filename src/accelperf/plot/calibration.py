@@ -21,7 +21,7 @@ def error_figure(model: str, sizes, errors, before=None, size_label: str = "inpu
     ax.axhline(0.0, color="0.4", lw=0.8)
     if min(sizes) > 0 and max(sizes) > 10 * min(sizes):
         ax.set_xscale("log")
-    ax.yaxis.set_major_formatter(PercentFormatter(decimals=1))
+    ax.yaxis.set_major_formatter(PercentFormatter())      # decimals as the range needs
     ax.set_xlabel(size_label)
     ax.set_ylabel("error (simulated − measured) / measured")
     mean = sum(abs(e) for e in errors) / len(errors)
