@@ -43,9 +43,14 @@ def read_measured(path: Path, model) -> list:
     text = str(path)
     if not path.is_file():
         raise invalid("--measured", text, "no such file (a CSV with columns input,cycles)")
-    with path.open(newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(line for line in fh if not line.startswith("#"))]
-    missing = {"input", "cycles"} - set(rows[0] if rows else ())
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(line for line in fh if not line.startswith("#"))
+            rows = list(reader)
+            columns = set(reader.fieldnames or ())
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise invalid("--measured", text, f"not a readable CSV ({exc})") from None
+    missing = {"input", "cycles"} - columns
     if missing:
         raise invalid("--measured", text, f"a CSV with the columns input,cycles (it lacks "
                                           f"{', '.join(sorted(missing))})")
@@ -62,7 +67,10 @@ def read_measured(path: Path, model) -> list:
             raise invalid(f"--measured {where}: cycles", row["cycles"],
                           "a whole number of cycles > 0")
         candidate = path.parent / name
-        source = str(candidate) if name and candidate.exists() else name
+        try:
+            source = str(candidate) if name and candidate.exists() else name
+        except OSError:                      # inline JSON longer than a file name may be
+            source = name
         try:
             value = load_input(source, model)
             model.marking(value)                            # Ψ accepts it
@@ -99,9 +107,8 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, out, as_json, params_f
 
     \b
     Examples:
-      accelperf lpn calibrate jpeg-decoder \\
-          --measured examples/measurements/core_jpeg_verilator.csv --out core_jpeg.toml
-      accelperf lpn calibrate jpeg-decoder --measured m.csv --fit idct_cycles,header_base
+      accelperf lpn calibrate jpeg-decoder --measured data.csv --out params.toml
+      accelperf lpn calibrate jpeg-decoder --measured data.csv --fit idct_cycles,header_base
     """
     from ..lpn.calibrate import calibrate
     from ..lpn.loader import load_model
@@ -175,12 +182,8 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
 
     \b
     Examples:
-      accelperf lpn compare jpeg-decoder \\
-          --measured examples/measurements/core_jpeg_verilator.csv --out errors.png
-      accelperf lpn compare jpeg-decoder --params examples/params/core_jpeg.toml \\
-          --measured examples/measurements/core_jpeg_verilator.csv \\
-          --trace examples/measurements/core_jpeg_traces/hopper_64x48_q90_420.csv \\
-          --transition colour_convert
+      accelperf lpn compare jpeg-decoder --measured data.csv --out errors.png
+      accelperf lpn compare jpeg-decoder --measured data.csv --trace photo.csv --transition idct_y
     """
     from ..lpn import simulate
     from ..lpn.calibrate import InputError, align_trace

@@ -167,6 +167,7 @@ class Fitter:
         self.builder = builder
         self.measurements = list(measurements)
         base = builder({})
+        self.model_name = base.name
         self.spec = {p.name: p for p in base.parameters}
         self.markings = [_marking(base, m) for m in self.measurements]
         self.cycles = np.array([m.cycles for m in self.measurements], dtype=float)
@@ -326,7 +327,7 @@ def identifiability(J: np.ndarray, names: list[str]) -> tuple[list[str], list[li
     return dead, groups
 
 
-def _stderr(J: np.ndarray, r: np.ndarray, live: list[int], n_params: int) -> dict[int, float]:
+def _stderr(J: np.ndarray, r: np.ndarray, live: list[int]) -> dict[int, float]:
     n = len(r)
     if n <= len(live) or not live:
         return {}
@@ -367,7 +368,7 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     dead, groups = identifiability(J, names)
     confounded = {n for g in groups for n in g}
     live = [i for i, n in enumerate(names) if n not in dead and n not in confounded]
-    errors = _stderr(J, r, live, len(names))
+    errors = _stderr(J, r, live)
     warnings = [f"{n} is poorly determined: {values[n]} ± {errors[names.index(n)]:.3g} "
                 f"cycles" for n in names if names.index(n) in errors and
                 errors[names.index(n)] > 0.1 * max(abs(values[n]), 1)]
@@ -390,7 +391,7 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
                                    errors.get(names.index(n)) if n in names else None,
                                    n in names)
                    for n, p in spec.items())
-    return Calibration(builder({}).name, params, ErrorSummary.of(rows0),
+    return Calibration(fitter.model_name, params, ErrorSummary.of(rows0),
                        ErrorSummary.of(rows1), cv, rows1, rows0, tuple(warnings),
                        fitter.simulations)
 
