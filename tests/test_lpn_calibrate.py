@@ -251,3 +251,18 @@ def test_calibrate_bad_input_is_one_line_exit_2_nothing_written(cli, tmp_path, c
     assert code == 2, (case, err)
     assert match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv")], "--trace and --transition go"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct"],
+     "--transition = 'idct' is invalid"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct_y",
+      "--event", "pixels"], "no 'pixels' events"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct_y",
+      "--trace-input", "photo.jpg"], "--trace-input = 'photo.jpg' is invalid"),
+    (["--out", "errors.pdf"], "written as .png or .svg"),
+])
+def test_compare_bad_input_is_one_line_exit_2(cli, args, match):
+    code, _, err = cli("lpn", "compare", "jpeg-decoder", "--measured", str(TRAIN), *args)
+    assert code == 2 and match in err and len(err.strip().splitlines()) == 1, err

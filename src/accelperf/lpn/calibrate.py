@@ -481,5 +481,6 @@ def align_trace(hardware: list[int], model: list[int], hardware_label: str = "ev
                           tolerance)
 
 
-__all__ = ["TraceAlignment", "align_trace", "Measurement", "InputError", "ErrorSummary", "FittedParameter", "Calibration",
-           "Fitter", "calibrate", "check_measurements", "identifiability"]
+__all__ = ["TraceAlignment", "align_trace", "Measurement", "InputError", "ErrorSummary",
+           "FittedParameter", "Calibration", "Fitter", "calibrate", "check_measurements",
+           "identifiability"]
