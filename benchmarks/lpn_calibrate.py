@@ -103,7 +103,7 @@ def main() -> None:
     iface = extract_interface(calibrated, default_space(calibrated))
     module = load_module(module_source(iface, calibrated, "jpeg-decoder", phases=True))
     v = fit.values()
-    by_phase = [module.latency(list(m.input.symbols), phases=True) +
+    by_phase = [module.latency([int(s) for s in m.input.symbols], phases=True) +
                 v["header_per_byte"] * m.input.header_bytes + v["header_base"] for m in test]
     tiny = [m for m in test if m.input.blocks <= 6]
     large = [m for m in test if m.input.blocks >= 1000]

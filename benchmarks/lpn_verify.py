@@ -9,27 +9,40 @@ a stall-ratio budget, and for the least worst-case latency. The
 baseline is simulating 300 random inputs of the same space, which is what testing without
 a proof would do (and which finds neither extreme).
 
-Run: .venv/bin/python benchmarks/lpn_verify.py
+Then the bound queries on random nets with shared places (issue 23): the suite's random-net
+generator (tests/lpn_random.py) drawn deterministically, the first 100 nets in which several
+transitions take, read or count one place's tokens; every input token's two properties
+range over 0..3. Each net gets a max and a min bound query with a 10 s budget; a query is
+*decided* when it is proved or refuted with a witness (an input that never finishes). Every
+proved bound is re-checked: its witness must simulate to it and 200 random inputs of the
+space must run to the end within it; a refutation's witness must really not finish. A
+failed re-check counts as unsound.
+
+Run: .venv/bin/python benchmarks/lpn_verify.py          (everything)
+     .venv/bin/python benchmarks/lpn_verify.py --shared (the random shared-place nets only)
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib.util
 import io
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import z3
 
-from accelperf.lpn import simulate
-from accelperf.lpn.analysis.inputspace import load_space
+from accelperf.lpn import semantics, simulate
+from accelperf.lpn.analysis.space import load_space
 from accelperf.cli.app import main as cli
 from accelperf.lpn.analysis.formula import generated_interface_term
 from accelperf.lpn.analysis.sizing import optimal_size, size_buffer
-from accelperf.lpn.analysis.verify import latency_bound, within
+from accelperf.lpn.analysis.space import space_from_dict
+from accelperf.lpn.analysis.verify import latency_bound, shared_places, within
 from accelperf.lpn.library import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +68,73 @@ def interface():
     return module.latency
 
 
+def shared_place_nets(n: int = 100) -> list:
+    """The first ``n`` random nets with shared places, drawn deterministically."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    sys.path.insert(0, str(ROOT / "tests"))
+    from lpn_random import nets
+    drawn = []
+
+    @settings(max_examples=4 * n, derandomize=True, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(nets(max_places=4, max_transitions=4))
+    def collect(net):
+        if len(drawn) < n and shared_places(net[0]):
+            drawn.append(net)
+    collect()
+    return drawn
+
+
+def _runs(model, tokens) -> semantics.Run:
+    return semantics.run(model, model.marking(tokens).tokens, max_commits=4000)
+
+
+def recheck(model, space, given_tokens, r, rng) -> bool:
+    """Whether a decided result survives simulation (see the module docstring)."""
+    if r.status == "does not finish":
+        stuck = _runs(model, {p: [(t["a"], t["b"]) for t in ts]
+                              for p, ts in r.witness.tokens.items()})
+        return stuck.stopped is not None or stuck.latency is None
+    if r.status != "proved":
+        return True
+    if r.simulated != r.bound:
+        return False
+    for _ in range(200):
+        run = _runs(model, {p: [(rng.randint(0, 3), rng.randint(0, 3)) for _ in v]
+                            for p, v in given_tokens.items()})
+        if run.stopped is not None or run.latency is None or \
+                (run.latency > r.bound if r.which == "max" else run.latency < r.bound):
+            return False
+    return True
+
+
+def shared_place_queries(n: int = 100) -> None:
+    """Bound queries on random nets with shared places; prints the two headline figures."""
+    rng = random.Random(0)
+    verdicts, unsound, slowest = collections.Counter(), 0, 0.0
+    began = time.perf_counter()
+    for model, given_tokens, _ in shared_place_nets(n):
+        space = space_from_dict(model, {"places": {
+            p: {"count": len(v), "properties": {"a": [0, 3], "b": [0, 3]}}
+            for p, v in given_tokens.items()}})
+        for which in ("max", "min"):
+            r, seconds = timed(lambda: latency_bound(model, space, which, timeout=10))
+            slowest = max(slowest, seconds)
+            verdicts[r.status] += 1
+            unsound += not recheck(model, space, given_tokens, r, rng)
+    total = sum(verdicts.values())
+    decided = verdicts["proved"] + verdicts["does not finish"] + verdicts["empty"]
+    print(f"shared places: {total} bound queries on {n} random nets in "
+          f"{time.perf_counter() - began:.1f} s ({dict(verdicts)}); slowest query "
+          f"{slowest:.2f} s")
+    print(f"shared_place_decided: {decided / total:.2f}")
+    print(f"unsound: {unsound}")
+
+
 def main():
+    if "--shared" in sys.argv[1:]:
+        shared_place_queries()
+        return
     model = build("jpeg-decoder")
     rng = random.Random(1)
     seen, baseline = timed(lambda: [simulate(model, [rng.randint(1, 63) for _ in range(18)])
@@ -96,6 +175,7 @@ def main():
     print(f"buffer sizing: coeff_slots with the least worst case in 1..32: {r.size} "
           f"({r.chosen.value} cycles; size 1: {r.tried[0].value}), {seconds:.2f} s = "
           f"{seconds / baseline:.2f}x the baseline")
+    shared_place_queries()
     print(f"jpeg18_max_bound_seconds: "
           f"{results[('jpeg-decoder-18-blocks.toml', 'max')]:.2f}")
 

@@ -181,13 +181,14 @@ def test_data_dependent_weight_splits_by_value():
 
 
 @pytest.mark.parametrize("data, match", [
-    ({"places": {"nowhere": {"count": 1}}}, "place = 'nowhere'"),
+    ({"places": {"nowhere": {"count": 1}}}, "places.nowhere = 'nowhere'"),
     ({"places": {"blocks": {"count": [5, 2], "properties": {"nnz": [0, 1]}}}}, "lo <= hi"),
-    ({"places": {"blocks": {"count": 2, "properties": {}}}}, "properties of Block"),
+    ({"places": {"blocks": {"count": 2, "properties": {"size": [0, 1]}}}},
+     "places.blocks.properties.size"),
     ({"places": {"blocks": {"count": 2, "properties": {"nnz": [0, 9]}}},
-      "constraints": ["sum(blocks.zz) <= 3"]}, "properties of blocks"),
+      "constraints": ["sum(blocks.zz) <= 3"]}, r"properties \['nnz'\]"),
     ({"places": {"blocks": {"count": 2, "properties": {"nnz": [0, 9]}}},
-      "constraints": ["import os"]}, "comparison"),
+      "constraints": ["import os"]}, r"constraints\[0\]"),
 ])
 def test_bad_spaces_name_the_parameter(data, match):
     with pytest.raises(ModelError, match=match):
@@ -204,11 +205,15 @@ def test_space_file_errors(tmp_path):
 
 
 @pytest.mark.parametrize("data, match", [
-    ({"input": "default", "vary": {"nowhere": {"bytes": [0, 9]}}}, "vary place = 'nowhere'"),
-    ({"input": "default", "vary": {"field_data": {"size": [0, 9]}}}, "properties of Element"),
-    ({"input": "default", "vary": {"field_data": {"bytes": [9, 0]}}}, "lo <= hi"),
-    ({"input": "missing.json"}, "input = 'missing.json'"),
-    ({"input": "default", "places": {}}, "only model, input, vary and constraints"),
+    ({"example": "default", "vary": {"nowhere": {"bytes": [0, 9]}}},
+     "vary place = 'nowhere'"),
+    ({"example": "default", "vary": {"field_data": {"size": [0, 9]}}}, "properties of Element"),
+    ({"example": "default", "vary": {"field_data": {"bytes": [9, 0]}}}, "lo <= hi"),
+    ({"example": "missing.json"}, "example = 'missing.json'"),
+    ({"example": "default", "places": {}}, "no \\[places\\] table beside example"),
+    ({"input": "default", "vary": {"field_data": {"bytes": [0, 9]}}},
+     'written example = "default"'),
+    ({"vary": {"field_data": {"bytes": [0, 9]}}}, "with example ="),
 ])
 def test_bad_structure_spaces_name_the_parameter(data, match):
     with pytest.raises(ModelError, match=match):

@@ -12,7 +12,7 @@ from accelperf.cli.app import main
 from accelperf.errors import ModelError
 from accelperf.lpn import simulate
 from accelperf.lpn.analysis.formula import generated_interface_term
-from accelperf.lpn.analysis.inputspace import load_space
+from accelperf.lpn.analysis.space import load_space
 from accelperf.lpn.analysis.verify import within
 from accelperf.lpn.library import build
 

@@ -11,7 +11,7 @@ import pytest
 
 from accelperf.cli.app import main
 from accelperf.lpn import Net, simulate
-from accelperf.lpn.analysis.inputspace import load_space, space_from_dict
+from accelperf.lpn.analysis.space import load_space, space_from_dict
 from accelperf.lpn.analysis.sizing import (optimal_size, simulated_stall, size_buffer,
                                            stall_check, with_size)
 from accelperf.lpn.analysis.verify import latency_bound

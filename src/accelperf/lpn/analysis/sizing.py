@@ -27,7 +27,7 @@ latency(∞), is what a latency budget already expresses.
 (:class:`_StallRecorder`) with the same variables as its class: a producer's start ``s``
 is the max of the times its conditions became true; its *ready* time ``m`` is the max of
 the same terms without the births of the buffer's slot tokens it takes or reads (a fresh
-variable, as in :func:`.verify.maximum`); its stall is ``s - m``. The budget ``stall <=
+variable, as in :func:`.encoding.maximum`); its stall is ``s - m``. The budget ``stall <=
 p/q`` is the linear ``q·Σ(s - m) <= p·latency``; the worst ratio over a space is found by
 raising ``r`` to each counterexample's ratio until none is left (Dinkelbach's method),
 starting from the best of a few known inputs (the space's corners, smaller sizes'
@@ -41,7 +41,7 @@ worst-case latency over the space; sizes that cannot beat the best so far are sh
 an input (see its docstring), the others have their worst case proved.
 
 The stall encoding follows each class's sample again with a subclass of the verifier's
-recorder (:class:`.verify._Recorder`) and reads the ``maximum`` constraints its start
+recorder (:class:`.encoding.Recorder`) and reads the ``maximum`` constraints its start
 rule adds; a change there shows up as a mismatch between the measured and the claimed
 ratio of a witness, which stops with an error.
 """
@@ -57,9 +57,11 @@ from ...errors import invalid
 from ..expr import evaluate
 from ..net import Model
 from ..semantics import Ready, check, run as reference_run
-from .inputspace import InputSpace
-from .verify import (SAMPLE_MAX_COMMITS, VerificationError, Witness, _Budget, _marking,
-                     _Recorder, _witness, latency_bound, maximum, partition, prove)
+from .space import InputSpace
+from .encoding import SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum
+from .refine import Budget, initial_marking, partition
+from .verify import latency_bound, prove
+from .witness import Witness, simulate_witness
 
 STALL_BUDGET = re.compile(r"\s*stall\s*(<=|<)\s*(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*")
 
@@ -229,7 +231,7 @@ def simulated_stall(model: Model, place: str, marking: dict) -> StallMeasure:
     return StallMeasure(Fraction(ticks, model.ticks_per_cycle), result.latency)
 
 
-class _StallRecorder(_Recorder):
+class _StallRecorder(Recorder):
     """The class recorder, also writing each producer firing's stall ``s - m`` (see the
     module docstring)."""
 
@@ -284,7 +286,7 @@ def _stall_terms(problem, cls, prods, bound):
                                for v in problem.variables[p.place].values]
     prefix = str(cls.latency)[:-len("latency")]
     recorder = _StallRecorder(model, symbolic, prefix, prods, bound)
-    reference_run(model, _marking(model, space, cls.sample), observe=recorder,
+    reference_run(model, initial_marking(model, space, cls.sample), observe=recorder,
                   max_commits=SAMPLE_MAX_COMMITS)
     total = z3.Sum(recorder.stalls) if recorder.stalls else z3.IntVal(0)
     return recorder.stall_defs, total
@@ -295,9 +297,9 @@ def _checked_stall(problem, cls, place, m, stall) -> tuple[Witness, Fraction]:
     equal to the encoding's."""
     latency = m.eval(cls.latency).as_long()
     claimed = Fraction(m.eval(stall).as_long(), latency)
-    witness = _witness(problem, cls, m, latency)
+    witness = simulate_witness(problem, cls, m, latency)
     measured = simulated_stall(problem.model, place,
-                               _marking(problem.model, problem.space, witness.tokens)).ratio
+                               initial_marking(problem.model, problem.space, witness.tokens)).ratio
     if measured != claimed:
         raise VerificationError(f"witness {witness.tokens} has stall ratio {measured} in "
                                 f"simulation but the proof says {claimed}")
@@ -311,7 +313,7 @@ def _above(stall, latency, r: Fraction, inclusive: bool):
 
 
 def stall_check(model: Model, space: InputSpace, place: str, limit: Fraction,
-                strict: bool = False, *, worst: bool = False, budget: _Budget | None = None,
+                strict: bool = False, *, worst: bool = False, budget: Budget | None = None,
                 seeds: tuple = ()):
     """Whether ``place``'s stall ratio stays within ``limit`` (below it when ``strict``)
     on every input: (holds, ratio, witness). Where it fails, a counterexample and its
@@ -319,7 +321,7 @@ def stall_check(model: Model, space: InputSpace, place: str, limit: Fraction,
     with it (raised counterexample by counterexample, from the best of ``seeds``, inputs
     as tokens {place: [{property: value}]}). ``holds`` is None when time ran out."""
     import z3
-    budget = budget or _Budget(None)
+    budget = budget or Budget(None)
     problem = partition(model, space, budget=budget)
     if not problem.complete:
         return None, None, None
@@ -380,7 +382,7 @@ def stall_check(model: Model, space: InputSpace, place: str, limit: Fraction,
         return None, None, None
 
 
-def _pinned(solver, variables: dict, tokens: dict, budget: _Budget):
+def _pinned(solver, variables: dict, tokens: dict, budget: Budget):
     """The solver's model with the input fixed to ``tokens`` ({place: [{prop: value}]}),
     or None when that input is not one of its inputs (outside the space or class)."""
     import z3
@@ -398,7 +400,7 @@ def _pinned(solver, variables: dict, tokens: dict, budget: _Budget):
 
 def _corners(space: InputSpace) -> list[dict]:
     """The inputs with every property at its least, and at its greatest, value."""
-    return [{p.place: [{k: r[end] for k, r in p.properties.items()}] * p.count
+    return [{p.place: [{k: r[end] for k, r in p.properties.items()}] * p.count[0]
              for p in space.places} for end in (0, 1)]
 
 
@@ -420,7 +422,7 @@ def _check_sizes(sizes: range) -> None:
         raise invalid("--range", f"{sizes.start}..{sizes.stop - 1}", "lo..hi with 1 <= lo <= hi")
 
 
-def _seconds(budget: _Budget) -> float | None:
+def _seconds(budget: Budget) -> float | None:
     ms = budget.left_ms()
     return None if ms is None else ms / 1000
 
@@ -432,7 +434,7 @@ def size_buffer(model: Model, space: InputSpace, place: str, sizes: range, budge
     stall-ratio budget ``stall <= 0.05`` (see the module docstring). Each size that
     fails comes with its counterexample; for a stall budget, the size found comes with
     its worst stall ratio over the space and the input that has it."""
-    began, clock = time.monotonic(), _Budget(timeout)
+    began, clock = time.monotonic(), Budget(timeout)
     _check_sizes(sizes)
     stall = STALL_BUDGET.fullmatch(budget)
     if not stall and "stall" in budget:
@@ -486,12 +488,12 @@ def optimal_size(model: Model, space: InputSpace, place: str, sizes: range, *,
     bounds of their worst case (their note says so)."""
     from ..net import Marking
     from ..sim import simulate
-    began, clock = time.monotonic(), _Budget(timeout)
+    began, clock = time.monotonic(), Budget(timeout)
     _check_sizes(sizes)
     tried, best, status = [], None, "proved"
 
     def rerun(sized, w: Witness) -> Witness:
-        marking = _marking(sized, space, w.tokens)
+        marking = initial_marking(sized, space, w.tokens)
         return Witness(w.input, w.tokens, simulate(sized, Marking(sized.name, {
             p: tuple(ts) for p, ts in marking.items()}), max_commits=4 * SAMPLE_MAX_COMMITS
         ).latency)

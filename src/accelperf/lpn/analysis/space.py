@@ -1,77 +1,101 @@
-"""Input spaces: the set of initial markings an analysis covers (OSDI'24 §4.1).
+"""Input spaces: the set of initial markings an analysis covers (OSDI'24 §4.1, §4.4).
 
-A space says, for each place the input fills, how many tokens it gets and what range each
-of their properties may take, plus linear constraints between them. It is written in TOML::
+The one definition of an input space for interfaces (:mod:`.interface`), input classes
+(:mod:`.classes`), verification (:mod:`.verify`) and sizing (:mod:`.sizing`), and the one
+file format of every ``--space`` option (docs/explanation/spaces-and-proofs.md). A space
+says, for each place the input fills, how many tokens it gets and what range each of
+their properties may take, plus constraints between them; TOML::
 
-    model = "darwin"                       # optional: the model it was written for
-    constraints = ["alignment.stripes == count(stripes)"]
+    model = "jpeg-decoder"                 # optional: checked against the model used
+    input = "list(blocks.symbols)"         # optional: Ψ's input, to write witnesses in
+    constraints = ["sum(blocks.symbols) <= 115"]
 
-    [places.stripes]
-    count = [1, 100000]                    # a range: a *stream* of any length in it
-    properties = { ref_len = [1, 10000] }
+    [places.blocks]                        # a place the input fills
+    count = 18                             # N tokens, or a range "6..18" (or [6, 18])
+    properties = { symbols = [1, 63] }     # each token's property: [lo, hi] or N
 
-    [places.alignment]
-    count = 1                              # a fixed count: every token has its own symbols
-    properties = { steps = [1, 100000], stripes = [1, 100000] }
+Properties not listed are 0. A fixed ``count`` gives every token its own value per
+property (``blocks[3].symbols``; interfaces' symbol ``blocks_3_symbols``). A ``count``
+range is, for an interface, a *stream* described by its number ``n_P`` and the mean of
+each property (the paper's ``img.num_blocks``); ``probe = K`` runs such a stream token by
+token on K tokens (streams its consumers share token by token). Verification encodes
+every token with its own variables, so it takes a count range as one space per
+combination of counts (:meth:`InputSpace.fixed_counts`, at most
+:data:`MAX_COUNT_COMBINATIONS`); ``count(P)`` in a constraint rules combinations out.
 
-``probe = K`` on a stream runs the net token by token on K tokens with their own symbols
-(for a stream that its consumers share token by token, such as the JPEG decoder's blocks
-taking turns through three IDCTs); the interface then scales the probe's commit counts
-to ``n_P`` tokens and reads the probe's symbols as the stream's means.
+``example = "default"`` (the model's own example input), a file next to the space file, or
+the input written inline, with ``[vary.PLACE]`` tables ``prop = [lo, hi]``, is instead a
+*fixed structure* (OSDI'24 §5.3.1's input types: a Protoacc message type, a Menshen
+packet stream, a VTA program): the tokens Ψ makes of the example, the properties named in
+``vary`` ranging and every other one kept (:func:`space_from_input`).
 
-A fixed ``count`` gives every token its own symbol per property (``alignment_0_steps``), so
-classes can depend on each token. A ``count`` range makes the place a stream: its tokens are
-described by their number ``n_stripes`` and the mean of each property
-(``mean_stripes_ref_len``), which is what a performance interface is written in (the paper's
-``img.num_blocks``, ``img.avg_num_nonzero_perblock``). A stream's tokens must not steer the
-net (guards, weights, routes, output counts); the analysis says so when they do.
-
-Constraints are comparisons over ``count(P)``, ``sum(P.p)``, ``mean(P.p)``, ``P.p`` (the
-single token of a fixed-count place, or the mean of a stream) and ``P[i].p``, with ``+ - *``,
-numbers and ``and`` between comparisons written as separate list entries.
+Constraints and ``input`` are formulas of :mod:`.formula`: ``count(P)``, ``sum(P.p)``,
+``mean(P.p)``, ``P.p`` (the single token of P), ``P[i].p``, ``list(P.p)`` (in ``input``),
+arithmetic and comparisons. ``input`` (a formula, or a table of them for an input that is
+a JSON object) gives the value Ψ takes; a witness written with it must give back exactly
+the tokens found, which the verifier checks. Without ``input`` a witness is shown as each
+place's token count, with the properties that vary (:meth:`InputSpace.shown`).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import sympy
 
 from ...errors import ModelError, invalid
 from ..expr import parameter_name
 from ..net import Model
 
+# SymPy (interfaces' symbols) is imported where used: verification, which uses Z3, need
+# not wait the half second it takes to load.
+KEYS = ("model", "input", "constraints", "places", "example", "vary")
+"""The keys of a space file."""
+
+MAX_COUNT_COMBINATIONS = 64
+"""Token-count combinations a space may span for verification (each is its own space)."""
+
 
 @dataclass(frozen=True)
 class PlaceSpace:
-    """The tokens one place starts with."""
+    """The tokens one place starts with: a number in ``count`` (lo, hi), each property in
+    its range (``properties``: name -> (lo, hi)); a fixed structure's other properties
+    per token in ``values``."""
 
     place: str
-    count: tuple[int, int]                  # lo, hi (equal for a fixed count)
-    properties: dict = field(default_factory=dict)   # name -> (lo, hi)
+    count: tuple[int, int]
+    properties: dict = field(default_factory=dict)
     probe: int | None = None                # a stream run token by token on this many
-    values: tuple | None = None             # fixed structure: per token {prop: value} of
-    #                                         the properties not ranged in ``properties``
+    values: tuple | None = None             # per token {prop: value} of fixed properties
 
     @property
     def stream(self) -> bool:
         return self.count[0] != self.count[1]
 
+    @property
+    def counts(self) -> range:
+        return range(self.count[0], self.count[1] + 1)
+
     def fixed(self, index: int) -> dict:
         """The properties token ``index`` has fixed values for (a fixed structure)."""
         return self.values[index] if self.values else {}
 
+    def varying(self) -> list[str]:
+        """The properties whose value ranges."""
+        return [p for p, (lo, hi) in self.properties.items() if lo < hi]
+
 
 @dataclass(frozen=True)
 class InputSpace:
-    """A checked input space for one model (see the module docstring)."""
+    """A checked input space of one model (see the module docstring)."""
 
     places: tuple[PlaceSpace, ...]
     constraints: tuple[str, ...] = ()
     model: str | None = None
+    input: object = None                    # a formula or {key: formula}: Ψ's input
+    origin: str = "space"                   # where it came from, for messages
 
     def __repr__(self) -> str:
         parts = [f"{p.place}: {p.count[0]}" + (f"..{p.count[1]}" if p.stream else "")
@@ -81,20 +105,125 @@ class InputSpace:
     def place(self, name: str) -> PlaceSpace:
         return next(p for p in self.places if p.place == name)
 
+    @property
+    def ranged(self) -> bool:
+        """Some place's token count is a range."""
+        return any(p.stream for p in self.places)
+
+    def fixed_counts(self) -> list["InputSpace"]:
+        """The space as one space per combination of token counts (verification encodes
+        every token with its own variables, so a count is fixed per space)."""
+        combos = 1
+        for p in self.places:
+            combos *= len(p.counts)
+            if combos > MAX_COUNT_COMBINATIONS:
+                raise invalid(f"{self.origin}: places.{p.place}.count",
+                              f"{p.count[0]}..{p.count[1]}",
+                              f"for verification, token-count ranges spanning at most "
+                              f"{MAX_COUNT_COMBINATIONS} combinations in all (each is "
+                              f"verified as its own space): narrow the range or split it")
+        out = []
+        for counts in itertools.product(*(p.counts for p in self.places)):
+            places = tuple(replace(p, count=(n, n), probe=None)
+                           for p, n in zip(self.places, counts))
+            named = ", ".join(f"{p.place}: {p.count[0]}" for p in places)
+            out.append(replace(self, places=places, origin=f"{self.origin} ({named} tokens)"))
+        return out
+
+    # ------------------------------------------------------------ Z3 (verification)
+    def variables(self, model: Model) -> dict:
+        """{place name: formula.Tokens}: one Z3 integer per token property that varies,
+        the constant for one that does not."""
+        import z3
+
+        from .formula import Tokens
+        if self.ranged:
+            raise ModelError(f"{self.origin}: a space with token-count ranges has no single "
+                             f"set of variables; use fixed_counts()")
+        out = {}
+        for p in self.places:
+            props = model.places[model.place_id(p.place)].token_type.properties
+
+            def value(i, name):
+                lo, hi = p.properties.get(name, (p.fixed(i).get(name, 0),) * 2)
+                return z3.Int(f"{p.place}[{i}].{name}") if lo < hi else z3.IntVal(lo)
+            out[p.place] = Tokens(p.place, [{name: value(i, name) for name in props}
+                                            for i in range(p.count[0])])
+        return out
+
+    def constraint_terms(self, tokens: dict) -> list:
+        """The ranges and constraints of the space as Z3 conditions."""
+        import z3
+
+        from .formula import is_condition, translate
+        out = []
+        for p in self.places:
+            for values in tokens[p.place].values:
+                for name, (lo, hi) in p.properties.items():
+                    if not z3.is_int_value(values[name]):
+                        out += [values[name] >= lo, values[name] <= hi]
+        for i, text in enumerate(self.constraints):
+            term = translate(text, tokens, what=f"{self.origin}: constraints[{i}]")
+            if not is_condition(term):
+                raise invalid(f"{self.origin}: constraints[{i}]", text,
+                              "a condition (a comparison), not a number")
+            out.append(term)
+        return out
+
+    def user_input(self, tokens: dict, model_values):
+        """The witness in Ψ's input format: ``input`` evaluated with ``model_values(term)``
+        (a Z3 model's evaluation); None when the space has no ``input``."""
+        from .formula import translate
+
+        def value(text, key):
+            term = translate(text, tokens, what=f"{self.origin}: {key}")
+            if isinstance(term, list):
+                return [_plain(model_values(t)) for t in term]
+            return _plain(model_values(term))
+        if self.input is None:
+            return None
+        if isinstance(self.input, dict):
+            return {k: value(v, f"input.{k}") for k, v in self.input.items()}
+        return value(self.input, "input")
+
+    def shown(self, sample: dict) -> dict:
+        """An input of the space ({place: [{prop: value}]}) as a reader wants it without
+        an ``input`` formula: per place its token count, or the tokens' varying
+        properties (a list of values when one property varies)."""
+        out = {}
+        for p in self.places:
+            tokens, vary = sample[p.place], p.varying()
+            out[p.place] = len(tokens) if not vary else \
+                [t[vary[0]] for t in tokens] if len(vary) == 1 else \
+                [{k: t[k] for k in vary} for t in tokens]
+        return out
+
+
+def _plain(v):
+    import z3
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_rational_value(v):
+        return v.numerator_as_long() / v.denominator_as_long()
+    raise ModelError(f"witness value {v} is not a number")
+
 
 # ---------------------------------------------------------------------- symbols
 def token_symbol(place: str, index: int, prop: str) -> sympy.Symbol:
     """The value of property ``prop`` of token ``index`` of a fixed-count place."""
+    import sympy
     return sympy.Symbol(f"{parameter_name(place)}_{index}_{prop}", integer=True)
 
 
 def count_symbol(place: str) -> sympy.Symbol:
     """The number of tokens of a stream."""
+    import sympy
     return sympy.Symbol(f"n_{parameter_name(place)}", integer=True, positive=True)
 
 
 def mean_symbol(place: str, prop: str) -> sympy.Symbol:
     """The mean of property ``prop`` over a stream's tokens."""
+    import sympy
     return sympy.Symbol(f"mean_{parameter_name(place)}_{prop}", real=True)
 
 
@@ -119,19 +248,52 @@ def symbol_ranges(space: InputSpace) -> dict:
 
 # ---------------------------------------------------------------------- reading
 def _range(where: str, value) -> tuple[int, int]:
-    if isinstance(value, bool):
-        raise invalid(where, value, "an integer or [lo, hi]")
-    if isinstance(value, int):
+    ok_int = lambda v: isinstance(v, int) and not isinstance(v, bool)   # noqa: E731
+    if ok_int(value):
         return value, value
-    if (isinstance(value, list) and len(value) == 2 and
-            all(isinstance(v, int) and not isinstance(v, bool) for v in value) and
-            value[0] <= value[1]):
+    if isinstance(value, list) and len(value) == 2 and all(map(ok_int, value)) \
+            and value[0] <= value[1]:
         return value[0], value[1]
     raise invalid(where, value, "an integer or [lo, hi] with integers lo <= hi")
 
 
+def _count(where: str, value) -> tuple[int, int]:
+    """A token count: N, [lo, hi] or "lo..hi"."""
+    if isinstance(value, str) and ".." in value:
+        lo, _, hi = value.partition("..")
+        try:
+            value = [int(lo), int(hi)]
+        except ValueError:
+            pass
+    if isinstance(value, list) or (isinstance(value, int) and not isinstance(value, bool)):
+        try:
+            lo, hi = _range(where, value)
+        except ModelError:
+            lo = hi = -1
+        if 0 <= lo <= hi:
+            return lo, hi
+    raise invalid(where, value, 'a number of tokens >= 0, or a range "lo..hi" (or [lo, hi]) '
+                  'with 0 <= lo <= hi')
+
+
+def _strings(origin: str, data: dict) -> tuple[tuple, object]:
+    """The ``constraints`` and ``input`` of a space table, checked for shape."""
+    constraints = data.get("constraints", [])
+    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+        raise invalid(f"{origin}: constraints", constraints, "a list of strings")
+    shape = data.get("input")
+    if shape == "default" or "vary" in data and shape is not None and "example" not in data:
+        raise invalid(f"{origin}: input", shape, "a formula giving Ψ's input from the tokens "
+                      "(e.g. \"count(items)\"); a space shaped like an example input is "
+                      "written example = \"default\" (or a file) with [vary.PLACE] tables")
+    if shape is not None and not (isinstance(shape, str) or (
+            isinstance(shape, dict) and all(isinstance(v, str) for v in shape.values()))):
+        raise invalid(f"{origin}: input", shape, "a formula or a table of formulas")
+    return tuple(constraints), shape
+
+
 def space_from_input(model: Model, user_input, vary: dict, origin: str = "space",
-                     constraints=()) -> InputSpace:
+                     constraints=(), shape=None) -> InputSpace:
     """A fixed-structure space (OSDI'24 §5.3.1's input classes of Protoacc, Menshen and
     VTA): the tokens Ψ makes of ``user_input``, every one kept with its own symbols; the
     properties named in ``vary`` ({place: {prop: (lo, hi)}}) range, every other property
@@ -159,10 +321,8 @@ def space_from_input(model: Model, user_input, vary: dict, origin: str = "space"
         values = tuple({p: int(v) for p, v in zip(props, tok) if p not in ranged}
                        for tok in toks)
         places.append(PlaceSpace(name, (len(toks), len(toks)), ranged, None, values))
-    space = InputSpace(tuple(places), tuple(constraints), model.name)
-    for c in constraints:
-        constraint_exprs(space, c)
-    return space
+    return _checked(model, InputSpace(tuple(places), tuple(constraints), model.name,
+                                      shape, origin))
 
 
 SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 30)}},
@@ -184,89 +344,115 @@ def structure_space(model: Model, user_input, vary: dict | None = None) -> Input
                             SIZES.get(model.name, {}) if vary is None else vary)
 
 
-def _space_input(model: Model, data: dict, origin: str):
-    """The input a space file's ``input`` names: "default" (the model's own example),
+def _example(model: Model, value, origin: str):
+    """The input a space file's ``example`` names: "default" (the model's own example),
     a file (relative to the space file) or the parsed input written inline."""
-    value = data["input"]
     if value == "default":
         return model.default_input
     if isinstance(value, str):
         from ..loader import load_input
         path = Path(origin).parent / value
         if not path.is_file():
-            raise invalid(f"{origin}: input", value, "\"default\", a file next to the "
+            raise invalid(f"{origin}: example", value, "\"default\", a file next to the "
                           "space file, or the input written inline")
         return load_input(str(path), model)
     return value
 
 
 def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpace:
-    """Check a parsed space against ``model``: every place and property must exist. A
-    space with ``input = ...`` and ``[vary.PLACE]`` tables is a fixed structure
-    (:func:`space_from_input`)."""
-    if isinstance(data, dict) and "input" in data:
-        unknown = set(data) - {"model", "input", "vary", "constraints"}
-        if unknown:
-            raise invalid(f"{origin}", sorted(unknown),
-                          "with input = ...: only model, input, vary and constraints")
-        constraints = data.get("constraints", [])
-        if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
-            raise invalid(f"{origin}: constraints", constraints, "a list of strings")
-        return space_from_input(model, _space_input(model, data, origin),
-                                data.get("vary", {}), origin, constraints)
-    if not isinstance(data, dict) or not isinstance(data.get("places"), dict) \
-            or not data["places"]:
-        raise invalid(f"{origin}: places", data.get("places") if isinstance(data, dict)
-                      else data, "a [places.NAME] table per place the input fills")
-    names = [p.name for p in model.places]
-    places = []
-    for name, spec in data["places"].items():
-        if name not in names:
-            raise invalid(f"{origin}: place", name, f"one of {', '.join(names)}")
-        if not isinstance(spec, dict) or "count" not in spec:
-            raise invalid(f"{origin}: places.{name}", spec, "a table with count = N or [lo, hi]")
-        count = _range(f"{origin}: places.{name}.count", spec["count"])
-        if count[0] < 0:
-            raise invalid(f"{origin}: places.{name}.count", spec["count"], "counts >= 0")
-        ttype = model.places[names.index(name)].token_type
-        props = spec.get("properties", {})
+    """Check a parsed space against ``model`` (see the module docstring): every key,
+    place, property and formula must exist and parse."""
+    if not isinstance(data, dict):
+        raise invalid(origin, data, "a TOML table")
+    unknown = [k for k in data if k not in KEYS]
+    if unknown:
+        raise invalid(f"{origin}: key {unknown[0]!r}", data[unknown[0]],
+                      f"the keys are {', '.join(KEYS)}")
+    if data.get("model") is not None and data["model"] != model.name:
+        raise invalid(f"{origin}: model", data["model"], f"this space is checked against "
+                      f"model {model.name!r}; give that name or leave the key out")
+    constraints, shape = _strings(origin, data)
+    if "example" in data or "vary" in data:
+        if "places" in data:
+            raise invalid(f"{origin}: places", data["places"], "no [places] table beside "
+                          "example = ... (the example's tokens are the places)")
+        if "example" not in data:
+            raise invalid(f"{origin}: vary", data["vary"], "[vary] tables with example = "
+                          "\"default\", a file, or the input written inline")
+        return space_from_input(model, _example(model, data["example"], origin),
+                                data.get("vary", {}), origin, constraints, shape)
+    places = data.get("places")
+    if not isinstance(places, dict) or not places:
+        raise invalid(f"{origin}: places", places, "a table [places.NAME] per place the "
+                      "input fills, with count = N and properties = {p = [lo, hi]}")
+    out = []
+    for name, entry in places.items():
+        where = f"{origin}: places.{name}"
+        try:
+            pid = model.place_id(name)
+        except ModelError:
+            raise invalid(where, name, f"a place of {model.name!r}: "
+                          f"{', '.join(p.name for p in model.places)}") from None
+        if not isinstance(entry, dict) or set(entry) - {"count", "properties", "probe"}:
+            raise invalid(where, entry, "a table with count = N (or \"lo..hi\"), "
+                          "properties = {p = [lo, hi]} and, for a stream, probe = K")
+        lo, hi = _count(f"{where}.count", entry.get("count"))
+        props = entry.get("properties", {})
         if not isinstance(props, dict):
-            raise invalid(f"{origin}: places.{name}.properties", props, "a table prop = [lo, hi]")
-        missing = [p for p in ttype.properties if p not in props]
-        extra = [p for p in props if p not in ttype.properties]
-        if missing or extra:
-            raise invalid(f"{origin}: places.{name}.properties", sorted(props),
-                          f"exactly the properties of {ttype.name} tokens: "
-                          f"{list(ttype.properties)}")
-        ranges = {p: _range(f"{origin}: places.{name}.properties.{p}", props[p])
-                  for p in ttype.properties}
-        unknown = set(spec) - {"count", "properties", "probe"}
-        if unknown:
-            raise invalid(f"{origin}: places.{name}", sorted(unknown),
-                          "only count, properties and probe")
-        probe = spec.get("probe")
+            raise invalid(f"{where}.properties", props, "a table {p = [lo, hi]}")
+        known = model.places[pid].token_type.properties
+        ranges = {}
+        for prop, rng in props.items():
+            if prop not in known:
+                raise invalid(f"{where}.properties.{prop}", rng,
+                              f"tokens of {name!r} have properties {list(known) or 'none'}")
+            ranges[prop] = _range(f"{where}.properties.{prop}", rng)
+        probe = entry.get("probe")
         if probe is not None and (isinstance(probe, bool) or not isinstance(probe, int) or
-                                  probe < 1 or count[0] == count[1]):
-            raise invalid(f"{origin}: places.{name}.probe", probe,
+                                  probe < 1 or lo == hi):
+            raise invalid(f"{where}.probe", probe,
                           "an integer >= 1, for a place whose count is a range")
-        places.append(PlaceSpace(name, count, ranges, probe))
-    constraints = data.get("constraints", [])
-    if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
-        raise invalid(f"{origin}: constraints", constraints, "a list of strings")
-    space = InputSpace(tuple(places), tuple(constraints), data.get("model"))
-    for c in constraints:                      # parse now: a typo is reported before work
-        constraint_exprs(space, c)
+        unlisted = [p for p in known if p not in ranges]      # 0, as the docstring says
+        if lo == hi:
+            values = tuple({p: 0 for p in unlisted} for _ in range(lo)) if unlisted else None
+        else:
+            values = None
+            ranges.update({p: (0, 0) for p in unlisted})
+        out.append(PlaceSpace(name, (lo, hi), ranges, probe, values))
+    return _checked(model, InputSpace(tuple(out), constraints, data.get("model"), shape,
+                                      origin))
+
+
+def _checked(model: Model, space: InputSpace) -> InputSpace:
+    """Parse the space's formulas now, so a typo is reported before work starts: over Z3
+    for every count combination when there are few (a verifiable space), else over
+    SymPy (an interface's stream)."""
+    from .formula import translate
+    counts = 1
+    for p in space.places:
+        counts *= len(p.counts)
+    if counts > MAX_COUNT_COMBINATIONS or sum(p.count[1] for p in space.places) > 10_000:
+        for c in space.constraints:
+            constraint_exprs(space, c)
+        return space
+    for fixed in space.fixed_counts():
+        tokens = fixed.variables(model)
+        fixed.constraint_terms(tokens)
+        shape = space.input if isinstance(space.input, dict) else \
+            {} if space.input is None else {"": space.input}
+        for key, text in shape.items():
+            translate(text, tokens, what=f"{space.origin}: input{'.' if key else ''}{key}")
     return space
 
 
 def read_space_file(path: str | Path) -> dict:
     """The table of a space TOML file; a missing, unreadable or malformed file is one
-    error naming ``--space`` (shared by the interfaces' and the verifier's spaces)."""
+    error naming ``--space``."""
     path = Path(path)
     try:
         return tomllib.loads(path.read_text("utf-8"))
     except FileNotFoundError:
-        raise invalid("--space", str(path), "an existing TOML file") from None
+        raise invalid("--space", str(path), "an existing TOML file (no such file)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise invalid("--space", str(path), f"a readable TOML file ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -274,7 +460,7 @@ def read_space_file(path: str | Path) -> dict:
 
 
 def load_space(model: Model, path: str | Path) -> InputSpace:
-    """Read a space TOML file (see the module docstring)."""
+    """Read and check a space file; every error is one line naming the file and key."""
     return space_from_dict(model, read_space_file(path), str(path))
 
 
@@ -286,6 +472,7 @@ _TERM = re.compile(r"(sum|mean|count)\(\s*([A-Za-z_][\w.]*?)(?:\.(\w+))?\s*\)"
 
 def _place_term(space: InputSpace, text: str, kind: str, place: str, prop: str | None,
                 index: int | None = None):
+    import sympy
     names = [p.place for p in space.places]
     if place not in names:
         raise invalid("constraint", text, f"a constraint over the space's places "
@@ -317,6 +504,7 @@ def _place_term(space: InputSpace, text: str, kind: str, place: str, prop: str |
 
 def constraint_exprs(space: InputSpace, text: str):
     """The constraint ``text`` as a SymPy relation over the space's symbols."""
+    import sympy
     terms = {}
 
     def replace(m):
@@ -396,8 +584,7 @@ def describe(space: InputSpace) -> dict:
                        for p in space.places}}
 
 
-__all__ = ["InputSpace", "PlaceSpace", "load_space", "space_from_dict", "space_from_input",
-           "structure_space", "SIZES",
-           "default_space",
-           "constraint_exprs", "space_constraints", "symbol_ranges", "token_symbol",
-           "count_symbol", "mean_symbol", "describe"]
+__all__ = ["InputSpace", "PlaceSpace", "KEYS", "MAX_COUNT_COMBINATIONS", "load_space",
+           "read_space_file", "space_from_dict", "space_from_input", "structure_space",
+           "SIZES", "STRUCTURED", "default_space", "constraint_exprs", "space_constraints",
+           "symbol_ranges", "token_symbol", "count_symbol", "mean_symbol", "describe"]

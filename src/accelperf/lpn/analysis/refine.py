@@ -1,0 +1,208 @@
+"""The input classes of a space, found by refinement (OSDI'24 §4.4): a sample is drawn
+outside the classes found so far, followed (:mod:`.encoding`), and its class's conditions
+excluded, until no input is left (:func:`partition`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ...errors import invalid
+from ..net import Model
+from ..semantics import run as reference_run
+from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
+                       unfollowed)
+from .space import InputSpace
+
+DEFAULT_MAX_CLASSES = 256
+"""Classes after which :func:`partition` stops: the space is too varied to enumerate."""
+
+@dataclass(frozen=True)
+class TraceClass:
+    """One input class: its data conditions, the timing conditions under which its
+    inputs route tokens as its sample did, the constraints defining its times, and its
+    latency. ``gaps`` name what the conditions could not pin down (then the class's
+    formula is exact for its sample but not proved for the rest of it)."""
+
+    index: int
+    condition: tuple = field(repr=False)     # Z3 conditions on the input's variables
+    order: tuple = field(repr=False)         # Z3 conditions on commit/start times
+    timing: tuple = field(repr=False)        # Z3 constraints defining the commit times
+    latency: object = field(repr=False)      # Z3 Int
+    sample: dict = field(repr=False)         # {place: [{prop: value}]}
+    sample_latency: int = 0
+    routing: tuple = field(repr=False, default=())
+    firings: int = 0
+    gaps: tuple = ()
+
+    @property
+    def exact(self) -> bool:
+        return not self.gaps
+
+    def constraints(self) -> list:
+        """Membership and timing: every model is an input of the class with its times."""
+        return list(self.condition) + list(self.order) + list(self.timing)
+
+    def __repr__(self) -> str:
+        return (f"TraceClass({self.index}: {self.firings} firings, {len(self.condition)} "
+                f"condition(s), {len(self.order)} timing condition(s), sample latency "
+                f"{self.sample_latency}{'' if self.exact else ', not exact'})")
+
+
+def initial_marking(model: Model, space: InputSpace, sample: dict) -> dict:
+    """{place id: [property tuples]}: the model's own initial tokens, then the input's."""
+    tokens = {pid: list(ts) for pid, ts in model.initial.items()}
+    for p in space.places:
+        pid = model.place_id(p.place)
+        props = model.places[pid].token_type.properties
+        tokens.setdefault(pid, []).extend(tuple(v[k] for k in props) for v in sample[p.place])
+    return tokens
+
+
+class _Unfinished(Exception):
+    """A sample run that does not reach its end (deadlock, error or a limit, R7-R8)."""
+
+    def __init__(self, sample: dict, message: str):
+        super().__init__(message)
+        self.sample, self.message = sample, message
+
+
+def follow(model: Model, space: InputSpace, variables: dict, sample: dict, index: int = 0,
+           budget=None):
+    """The class of ``sample`` ({place: [{prop: value}]}): run the reference semantics on
+    it and encode what the run did (see :mod:`.encoding`). A sample that does not
+    run to the end raises :class:`VerificationError` (``partition`` reports it as a
+    counterexample)."""
+    try:
+        return _follow(model, space, variables, sample, index, budget)
+    except _Unfinished as exc:
+        raise VerificationError(f"the input {sample} of the space does not run to the "
+                                f"end: {exc.message}") from None
+
+
+def _follow(model, space, variables, sample, index, budget):
+    import z3
+    marking = initial_marking(model, space, sample)
+    symbolic = {}
+    for p in space.places:
+        pid = model.place_id(p.place)
+        props = model.places[pid].token_type.properties
+        own = [tuple(map(z3.IntVal, t)) for t in model.initial.get(pid, [])]
+        symbolic[pid] = own + [tuple(v[k] for k in props) for v in variables[p.place].values]
+    prefix = f"c{index}."
+    recorder = Recorder(model, symbolic, prefix, budget)
+    result = reference_run(model, marking, observe=recorder, max_commits=SAMPLE_MAX_COMMITS)
+    if result.stopped is not None or result.latency is None:
+        raise _Unfinished(sample, result.message or "no token reached the done place")
+    recorder.finish()
+    gaps = [f"{name}'s guard, weights or read counts read tokens or counts that change "
+            f"at moments no sample records" for name in unfollowed(model)]
+    latency = z3.Int(f"{prefix}latency")
+    timing = recorder.timing + maximum(latency, recorder.into_done)
+    return TraceClass(index, tuple(recorder.condition), tuple(recorder.order),
+                      tuple(timing), latency, sample, result.latency,
+                      tuple(map(tuple, recorder.routing)), len(result.firings),
+                      tuple(dict.fromkeys(gaps + recorder.gaps)))
+
+
+def drawn_sample(space: InputSpace, variables: dict, z3model) -> dict:
+    return {p.place: [{k: z3model.eval(v, model_completion=True).as_long()
+                       for k, v in values.items()} for values in variables[p.place].values]
+            for p in space.places}
+
+
+class Budget:
+    """A wall-clock budget shared by the queries of one command (None: no limit)."""
+
+    def __init__(self, seconds):
+        self.end = None if seconds is None else time.monotonic() + seconds
+
+    def left_ms(self) -> int | None:
+        if self.end is None:
+            return None
+        return max(1, int((self.end - time.monotonic()) * 1000))
+
+    def over(self) -> bool:
+        return self.end is not None and time.monotonic() >= self.end
+
+    def apply(self, solver) -> None:
+        ms = self.left_ms()
+        if ms is not None:
+            solver.set(timeout=ms)
+
+
+@dataclass
+class Problem:
+    model: Model
+    space: InputSpace
+    variables: dict
+    base: list
+    classes: list
+    complete: bool
+    unfinished: tuple | None = None      # (Z3 model, message): an input that never ends
+
+    @property
+    def gaps(self) -> list[str]:
+        """What the classes could not pin down, each said once."""
+        return list(dict.fromkeys(g for c in self.classes for g in c.gaps))
+
+    @property
+    def proved(self) -> bool:
+        """Every input of the space is in a class whose formula is exact for it."""
+        return self.complete and self.unfinished is None and not self.gaps
+
+
+def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_CLASSES,
+              budget: Budget | None = None, progress=None) -> Problem:
+    """Every class of the space: a sample is drawn outside the classes found so far until
+    none is left. Stops (``complete`` False) when the time budget runs out, and at the
+    first sample that does not run to the end (``unfinished``: a counterexample to
+    every bound)."""
+    import z3
+    budget = budget or Budget(None)
+    variables = space.variables(model)
+    base = space.constraint_terms(variables)
+    solver = z3.Solver()
+    solver.add(base)
+    classes = []
+    while True:
+        budget.apply(solver)
+        verdict = solver.check()
+        if verdict == z3.unsat:
+            return Problem(model, space, variables, base, classes, True)
+        if verdict == z3.unknown or budget.over():
+            return Problem(model, space, variables, base, classes, False)
+        if len(classes) >= max_classes:
+            raise invalid("space", space.origin, f"at most {max_classes} input classes "
+                          f"(it has more): narrow the ranges or split the space")
+        drawn = solver.model()
+        try:
+            cls = _follow(model, space, variables, drawn_sample(space, variables, drawn),
+                          len(classes), budget)
+        except OutOfTime:
+            return Problem(model, space, variables, base, classes, False)
+        except _Unfinished as exc:
+            return Problem(model, space, variables, base, classes, False,
+                            (drawn, exc.message))
+        classes.append(cls)
+        if progress:
+            progress(f"class {len(classes)}: {cls.firings} firings")
+        # The timing constraints define the class's times as functions of the input, so
+        # the order conditions can be negated over them.
+        region = list(cls.condition) + list(cls.order)
+        _contains_sample(cls, region, variables, drawn)
+        solver.add(list(cls.timing))
+        solver.add(z3.Not(z3.And(*region)) if region else z3.BoolVal(False))
+
+
+def _contains_sample(cls: TraceClass, region: list, variables: dict, drawn) -> None:
+    """A class's conditions must hold on its own sample (else the search would draw it
+    again and again): a bug of this module if not."""
+    import z3
+    check = z3.Solver()
+    check.add(list(cls.timing) + region)
+    check.add([v == drawn.eval(v, model_completion=True) for tokens in variables.values()
+               for values in tokens.values for v in values.values() if not z3.is_int_value(v)])
+    if check.check() != z3.sat:                       # pragma: no cover
+        raise VerificationError(f"class {cls.index}'s conditions exclude its own sample "
+                                f"{cls.sample}")
