@@ -3,8 +3,8 @@
 Data: examples/measurements/core_jpeg_verilator.csv (core_jpeg simulated with Verilator,
 cycles from the first input byte to the last pixel; see examples/measurements/README.md).
 Training set: examples/measurements/core_jpeg_train.csv, at most TRAIN images, every third
-of the images of at most 2,000 blocks in size order (so 16x16 up to 1,800-block photos;
-RTL runs of small images are the cheap ones to make); validation: every other image
+of the images of at most 2,000 blocks in size order (16x16 and up; RTL runs of small
+images are the cheap ones to make); validation: every other image
 (photos up to 21,600 blocks included). ``accelperf lpn calibrate jpeg-decoder --measured
 examples/measurements/core_jpeg_train.csv --out examples/params/core_jpeg.toml`` wrote
 the shipped parameter file from the same rows.
