@@ -13,6 +13,7 @@ from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
 from .lpn_batch import note_backend, simulate_batch
+from .lpn_calibrate import lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
 
 
@@ -22,6 +23,8 @@ def lpn():
 
 
 lpn.add_command(lpn_check)
+lpn.add_command(lpn_calibrate)
+lpn.add_command(lpn_compare)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
@@ -178,7 +181,6 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
     check_output(out, "--out", (".svg", ".html"))
     model = load_model(model_spec, read_params(params_file, param_list))
     if list_parameters:
-        from .lpn_calibrate import print_parameters
         print_parameters(model)
         if out is None:
             return
@@ -523,5 +525,3 @@ def _print_verdict(name, result) -> None:
     if d.get("note"):
         console.print(d["note"])
 
-
-from . import lpn_calibrate  # noqa: E402,F401  (registers `lpn calibrate` and `lpn compare`)

@@ -16,9 +16,8 @@ from rich.table import Table
 
 from ..errors import ModelError, invalid
 from ..report import dump_json
-from .common import check_output, console, figure_path, param_options, params_toml, \
-    read_params
-from .lpn import lpn
+from .common import StrictCommand, check_output, console, figure_path, param_options, \
+    params_toml, read_params
 
 
 def print_parameters(model) -> None:
@@ -87,7 +86,7 @@ def _builder(model_spec: str, start: dict):
     return lambda values: load_model(model_spec, {**start, **values}, "--params")
 
 
-@lpn.command("calibrate")
+@click.command("calibrate", cls=StrictCommand)
 @click.argument("model_spec", metavar="MODEL")
 @click.option("--measured", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="CSV of input,cycles (inputs relative to the CSV's folder, or JSON).")
@@ -158,7 +157,7 @@ def _print_calibration(result) -> None:
         console.print(f"[yellow]warning[/yellow]: {w}")
 
 
-@lpn.command("compare")
+@click.command("compare", cls=StrictCommand)
 @click.argument("model_spec", metavar="MODEL")
 @click.option("--measured", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="CSV of input,cycles (inputs relative to the CSV's folder, or JSON).")
