@@ -5,6 +5,7 @@ import re
 import math
 import shutil
 
+import numpy as np
 import pytest
 
 from accelperf import ModelError
@@ -44,8 +45,10 @@ def test_aes_measurement_is_sane(tmp_path):
 
 @needs_openssl
 def test_refuses_when_the_mask_does_not_slow_the_host(monkeypatch):
-    # Make the "host" setting identical to the accelerated one: no slowdown, so refuse.
-    monkeypatch.setitem(crypto.MASKS, ("aes", "vpaes"), None)
+    # A mask that does not take effect: host and accelerated runs cost the same. Timed by a
+    # stand-in for openssl so that no load on the machine can make one look slower.
+    monkeypatch.setattr(crypto, "openssl_speed",
+                        lambda algorithm, nbytes, mask, *args: 1e-9 * nbytes)
     with pytest.raises(UntrustedMeasurement, match="not trustworthy: the masked host") as err:
         measure_kernel("aes", [4096, 65536], "ctr", "vpaes", repeats=1)
     kept = err.value.measurement                     # the timings survive the refusal
@@ -148,6 +151,24 @@ def test_offload_measurement_is_well_formed():
     C, beta, se_lnC, se_beta = power_law(t.granularity, t.host)
     assert math.isfinite(C) and C > 0 and math.isfinite(beta) and beta > 0
     assert "seconds per offload" in m.metadata["statistic"]
+
+
+@needs_aesni
+def test_in_process_offload_is_well_formed_and_says_how_it_was_timed():
+    """The in-process variant (issue 24: large sizes on a loaded machine): every mode, size
+    and repeat, CPU seconds per offload, host time growing with the bytes, and the metadata
+    saying it ran without a worker on the CPU clock."""
+    pytest.importorskip("cryptography")
+    from accelperf.measure.offload import measure_offload
+    sizes = [4096, 65536]
+    m = measure_offload("aes", sizes, repeats=1, target_s=0.01, check=False, in_process=True)
+    assert sorted((s.mode, s.granularity) for s in m.samples) == sorted(
+        (mode, g) for mode in ("host", "accel", "echo") for g in sizes)
+    t = m.timings("min")
+    assert all(0 < x < 10 for x in np.concatenate([t.host, t.accel, t.echo]))
+    assert t.host[-1] > t.host[0] and t.echo[-1] > t.echo[0]
+    assert "in process" in m.metadata["accelperf measure"]
+    assert "thread_time" in m.metadata["accelperf measure"]
 
 
 def test_measure_command_passes_the_huge_pages_choice(cli, tmp_path, monkeypatch):

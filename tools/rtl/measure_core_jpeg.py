@@ -43,7 +43,7 @@ import numpy as np
 from PIL import Image
 
 from accelperf.errors import ModelError, invalid
-from accelperf.lpn.inputs.jpeg import JpegBlocks, read_jpeg
+from accelperf.lpn.inputs import JpegBlocks, read_jpeg
 
 HERE = Path(__file__).resolve().parent
 WRAPPER, DRIVER = HERE / "tb_core_jpeg.v", HERE / "tb_core_jpeg.cpp"

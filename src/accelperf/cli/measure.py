@@ -109,20 +109,25 @@ def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, huge_pages, ou
               help="Largest granularity.")
 @click.option("--target", type=RealType(low=0.001, high=60), default=0.2, show_default=True,
               help="Seconds of timed calls per granularity and setting.")
+@click.option("--in-process", is_flag=True,
+              help="No worker: the copies and the accelerated call run in the measuring "
+                   "process, timed on its CPU clock (for a machine others are loading).")
 @_common_options
-def measure_offload_cmd(kernel, lo, hi, target, repeats, out, as_json):
+def measure_offload_cmd(kernel, lo, hi, target, in_process, repeats, out, as_json):
     """Ship g bytes to a worker process through shared memory (host, accel and echo runs).
 
     \b
     Examples:
       accelperf measure offload --from 4KiB --to 256KiB --repeats 1 --out offload.csv
       accelperf logca fit offload.csv            # o and L from the echo run
+      accelperf measure offload --in-process --from 4KiB --to 128MiB --out big.csv
     """
     from ..measure.crypto import check_sizes
     from ..measure.offload import measure_offload
     check_output(out, "--out", (".csv",))
     sizes = check_sizes(granularities(lo, hi), buffers=6)
-    _run(lambda tick: measure_offload(kernel, sizes, repeats, target, progress=tick),
+    _run(lambda tick: measure_offload(kernel, sizes, repeats, target, progress=tick,
+                                      in_process=in_process),
          3 * repeats, f"offloading {kernel}", out, as_json,
          f"{len(sizes)} granularities x host/accel/echo x {repeats} repeats")
 

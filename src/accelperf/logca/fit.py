@@ -34,6 +34,7 @@ from scipy import optimize, stats
 from ..errors import ModelError
 from ..units import format_size
 from ..validate import real_number
+from .fitchecks import tail_warnings
 from .metrics import break_even_granularity, half_acceleration_granularity
 from .model import MAGNITUDE, LogCA
 
@@ -446,7 +447,7 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     s_meas = d.t0 / d.t1
     s_model = _host_model(x, d.g) / _t1_model(x, d.g, dep)
     warnings += _model_warnings(d, best, model, beta, latency)
-    warnings += _tail_warnings(d, s_meas, s_model)
+    warnings += tail_warnings(d.g, d.t0, d.t1, s_meas, s_model)
     g1, g_half = _crossings(model, d, s_meas, best, x[C0], bootstrap, seed, warnings)
     for label, c in (("g1", g1), ("g_A/2", g_half)):
         if c.model is not None and not (d.g[0] <= c.model <= d.g[-1]):
@@ -501,31 +502,6 @@ def _model_warnings(d: FitData, best: _Candidate, model: LogCA, beta_host: float
     return out
 
 
-def _tail_warnings(d: FitData, s_meas, s_model) -> list[str]:
-    """Step 4c: a measured speedup that falls at the large end (a cache outgrown), which
-    LogCA cannot follow. Checked the same way whichever statistic (min or median) the times
-    are: a clear fall (5%) with any over-prediction, or a smaller one (2%) that the model
-    over-predicts by more than 5%."""
-    g, t0, t1, n = d.g, d.t0, d.t1, d.n
-    over = s_model[-1] / s_meas[-1] - 1
-    falling = _falling_tail(s_meas) if over > 0.025 else 0
-    if not falling and over > 0.05:
-        falling = _falling_tail(s_meas, drop=0.02)
-    if not falling:
-        return []
-    first = n - falling
-    before, last = first - 1, n - 1
-    return [
-        f"the measured speedup falls at the large end: {s_meas[last]:.3g} at "
-        f"{format_size(g[last])} against {np.median(s_meas[n // 2:first]):.3g} over "
-        f"{format_size(g[n // 2])}..{format_size(g[before])}, from {format_size(g[first])} "
-        f"on (accelerated {g[before] / t1[before] / 1e9:.3g} -> {g[last] / t1[last] / 1e9:.3g}"
-        f" GB/s, host {g[before] / t0[before] / 1e9:.3g} -> {g[last] / t0[last] / 1e9:.3g} "
-        f"GB/s). The data have likely outgrown a cache; LogCA has no memory hierarchy, and "
-        f"the fitted curve over-predicts the speedup at {format_size(g[last])} by {over:.0%}"
-        f" (fit with --to {format_size(g[before])} to leave it out)"]
-
-
 def _linear_echo(g, echo, dependent):
     cols = [np.ones_like(g)] + ([g] if dependent else [])
     X = np.column_stack(cols) / echo[:, None]
@@ -536,20 +512,6 @@ def _linear_echo(g, echo, dependent):
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     return (coef[0], coef[1] if dependent else 0.0, float(se[0]),
             float(se[1]) if dependent else None)
-
-
-def _falling_tail(speedup, drop: float = 0.05) -> int:
-    """How many of the largest granularities have a measured speedup more than ``drop``
-    below the median of the upper half before them (LogCA's speedup never falls with g)."""
-    s = np.asarray(speedup)
-    n = s.size
-    tail = 0
-    while tail < n // 4 and n // 2 < n - tail - 1:
-        reference = np.median(s[n // 2:n - tail - 1])
-        if s[n - tail - 1] >= (1 - drop) * reference:
-            break
-        tail += 1
-    return tail
 
 
 def _per_call_constant(g, t0, C: float, beta: float) -> float | None:

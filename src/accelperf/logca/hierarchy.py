@@ -6,12 +6,15 @@ smallest layer whose local store μ holds it, each layer at its own rate. This m
 two together: the per-byte parts of both times are scaled by how much of the working set has
 outgrown each layer,
 
-* ``T0(g) = c0 + C·g^β · H(g)``,              ``H(g) = 1 + Σ_k h_k·m_k(g)``
-* ``T1(g) = o + (L1(g)^* + C·g^β/A) · Q(g)``,  ``Q(g) = 1 + Σ_k a_k·m_k(g)``
+* ``T0(g) = c0 + C·g^β · H(g)``,                    ``H(g) = 1 + Σ_k h_k·m_k(g)``
+* ``T1(g) = o + L·g · R(g) + C·g^β/A · Q(g)``,       ``Q(g) = 1 + Σ_k a_k·m_k(g)``,
+  ``R(g) = 1 + Σ_k l_k·m_k(g)``
 
-(``L1(g)^*`` is L·g with granularity-dependent latency, and is left unscaled as the constant L
-otherwise). ``h_k`` and ``a_k`` are the relative extra cost per byte of the host and of the
-accelerated path once the data live beyond layer k.
+with granularity-dependent latency; with a constant L the transfer term is L itself, unscaled.
+``h_k``, ``a_k`` and ``l_k`` are the relative extra cost per byte of the host, of the
+accelerator's computation and of the transfer (LogCA's L·g: the copies) once the data live
+beyond layer k. They differ: a computation that is slow per byte hides most of its memory
+traffic behind it, a copy does not.
 
 The transition. ``m_k`` is the share of accesses that miss layer k for a working set of
 ``W = w·g`` bytes (w: bytes touched per byte offloaded, e.g. source and destination buffers):
@@ -24,7 +27,10 @@ measured miss-ratio curves show, that a set-associative cache with (pseudo-)LRU 
 miss before W reaches μ and keeps some hits well past it (conflict misses, other processes
 sharing the last level, prefetchers hiding part of the misses), so that the cost moves from
 one layer's rate to the next's over a factor of a few in size, symmetrically in log size.
-One s and one w are shared by all layers: they describe the access pattern, not a layer.
+w and s may be one number for all layers or one per layer: a fit finds them per layer,
+because a layer's effective capacity differs from its nominal one (a last level shared with
+other processes or a virtual machine's neighbours, a victim cache that holds what the level
+inside it evicts), and ``μ_k/w_k`` is where the speedup is half way through layer k's bend.
 
 With a single layer there is no transition, H = Q = 1, and every time, speedup and metric is
 the plain model's, computed by the plain model itself (exact, not approximately equal).
@@ -61,7 +67,7 @@ class MemoryLayer:
 
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
     """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
-    file or ``measure memory``'s probe), innermost first, then the unbounded memory beyond
+    file or ``density probe``), innermost first, then the unbounded memory beyond
     the outermost store.
 
     A density layer is a store of μ bytes and the link that fills it (Steffen 2007 §4; the
@@ -102,9 +108,9 @@ def miss_share(g, capacity: float, working_set: float, sharpness: float):
 class HierarchicalLogCA:
     """LogCA with per-layer costs (see the module docstring for the equations).
 
-    ``base`` holds the costs when the working set fits the innermost layer; ``host_steps[k]``
-    and ``accel_steps[k]`` (h_k, a_k) are the relative extra per-byte costs once it has
-    outgrown layer k (one per layer but the outermost). ``host_constant`` is the host's
+    ``base`` holds the costs when the working set fits the innermost layer; ``host_steps[k]``,
+    ``accel_steps[k]`` and ``link_steps[k]`` (h_k, a_k, l_k) are the relative extra per-byte
+    costs once it has outgrown layer k (one per layer but the outermost). ``host_constant`` is the host's
     per-call constant c0 (0 in the paper's model).
 
     >>> base = LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds")
@@ -118,8 +124,9 @@ class HierarchicalLogCA:
     layers: tuple[MemoryLayer, ...]
     host_steps: tuple[float, ...] = ()
     accel_steps: tuple[float, ...] = ()
-    working_set: float = 1.0
-    sharpness: float = 4.0
+    link_steps: tuple[float, ...] = ()
+    working_set: float | tuple[float, ...] = 1.0
+    sharpness: float | tuple[float, ...] = 4.0
     host_constant: float = 0.0
     name: str | None = field(default=None, compare=False)
 
@@ -133,16 +140,25 @@ class HierarchicalLogCA:
             raise ModelError("a hierarchical LogCA model needs at least one layer")
         set_(self, "host_steps", tuple(float(x) for x in self.host_steps) or (0.0,) * n)
         set_(self, "accel_steps", tuple(float(x) for x in self.accel_steps) or (0.0,) * n)
-        for label, steps in (("host_steps", self.host_steps), ("accel_steps", self.accel_steps)):
+        set_(self, "link_steps", tuple(float(x) for x in self.link_steps) or (0.0,) * n)
+        for label, steps in (("host_steps", self.host_steps), ("accel_steps", self.accel_steps),
+                             ("link_steps", self.link_steps)):
             if len(steps) != n:
                 raise invalid(label, steps, f"one step per layer but the outermost ({n})")
             for layer, x in zip(self.layers, steps):
                 if not (math.isfinite(x) and x > -1):
                     raise invalid(f"{label} of layer {layer.name!r}", x,
                                   "a finite relative change > -1 (the cost stays positive)")
-        for label, x in (("working_set", self.working_set), ("sharpness", self.sharpness)):
-            if not (math.isfinite(x) and x > 0):
-                raise invalid(label, x, "a finite number > 0")
+        for label in ("working_set", "sharpness"):
+            value = getattr(self, label)
+            values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * max(n, 1)
+            if len(values) != max(n, 1):
+                raise invalid(label, value, f"one number, or one per layer but the outermost "
+                                            f"({n})")
+            for x in values:
+                if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+                    raise invalid(label, x, "a finite number > 0")
+            set_(self, label, tuple(float(x) for x in values))
         if not (math.isfinite(self.host_constant) and self.host_constant >= 0):
             raise invalid("host_constant", self.host_constant, "a finite number of seconds >= 0")
 
@@ -166,6 +182,7 @@ class HierarchicalLogCA:
                 "layers": [{"name": l.name, "capacity_bytes": l.capacity_bytes}
                            for l in self.layers],
                 "host_steps": list(self.host_steps), "accel_steps": list(self.accel_steps),
+                "link_steps": list(self.link_steps),
                 "working_set": self.working_set, "sharpness": self.sharpness,
                 "host_constant": self.host_constant}
 
@@ -178,17 +195,25 @@ class HierarchicalLogCA:
         """Q(g) = 1 + Σ a_k·m_k(g)."""
         return self._factor(g, self.accel_steps)
 
+    def link_factor(self, g):
+        """R(g) = 1 + Σ l_k·m_k(g)."""
+        return self._factor(g, self.link_steps)
+
     def _factor(self, g, steps):
         g = np.asarray(g, float)
         total = np.ones_like(g)
-        for layer, step in zip(self.layers, steps):
-            total = total + step * miss_share(g, layer.capacity_bytes, self.working_set,
-                                              self.sharpness)
+        for layer, step, w, s in zip(self.layers, steps, self.working_set, self.sharpness):
+            total = total + step * miss_share(g, layer.capacity_bytes, w, s)
         return total
 
     def layer_at(self, g: float) -> MemoryLayer:
         """The innermost layer whose store holds the working set w·g."""
-        return next(l for l in self.layers if self.working_set * g <= l.capacity_bytes)
+        return next((l for l, w in zip(self.layers, self.working_set)
+                     if w * g <= l.capacity_bytes), self.layers[-1])
+
+    def transition(self, k: int) -> float:
+        """The granularity (bytes) half way through layer k's bend: ``μ_k/w_k``."""
+        return self.layers[k].capacity_bytes / self.working_set[k]
 
     # ------------------------------------------------------------------ times
     def T0(self, g):
@@ -198,13 +223,12 @@ class HierarchicalLogCA:
         return self.host_constant + self.base.T0(g) * self.host_factor(g)
 
     def T1(self, g):
-        """Accelerated time ``o + (L1(g)^* + C·g^β/A)·Q(g)``."""
+        """Accelerated time ``o + L·g·R(g) + C·g^β/A·Q(g)`` (``o + L + ...`` with constant L)."""
         if self.plain:
             return self.base.T1(g)
         b = self.base
-        per_byte = b.T0(g) / b.A + (b.latency_time(g) if b.dependent else 0.0)
-        fixed = b.o + (0.0 if b.dependent else b.L)
-        return fixed + per_byte * self.accel_factor(g)
+        link = b.latency_time(g) * self.link_factor(g) if b.dependent else b.L
+        return b.o + link + b.T0(g) / b.A * self.accel_factor(g)
 
     def speedup(self, g):
         """``T0/T1``; the plain model's own speedup (eqs. 2, 8) when there is one layer."""
@@ -214,16 +238,21 @@ class HierarchicalLogCA:
             return self.T0(g) / self.T1(g)
 
     def local_model(self, g: float) -> LogCA:
-        """The plain LogCA that agrees with this model at granularity g (c0 aside): C·H(g),
-        A·H(g)/Q(g) and, with dependent latency, L·Q(g) hold the layer's costs there. What
-        ISCA'17 §3 asks at one size (bound, limiting parameter) is asked of it."""
+        """The plain LogCA that agrees with this model at granularity g: the host's cost
+        per byte there (its constant included) as C, A scaled so that C/A is the
+        accelerator's cost per byte there, and, with dependent latency, L·R(g). The speedup
+        at g is the same; what ISCA'17 §3 asks at one size (bound, limiting parameter) is
+        asked of it."""
         if self.plain:
             return self.base
-        h, q = float(self.host_factor(g)), float(self.accel_factor(g))
         b = self.base
-        return b.with_parameters(C=b.C * h, A=b.A * h / q, L=b.L * q if b.dependent else b.L,
-                                 name=f"{b.label} at {format_size(g)} "
-                                      f"({self.layer_at(g).name})")
+        host = float(self.T0(g))
+        scale = float(np.power(g, b.beta))
+        C = host / scale                                 # T0(g) = C·g^β exactly
+        A = b.A * C / (b.C * float(self.accel_factor(g)))
+        L = b.L * float(self.link_factor(g)) if b.dependent else b.L
+        return b.with_parameters(C=C, A=A, L=L, name=f"{b.label} at {format_size(g)} "
+                                                      f"({self.layer_at(g).name})")
 
     # ------------------------------------------------------------------ metrics
     def granularity_for(self, target: float, lo: float = SEARCH_RANGE[0],
@@ -268,7 +297,9 @@ class HierarchicalLogCA:
         return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))
 
     def __repr__(self) -> str:
-        steps = ", ".join(f"{l.name}: host {h:+.1%}, accel {a:+.1%}"
-                          for l, h, a in zip(self.layers, self.host_steps, self.accel_steps))
+        steps = ", ".join(f"{l.name}: host {h:+.1%}, accel {a:+.1%}, link {k:+.1%}"
+                          for l, h, a, k in zip(self.layers, self.host_steps, self.accel_steps,
+                                                self.link_steps))
         return (f"HierarchicalLogCA({self.label}; beyond {steps or 'no layer'}; "
-                f"w = {self.working_set:.3g}, s = {self.sharpness:.3g})")
+                f"w = {', '.join(f'{w:.3g}' for w in self.working_set)}, "
+                f"s = {', '.join(f'{s:.3g}' for s in self.sharpness)})")

@@ -10,8 +10,8 @@ Steps:
    out with a warning naming the layer (the fit is still possible without them);
 3. both candidates solved by the same bounded nonlinear least squares on the same residuals
    (log host time, log speedup, and log echo time when there is an echo run): plain
-   (no transition) and hierarchical (the identified transitions, a shared working-set factor
-   w and sharpness s, started from several w);
+   (no transition) and hierarchical (the identified transitions, each with its own
+   working-set factor w_k and sharpness s_k, from several starts, the best refined);
 4. AIC = N·ln(SSR/N) + 2k on those residuals; the hierarchical model must lower it by 2 to
    be chosen (the rule ``fit_logca`` applies to the latency kind).
 
@@ -35,10 +35,14 @@ from .model import LogCA
 
 MIN_SIDE = 2                         # measured sizes needed on each side of a transition
 START_WORKING_SET = 2.0              # source and destination: the least an offload touches
-WORKING_SET_STARTS = (1.0, 2.0, 4.0, 8.0)
-# Vector layout: the plain parameters, then w and s, then (h_k, a_k) per transition.
-LN_C, BETA, O, LAT, LN_A, C0, LN_W, LN_S = range(8)
-N_FIXED = 8
+WORKING_SET_STARTS = (1.0, 2.0, 4.0)
+# A working set from half the offloaded bytes (a victim last level holds what the level
+# inside it evicts, so the two add up) to eight buffers of them.
+W_BOUNDS = (0.5, 8.0)
+QUICK_NFEV = 150                     # evaluations per start before the best is refined
+# Vector layout: the plain parameters, then w and s, then h_k, a_k and l_k per transition.
+LN_C, BETA, O, LAT, LN_A, C0, LN_W, LN_S, O_ECHO = range(9)
+N_FIXED = 9
 STEP_BOUNDS = (-0.9, 10.0)
 
 
@@ -111,24 +115,26 @@ def _model(x, layers, dependent: bool, name: str) -> HierarchicalLogCA:
                  latency="dependent" if dependent else "independent", unit="seconds",
                  name=name)
     steps = x[N_FIXED:]
-    return HierarchicalLogCA(base, layers, tuple(steps[:n]), tuple(steps[n:]),
-                             working_set=math.exp(x[LN_W]), sharpness=math.exp(x[LN_S]),
+    return HierarchicalLogCA(base, layers, tuple(steps[:n]), tuple(steps[n:2 * n]),
+                             tuple(steps[2 * n:3 * n]),
+                             working_set=tuple(np.exp(steps[3 * n:4 * n])) or 1.0,
+                             sharpness=tuple(np.exp(steps[4 * n:])) or 4.0,
                              host_constant=x[C0], name=name)
 
 
 def _times(x, layers, g, dependent):
     """(T0, T1, echo) of a vector, written out for speed (the model class validates)."""
     n = len(layers) - 1
-    w, s = math.exp(x[LN_W]), math.exp(x[LN_S])
-    shares = [miss_share(g, l.capacity_bytes, w, s) for l in layers[:-1]]
+    w, s = np.exp(x[N_FIXED + 3 * n:N_FIXED + 4 * n]), np.exp(x[N_FIXED + 4 * n:])
+    shares = [miss_share(g, l.capacity_bytes, w[k], s[k]) for k, l in enumerate(layers[:-1])]
     h = 1 + sum(x[N_FIXED + k] * shares[k] for k in range(n))
     q = 1 + sum(x[N_FIXED + n + k] * shares[k] for k in range(n))
+    r = 1 + sum(x[N_FIXED + 2 * n + k] * shares[k] for k in range(n))
     host = np.exp(x[LN_C] + x[BETA] * np.log(g))
-    per_byte_link = x[LAT] * g if dependent else 0.0
-    fixed = x[O] + (0.0 if dependent else x[LAT])
+    link = x[LAT] * g * r if dependent else x[LAT]
     t0 = x[C0] + host * h
-    t1 = fixed + (per_byte_link + host * math.exp(-x[LN_A])) * q
-    echo = fixed + per_byte_link * q
+    t1 = x[O] + link + host * math.exp(-x[LN_A]) * q
+    echo = x[O_ECHO] + link       # the echo call's own overhead: no computation to start
     return t0, t1, echo
 
 
@@ -147,7 +153,7 @@ def _aic(ssr: float, n_res: int, k: int) -> float:
     return n_res * math.log(max(ssr, 1e-300) / n_res) + 2 * k
 
 
-def _solve(d, layers, dependent, start, free, lower, upper):
+def _solve(d, layers, dependent, start, free, lower, upper, max_nfev=4000):
     def residuals(v):
         x = start.copy()
         x[free] = v
@@ -155,7 +161,7 @@ def _solve(d, layers, dependent, start, free, lower, upper):
 
     x0 = np.clip(start[free], lower[free] + 1e-12, upper[free] - 1e-12)
     sol = optimize.least_squares(residuals, x0, bounds=(lower[free], upper[free]),
-                                 method="trf", x_scale="jac", max_nfev=4000)
+                                 method="trf", x_scale="jac", max_nfev=max_nfev)
     x = start.copy()
     x[free] = sol.x
     ssr = float(sol.fun @ sol.fun)
@@ -172,11 +178,13 @@ def _solve(d, layers, dependent, start, free, lower, upper):
     return x, se, ssr, _aic(ssr, n_res, k), k
 
 
-def _bounds(n_steps: int):
-    lower = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0, 0.0, math.log(0.25), math.log(0.5)]
-                     + [STEP_BOUNDS[0]] * n_steps)
-    upper = np.array([np.inf, 5.0, np.inf, np.inf, 30.0, np.inf, math.log(64.0), math.log(30.0)]
-                     + [STEP_BOUNDS[1]] * n_steps)
+def _bounds(n: int):
+    lower = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0, 0.0, math.log(0.25), math.log(0.5), 0.0]
+                     + [STEP_BOUNDS[0]] * 3 * n + [math.log(W_BOUNDS[0])] * n
+                     + [math.log(0.5)] * n)
+    upper = np.array([np.inf, 5.0, np.inf, np.inf, 30.0, np.inf, math.log(64.0), math.log(30.0),
+                      np.inf] + [STEP_BOUNDS[1]] * 3 * n + [math.log(W_BOUNDS[1])] * n
+                     + [math.log(30.0)] * n)
     return lower, upper
 
 
@@ -207,7 +215,7 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
     """Fit plain and hierarchical LogCA (seconds per operation of g bytes) and choose by AIC.
 
     ``layers`` come from :func:`.hierarchy.layers_from_hierarchy` (a density hierarchy file or
-    ``measure memory``'s probe). With one layer the answer is the plain fit.
+    ``density probe``). With one layer the answer is the plain fit.
     """
     layers = tuple(layers)
     if not layers or not all(isinstance(l, MemoryLayer) for l in layers):
@@ -222,17 +230,20 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
     m = plain_fit.model
     c0 = 0.0 if plain_fit.host_constant is None else plain_fit.host_constant.value
     base_x = np.array([math.log(m.C), m.beta, m.o, m.L, math.log(m.A), c0,
-                       math.log(START_WORKING_SET), math.log(3.0)])
+                       math.log(START_WORKING_SET), math.log(3.0), m.o])
     plain = _plain_candidate(plain_fit, d, (layers[-1],), dependent, base_x, name)
     hier = None
     if len(kept) > 1:
         tries = []
-        for w in WORKING_SET_STARTS:
-            start = np.concatenate([base_x, np.full(2 * (len(kept) - 1), 0.05)])
-            start[LN_W] = math.log(w)
-            tries.append(_candidate("hierarchical", d, kept, dependent, start, host_constant,
-                                    name))
-        hier = min(tries, key=lambda c: c.ssr)
+        for base in [base_x] + _inner_start(d, t_echo, latency, host_constant, lo, hi):
+            for w in WORKING_SET_STARTS:
+                n = len(kept) - 1
+                start = np.concatenate([base, np.full(3 * n, 0.05),
+                                        np.full(n, math.log(w)), np.full(n, math.log(3.0))])
+                tries.append(_candidate("hierarchical", d, kept, dependent, start,
+                                        host_constant, name, max_nfev=QUICK_NFEV))
+        best = min(tries, key=lambda c: c.ssr)             # refine the best start only
+        hier = _candidate("hierarchical", d, kept, dependent, best.x, host_constant, name)
     chosen = hier if hier is not None and hier.aic < plain.aic - 2 else plain
     s_meas = d.t0 / d.t1
     model = chosen.model
@@ -245,14 +256,57 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
                         tuple(l.name for l in layers[:-1] if l not in kept), tuple(warnings))
 
 
-def _candidate(kind, d, layers, dependent, start, host_constant, name) -> Candidate:
-    n_steps = 2 * (len(layers) - 1)
-    lower, upper = _bounds(n_steps)
-    free = np.ones(N_FIXED + n_steps, bool)
+def _inner_start(d, t_echo, latency, host_constant, lo, hi) -> list:
+    """Plain LogCA fitted to the smaller half of the sizes, where the data fit the inner
+    layers and LogCA holds: the innermost layer's costs to start from (none when that half
+    is too small to fit)."""
+    k = d.n // 2 + 1
+    if k < 6:
+        return []
+    starts = [_linear_start(d.g[:k], d.t0[:k], d.t1[:k],
+                            None if d.echo is None else d.echo[:k], host_constant)]
+    try:
+        f = fit_logca(d.g, d.t0, d.t1, d.echo, latency=latency, bootstrap=0,
+                      hi=float(d.g[k - 1]), host_constant=host_constant)
+    except ModelError:
+        return starts
+    m = f.model
+    c0 = 0.0 if f.host_constant is None else f.host_constant.value
+    return starts + [np.array([math.log(m.C), m.beta, m.o, m.L, math.log(m.A), c0,
+                               math.log(START_WORKING_SET), math.log(3.0), m.o])]
+
+
+def _linear_start(g, t0, t1, echo, host_constant) -> np.ndarray:
+    """β = 1 by relative linear least squares: T0 = c0 + C·g, T1 = o + K·g with K = L + C/A,
+    the echo run (when there is one) o + L·g; A = C/(K − L)."""
+    def line(t, constant=True):
+        X = np.column_stack([np.ones_like(g), g] if constant else [g]) / t[:, None]
+        coef, *_ = np.linalg.lstsq(X, np.ones_like(g), rcond=None)
+        return (coef[0], coef[1]) if constant else (0.0, coef[0])
+    c0, C = line(t0, host_constant)
+    o, K = line(t1)
+    o_echo, L = line(echo) if echo is not None else (o, 0.0)
+    C, K = max(C, 1e-300), max(K, 1e-300)
+    A = C / (K - L) if K > L > 0 else C / K
+    return np.array([math.log(C), 1.0, max(o, 0.0), max(L, 0.0), math.log(max(A, 1e-6)),
+                     max(c0, 0.0), math.log(START_WORKING_SET), math.log(3.0),
+                     max(o_echo, 0.0)])
+
+
+def _candidate(kind, d, layers, dependent, start, host_constant, name,
+               max_nfev: int = 4000) -> Candidate:
+    n = len(layers) - 1
+    lower, upper = _bounds(n)
+    free = np.ones(N_FIXED + 5 * n, bool)
     free[LAT] = dependent
     free[C0] = host_constant
-    free[LN_W] = free[LN_S] = n_steps > 0
-    x, se, ssr, aic, k = _solve(d, layers, dependent, start.copy(), free, lower, upper)
+    free[LN_W] = free[LN_S] = False             # unused: w and s are per layer, at the end
+    free[O_ECHO] = n > 0 and d.echo is not None
+    if not dependent:                       # a constant L has no per-byte transfer to scale
+        free[N_FIXED + 2 * n:N_FIXED + 3 * n] = False
+        start[N_FIXED + 2 * n:N_FIXED + 3 * n] = 0.0
+    x, se, ssr, aic, k = _solve(d, layers, dependent, start.copy(), free, lower, upper,
+                                max_nfev)
     return Candidate(kind, _model(x, layers, dependent, name), x, se, ssr, aic, k)
 
 
@@ -293,16 +347,20 @@ def _parameters(c: Candidate, dependent: bool) -> dict:
         out["c0"] = p("c0", x[C0], se[C0], "host per-call constant")
     model = c.model
     n = len(model.layers) - 1
-    if n:
-        w, s = model.working_set, model.sharpness
-        out["w"] = p("w", w, w * se[LN_W], "working-set bytes per offloaded byte")
-        out["s"] = p("s", s, s * se[LN_S], "sharpness of the transitions")
     for k, layer in enumerate(model.layers[:-1]):
-        out[f"h[{layer.name}]"] = p(f"h[{layer.name}]", x[N_FIXED + k], se[N_FIXED + k],
-                                    f"host cost per byte beyond {layer.name}")
-        out[f"a[{layer.name}]"] = p(f"a[{layer.name}]", x[N_FIXED + n + k],
-                                    se[N_FIXED + n + k],
-                                    f"accelerated cost per byte beyond {layer.name}")
+        for i, (letter, what) in enumerate((("h", "host"), ("a", "accelerator's compute"),
+                                            ("l", "transfer (L·g)"))):
+            if letter == "l" and not dependent:
+                continue
+            key = f"{letter}[{layer.name}]"
+            out[key] = p(key, x[N_FIXED + i * n + k], se[N_FIXED + i * n + k],
+                         f"{what} cost per byte beyond {layer.name}")
+        w, s = model.working_set[k], model.sharpness[k]
+        out[f"w[{layer.name}]"] = p(f"w[{layer.name}]", w, w * se[N_FIXED + 3 * n + k],
+                                    f"working set per offloaded byte: the bend is centred at "
+                                    f"{format_size(model.transition(k))}")
+        out[f"s[{layer.name}]"] = p(f"s[{layer.name}]", s, s * se[N_FIXED + 4 * n + k],
+                                    "sharpness of the bend")
     return out
 
 
@@ -318,10 +376,13 @@ def _effect_warnings(hier: Candidate | None, chosen: Candidate) -> list[str]:
                    f"it must be lower by 2): plain LogCA is reported")
         return out
     m = hier.model
-    for layer, h, a in zip(m.layers, m.host_steps, m.accel_steps):
-        g = layer.capacity_bytes / m.working_set
+    for k, layer in enumerate(m.layers[:-1]):
+        g = m.transition(k)
+        inside, beyond = m.speedup(g / 4), m.speedup(g * 4)
+        link = f", transfer {m.link_steps[k]:+.0%}" if m.base.dependent else ""
         out.append(f"the data outgrow layer {layer.name!r} ({format_size(layer.capacity_bytes)}"
-                   f") from about {format_size(g)} offloaded (working set {m.working_set:.3g}"
-                   f"×g): host {h:+.1%} and accelerated {a:+.1%} per byte beyond it, the "
-                   f"speedup ×{(1 + h) / (1 + a):.3f}")
+                   f") about {format_size(g)} offloaded (working set {m.working_set[k]:.3g}"
+                   f"×g): per byte beyond it host {m.host_steps[k]:+.0%}, accelerator "
+                   f"{m.accel_steps[k]:+.0%}{link}; the speedup goes from {inside:.3g} at "
+                   f"{format_size(g / 4)} to {beyond:.3g} at {format_size(g * 4)}")
     return out

@@ -65,15 +65,16 @@ def _operation(kernel: str):
     raise MeasurementError(f"kernel = {kernel!r} is invalid: aes or sha256")
 
 
-def _calibrated(run_once, target_s: float) -> float:
-    """Seconds per call: repeat until about target_s has passed, after a warm-up."""
+def _calibrated(run_once, target_s: float, clock=time.perf_counter) -> float:
+    """Seconds per call: repeat until about target_s has passed on ``clock``, after a
+    warm-up."""
     run_once()
     n, elapsed = 1, 0.0
     while True:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(n):
             run_once()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed >= target_s:
             return elapsed / n
         n = max(n * 2, int(n * target_s / max(elapsed, 1e-9) * 1.2))
@@ -133,11 +134,14 @@ def _driver(args) -> None:
     source = bytearray(os.urandom(1024)) * (cap // 1024 + 1)
     result = bytearray(cap)
     out = {}
+    clock = time.thread_time if args.in_process else time.perf_counter
     if args.mode == "host":
         op = _operation(args.kernel)
         src, dst = memoryview(source), memoryview(bytearray(cap + 16))
         for g in sizes:
-            out[g] = _calibrated(lambda: op(src[:g], dst[:g + 16]), args.target)
+            out[g] = _calibrated(lambda: op(src[:g], dst[:g + 16]), args.target, clock)
+    elif args.in_process:
+        out = _staged_in_process(args, sizes, source, result, cap, clock)
     else:
         from multiprocessing import shared_memory
         shm = shared_memory.SharedMemory(create=True, size=_DATA + 2 * cap + 64)
@@ -172,9 +176,35 @@ def _driver(args) -> None:
     json.dump({str(k): v for k, v in out.items()}, sys.stdout)
 
 
+def _staged_in_process(args, sizes, source, result, cap, clock) -> dict:
+    """The in-process offload: the same three copies (into a staging buffer, staging in to
+    staging out by the accelerator or an echo copy, and back out) without a second process,
+    timed on this thread's CPU clock, so that other processes sharing the cores slow the
+    wall clock but not the figures (they still share the caches)."""
+    op = None if args.mode == "echo" else _operation(args.kernel)
+    stage_in, stage_out = memoryview(bytearray(cap)), memoryview(bytearray(cap + 16))
+    out = {}
+    for g in sizes:
+        def offload(g=g):
+            stage_in[:g] = source[:g]                           # ship g bytes
+            if op is None:
+                stage_out[:g] = stage_in[:g]
+            else:
+                op(stage_in[:g], stage_out[:g + 16])
+            result[:g] = stage_out[:g]                          # take the result back
+        out[g] = _calibrated(offload, args.target, clock)
+    return out
+
+
 def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: float = 0.2,
-                    progress=None, seed: int = 0, check: bool = True) -> Measurement:
-    """Host, accel and echo timings per granularity (see the module docstring)."""
+                    progress=None, seed: int = 0, check: bool = True,
+                    in_process: bool = False) -> Measurement:
+    """Host, accel and echo timings per granularity (see the module docstring).
+
+    ``in_process``: the offload's copies and the accelerated call run in the driver process
+    itself, timed on its CPU clock (no worker, no doorbells): a measurement a loaded machine
+    cannot turn into one of its scheduler, at the price of the doorbell overhead.
+    """
     host_mask = MASKS[("aes", "vpaes")] if kernel == "aes" else \
         MASKS.get((kernel, "no-sha-ni"))
     if host_mask is None:
@@ -188,16 +218,18 @@ def measure_offload(kernel: str, granularities, repeats: int = 5, target_s: floa
     rng = random.Random(seed)
     times = {(m, g): [] for m in ("host", "accel", "echo") for g in sizes}
     try:
-        _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress)
+        _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress,
+                      in_process)
     except KeyboardInterrupt:
         raise interrupted(kernel, times, 3 * len(sizes) * repeats,
                           f"offload {kernel}") from None
     samples = tuple(Sample(kernel, m, g, tuple(times[(m, g)]))
                     for m in ("host", "accel", "echo") for g in sizes)
-    return _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check)
+    return _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check, in_process)
 
 
-def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress) -> None:
+def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progress,
+                  in_process=False) -> None:
     """Every repeat of the three settings, each its own driver process, into ``times``."""
     for r in range(repeats):
         modes = ["host", "accel", "echo"]
@@ -206,8 +238,10 @@ def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progr
             cmd = [sys.executable, "-m", "accelperf.measure.offload", "driver", "--kernel",
                    kernel, "--mode", mode, "--sizes", ",".join(map(str, sizes)),
                    "--target", str(target_s), "--seed", str(rng.randrange(1 << 30))]
-            run = subprocess.run(cmd, capture_output=True, text=True,
-                                 env=environment(host_mask))
+            masked = mode == "host" or not in_process       # the worker is unmasked instead
+            run = subprocess.run(cmd + (["--in-process"] if in_process else []),
+                                 capture_output=True, text=True,
+                                 env=environment(host_mask if masked else None))
             if run.returncode != 0:
                 tail = (run.stderr.strip().splitlines() or ["no output"])[-1]
                 raise MeasurementError(f"the offload {mode} run failed: {tail}")
@@ -217,7 +251,8 @@ def _run_settings(kernel, sizes, repeats, target_s, host_mask, rng, times, progr
                 progress(f"offload {kernel} {mode}, repeat {r + 1}")
 
 
-def _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check) -> Measurement:
+def _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check,
+                    in_process=False) -> Measurement:
     """The checks and the metadata of a finished offload run."""
     contention = contention_check(samples, copy_rate)
     mask = slower_host_check([s for s in samples if s.mode != "echo"], f"offloaded {kernel}")
@@ -229,15 +264,25 @@ def _finish_offload(kernel, samples, copy_rate, host_mask, repeats, check) -> Me
         warnings = (mask,) if mask else ()
     from .clock import core_clock_hz
     clock = core_clock_hz()
+    how = (f"offload {kernel} in process: the accelerated process (unmasked) copies g bytes "
+           f"into a staging buffer, computes into a second one and copies the result out, "
+           f"timed on its CPU clock (time.thread_time); the host process (masked) computes"
+           if in_process else
+           f"offload {kernel}: host process (masked) ships g bytes through shared memory to a "
+           f"worker process (accelerator enabled)")
     metadata = {
-        "accelperf measure": f"offload {kernel}: host process (masked) ships g bytes through "
-                             f"shared memory to a worker process (accelerator enabled)",
+        "accelperf measure": how,
         "backend": "OpenSSL through the cryptography package (about 0.15-0.2 us of Python "
-                   "per call); doorbells are polled sequence numbers in the shared memory; "
-                   "copies are memoryview slices",
-        "host setting": f"OPENSSL_ia32cap={host_mask} (host and driver processes)",
-        "accel setting": "OPENSSL_ia32cap unset (worker process)",
-        "echo": "the worker copies the bytes back without computing: o + L*g",
+                   "per call); " + ("no worker and no doorbells; " if in_process else
+                                    "doorbells are polled sequence numbers in the shared "
+                                    "memory; ") + "copies are memoryview slices",
+        "host setting": f"OPENSSL_ia32cap={host_mask} (host "
+                        + ("process)" if in_process else "and driver processes)"),
+        "accel setting": "OPENSSL_ia32cap unset ("
+                         + ("the accelerated and echo processes)" if in_process
+                            else "worker process)"),
+        "echo": ("the staging copies without computing: o + L*g" if in_process else
+                 "the worker copies the bytes back without computing: o + L*g"),
         "core clock hz": "unknown" if clock is None else f"{clock:.6g}",
         "statistic": f"seconds per offload; min, median and max of {repeats} repeats, each "
                      f"setting its own process, sizes shuffled",
@@ -303,6 +348,7 @@ def main(argv=None) -> None:
     d.add_argument("--sizes", required=True)
     d.add_argument("--target", type=float, default=0.2)
     d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--in-process", action="store_true")
     w = sub.add_parser("worker")
     w.add_argument("--shm", required=True)
     w.add_argument("--kernel", required=True)

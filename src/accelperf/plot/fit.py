@@ -40,7 +40,7 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
     return _finish(fig, ax, lo, hi, title or "Measured speedup and the fitted LogCA model")
 
 
-def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0)) -> Figure:
+def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") -> Figure:
     """Log speedup axis, granularity axis, title, grid and legend of a fit figure."""
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
@@ -50,7 +50,7 @@ def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0)) -> Figure:
     ax.set_ylabel("speedup T0 / T1")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc=legend)
     fig.tight_layout()
     return fig
 
@@ -76,13 +76,13 @@ def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
                 label=f"{text} (mean error {mean:.1%}, max {worst:.1%}{chosen})")
     model = result.hierarchical.model if result.hierarchical is not None else None
     if model is not None:
-        for layer in model.layers[:-1]:
-            x = layer.capacity_bytes / model.working_set
+        for k, layer in enumerate(model.layers[:-1]):
+            x = model.transition(k)
             if lo <= x <= hi and math.isfinite(x):
                 ax.axvline(x, color="0.5", lw=0.8, ls=":")
-                ax.annotate(f"{layer.name} full", (x, 0.02), xycoords=("data", "axes fraction"),
+                ax.annotate(f"{layer.name} full", (x, 0.98), xycoords=("data", "axes fraction"),
                             rotation=90, fontsize=7, color="0.35", xytext=(-9, 0),
-                            textcoords="offset points", va="bottom")
+                            textcoords="offset points", va="top")
     if result.g1.model is not None and lo <= result.g1.model <= hi:
         ax.plot([result.g1.model], [1.0], "D", color="black", ms=6, zorder=6)
         ax.annotate("g₁", (result.g1.model, 1.0), textcoords="offset points", xytext=(5, -12))

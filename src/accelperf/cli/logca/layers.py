@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
@@ -15,7 +16,7 @@ from ..common import console, size_or_dash
 def hierarchy_options(func):
     func = click.option("--probe", is_flag=True,
                         help="Take the layers from a quick probe of this machine's caches "
-                             "(accelperf measure memory; a few seconds).")(func)
+                             "(as accelperf density probe --quick; a few seconds).")(func)
     return click.option("--hierarchy", "hier", default=None, metavar="NAME|FILE.toml",
                         help="Fit per-layer costs with the memory layers of this density "
                              "hierarchy (the TOML `density bound` reads); chosen over plain "
@@ -52,8 +53,10 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
 
 
 def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "min",
-                  latency: str = "auto", lo=None, hi=None, host_constant: bool = False):
-    """(HierarchyFit, notes) of the measurements in ``data`` with the layers asked for."""
+                  latency: str = "auto", lo=None, hi=None, host_constant: bool = True):
+    """(HierarchyFit, notes) of the measurements in ``data`` with the layers asked for; for
+    curve and advise with the host's per-call constant (as `fit --host-constant`), which
+    measurements through a language runtime always have."""
     from ...logca.hierfit import fit_hierarchical
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
@@ -100,7 +103,7 @@ def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
         console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
                       f"{size_or_dash(c.model)}")
     for w in list(extra_warnings) + list(result.warnings):
-        console.print(f"[yellow]note:[/yellow] {w}")
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
 def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
@@ -140,7 +143,7 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
                       *(f"{float(model.speedup(x)):.4g}" for _, model in models))
     console.print(table)
     for w in notes + list(result.warnings):
-        console.print(f"[yellow]note:[/yellow] {w}")
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
 def hierarchy_advice(data: Path, hier, probe, at, factor, threshold) -> tuple:

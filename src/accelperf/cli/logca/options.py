@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
@@ -106,6 +107,6 @@ def parameter_table(title: str, parameters) -> Table:
     for col in ("parameter", "value", "std. error", "note"):
         table.add_column(col, justify="left" if col == "note" else "right")
     for p in parameters:
-        table.add_row(p.name, f"{p.value:.5g}", "—" if p.stderr is None else f"{p.stderr:.3g}",
+        table.add_row(escape(p.name), f"{p.value:.5g}", "—" if p.stderr is None else f"{p.stderr:.3g}",
                       p.note or "")
     return table
