@@ -107,8 +107,9 @@ def test_small_jpg_known_numbers(model, cli, tmp_path):
 
 
 def test_every_unit_is_a_single_server(model):
+    # parse_header: the header stage (issue 21), 0 cycles with the authors' defaults
     assert [t.name for t in model.transitions] == [
-        "entropy_decode", "idct_y", "idct_cb", "idct_cr", "colour_convert"]
+        "parse_header", "entropy_decode", "idct_y", "idct_cb", "idct_cr", "colour_convert"]
     assert all(t.concurrency == 1 for t in model.transitions)
 
 

@@ -294,3 +294,54 @@ def granularities(lo: float, hi: float) -> list[int]:
     return sizes
 
 
+
+
+# ---------------------------------------------------------------------- LPN parameters
+def param_options(func):
+    """``--params FILE.toml`` and ``--param NAME=VALUE`` (repeatable): values for the named
+    delays a model declares (``accelperf lpn show MODEL --parameters``); the command gets
+    them as ``params``, a dict, with --param overriding the file."""
+    func = click.option("--param", "param_list", multiple=True, metavar="NAME=VALUE",
+                        help="Set one named delay of the model (repeatable).")(func)
+    return click.option("--params", "params_file", type=click.Path(path_type=Path),
+                        metavar="FILE.toml",
+                        help="Named delay values, e.g. from `lpn calibrate --out`.")(func)
+
+
+def read_params(params_file: Path | None, param_list=()) -> dict[str, int]:
+    """The values of ``--params FILE.toml`` then ``--param NAME=VALUE``. The file holds
+    ``name = integer`` lines, at the top or under ``[parameters]`` (what ``lpn calibrate
+    --out`` writes); other keys and tables are ignored."""
+    import tomllib
+
+    from ..lpn.params import parse_assignment
+    values: dict[str, int] = {}
+    if params_file is not None:
+        text = str(params_file)
+        if not params_file.is_file():
+            raise invalid("--params", text, "no such file (give a .toml file of name = value)")
+        try:
+            data = tomllib.loads(params_file.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise invalid("--params", text, f"not valid TOML ({exc})") from None
+        table = data.get("parameters", data)
+        if not isinstance(table, dict):
+            raise invalid("--params", text, "[parameters] must be a table of name = value")
+        for name, value in table.items():
+            if isinstance(value, dict) or name in ("model", "source", "command"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise invalid(f"--params {text}: {name}", value, "an integer (cycles)")
+            values[name] = value
+    for text in param_list:
+        name, value = parse_assignment(text)
+        values[name] = value
+    return values
+
+
+def params_toml(model: str, values: dict[str, int], comment: str = "") -> str:
+    """A parameter file ``--params`` reads back: the model's name and [parameters]."""
+    lines = [f"# {line}" for line in comment.splitlines()]
+    lines += [f'model = "{model}"', "", "[parameters]"]
+    lines += [f"{name} = {value}" for name, value in values.items()]
+    return "\n".join(lines) + "\n"

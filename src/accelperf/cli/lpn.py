@@ -11,8 +11,9 @@ from rich.table import Table
 from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
-from .common import FREQUENCY, check_output, console
+from .common import FREQUENCY, check_output, console, param_options, read_params
 from .lpn_batch import note_backend, simulate_batch
+from .lpn_calibrate import lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
 
 
@@ -22,6 +23,8 @@ def lpn():
 
 
 lpn.add_command(lpn_check)
+lpn.add_command(lpn_calibrate)
+lpn.add_command(lpn_compare)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
@@ -107,9 +110,10 @@ def lpn_list():
 @click.option("--trace", "trace_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write every firing: .json (Chrome trace events, for Perfetto) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@param_options
 def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, workers,
                  scheduler, out, resume, send_inputs, max_time, max_commits,
-                 max_firings_per_cycle, trace_out, as_json):
+                 max_firings_per_cycle, trace_out, as_json, params_file=None, param_list=()):
     """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
     or on many (a batch: one row per input)."""
     from ..lpn.loader import load_input, load_model
@@ -124,9 +128,10 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
             raise invalid("--trace", str(trace_out), "a batch has no trace: trace one "
                                                      "input at a time")
         return simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
-                              out, limits, as_json, resume, send_inputs)
+                              out, limits, as_json, resume, send_inputs,
+                              read_params(params_file, param_list))
     check_output(trace_out, "--trace", (".json", ".csv"))
-    model = load_model(model_spec)
+    model = load_model(model_spec, read_params(params_file, param_list))
     note_backend(backend)
     result = _run_lpn(model, load_input(texts[0] if texts else None, model),
                       trace=trace_out is not None, backend=backend, **limits)
@@ -152,12 +157,16 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
 
 @lpn.command("show")
 @click.argument("model_spec", metavar="MODEL")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="FILE.svg or FILE.html.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="FILE.svg or FILE.html (required unless --parameters).")
+@click.option("--parameters", "list_parameters", is_flag=True,
+              help="List the named delays the model declares (--param NAME=VALUE sets one).")
 @click.option("--simulate", "run", is_flag=True,
               help="Run the model first and colour transitions by utilisation.")
 @click.option("--input", "input_text", metavar="FILE|JSON", help="Input for --simulate.")
-def lpn_show(model_spec, out, run, input_text):
+@param_options
+def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None,
+             param_list=()):
     """Draw MODEL: places, transitions, weights, capacities, delays.
 
     \b
@@ -167,8 +176,14 @@ def lpn_show(model_spec, out, run, input_text):
     """
     from ..lpn.loader import load_input, load_model
     from ..lpn.viz import net_html, net_svg
+    if out is None and not list_parameters:
+        raise ModelError("--out is missing: give FILE.svg or FILE.html (or --parameters)")
     check_output(out, "--out", (".svg", ".html"))
-    model = load_model(model_spec)
+    model = load_model(model_spec, read_params(params_file, param_list))
+    if list_parameters:
+        print_parameters(model)
+        if out is None:
+            return
     result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
     out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
                    else net_svg(model, result), encoding="utf-8")
@@ -191,12 +206,14 @@ def _space(model, space_path):
 @click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True,
               help="Stop when the space splits into more paths than this.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def lpn_classes(model_spec, space_path, max_classes, as_json):
+@param_options
+def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
+                param_list=()):
     """Input classes of MODEL over an input space (OSDI'24 §4.1, A.2)."""
     from ..lpn.analysis.classes import input_classes
     from ..lpn.analysis.space import describe
     from ..lpn.loader import load_model
-    model = load_model(model_spec)
+    model = load_model(model_spec, read_params(params_file, param_list))
     space = _space(model, space_path)
     classes = input_classes(model, space, max_classes=max_classes)
     if as_json:
@@ -232,8 +249,9 @@ def lpn_classes(model_spec, space_path, max_classes, as_json):
               show_default=True, help="With --check: the largest relative error that passes.")
 @click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@param_options
 def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_inputs,
-                  tolerance, max_classes, as_json):
+                  tolerance, max_classes, as_json, params_file=None, param_list=()):
     """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class.
 
     \b
@@ -254,7 +272,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_
     if check_inputs and not inputs:
         raise ModelError("--check is invalid without inputs: give INPUT files or JSON")
     values = [_check_input(text, load_input) for text in inputs]
-    model = load_model(model_spec)
+    model = load_model(model_spec, read_params(params_file, param_list))
     space = _space(model, space_path)
     iface = extract_interface(model, space, max_classes=max_classes)
     source = module_source(iface, model, model_spec, frequency, phases=phases)
@@ -407,8 +425,9 @@ def _interface(path: Path, model, space):
 @click.option("--timeout", metavar="DURATION",
               help="Stop with 'unknown' (and what was learned) after e.g. 60s.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@param_options
 def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, size_range,
-               budget, optimise, timeout, as_json):
+               budget, optimise, timeout, as_json, params_file=None, param_list=()):
     """Prove latency bounds, properties or buffer sizes of MODEL over an input space
     (OSDI'24 §4.4, §5.2.4, §5.3.4), with Z3. Every witness and counterexample is
     re-simulated."""
@@ -423,7 +442,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
                          "--interface FILE --within X, or --size PLACE --range LO..HI "
                          "--budget EXPR")
     seconds = _seconds(timeout)
-    model = load_model(model_spec)
+    model = load_model(model_spec, read_params(params_file, param_list))
     space = load_space(model, space_path)
     if bound:
         run = lambda tick: v.latency_bound(model, space, bound, timeout=seconds,  # noqa
@@ -505,3 +524,4 @@ def _print_verdict(name, result) -> None:
                           + (f" ({row['note']})" if row["note"] else ""))
     if d.get("note"):
         console.print(d["note"])
+

@@ -162,7 +162,7 @@ class RowWriter:
 
 # ---------------------------------------------------------------------- the command
 def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out, limits,
-                   as_json, resume=False, send_inputs=False):
+                   as_json, resume=False, send_inputs=False, params=None):
     """Run the batch, writing rows as they arrive; exit 1 when an input failed, 130 on
     Ctrl-C (the rows written so far kept)."""
     from ..lpn.batch import BatchRun
@@ -175,7 +175,7 @@ def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out,
         raise invalid("--send-inputs", "on", "it goes with --scheduler (local workers read "
                                              "the files themselves)")
     names = batch_names(texts, pattern)
-    model = load_model(model_spec)
+    model = load_model(model_spec, params)
     streamed = out is not None and out.suffix.lower() != ".json"
     writer = RowWriter(out, model.name, resume) if streamed else None
     skipped = 0
@@ -188,7 +188,8 @@ def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out,
     note_backend(backend)
     if scheduler is not None:
         _quiet_dask()
-    run = BatchRun(model_spec if scheduler else model, ((n, n) for n in names),
+    remote = model_spec if scheduler and not params else model   # with params: ship it built
+    run = BatchRun(remote, ((n, n) for n in names),
                    backend=backend, scheduler=scheduler, by_name=True, ship_bytes=send_inputs,
                    workers=min(workers or os.cpu_count() or 1, max(1, len(names))),
                    limits={k: v for k, v in limits.items() if v is not None})

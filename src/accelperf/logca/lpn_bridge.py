@@ -72,7 +72,7 @@ def _synthetic_jpeg(g: float):
     size = ends[-1] + 2                                       # the EOI marker
     side = 16 * _jpeg_mcus(g)
     image = JpegBlocks(f"synthetic {size} B", side, 16, ((2, 2), (1, 1), (1, 1)),
-                       (JPEG_SYMBOLS,) * n, ends, size)
+                       (JPEG_SYMBOLS,) * n, ends, size, header_bytes=JPEG_HEADER_BYTES)
     return image, float(ends[-1] - JPEG_HEADER_BYTES)
 
 

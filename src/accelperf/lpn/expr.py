@@ -595,7 +595,9 @@ def trace(func, inputs: list[tuple[str, object]], what: str, want: str = "int",
     line an error should point at, where ``func`` wraps it.
     """
     origin = origin or func
-    if isinstance(func, (bool, int, float)) and not callable(func):
+    if isinstance(func, Expr):              # a named parameter (net.parameter) used as is
+        result = func
+    elif isinstance(func, (bool, int, float)) and not callable(func):
         try:
             result = Expr.lift(func)
         except TraceError as exc:

@@ -8,9 +8,16 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .net import Model, Net
+from .params import build_with
 
 
-def load_model(spec: str) -> Model:
+def load_model(spec: str, params: dict | None = None, source: str = "--param") -> Model:
+    """The model ``spec`` built with the parameter values ``params`` ({name: int}; an
+    unknown name is an error naming ``source``, the option it came from)."""
+    return build_with(lambda: _load(spec), params, source)
+
+
+def _load(spec: str) -> Model:
     from .library import LIBRARY
     if spec in LIBRARY:
         return LIBRARY[spec]()

@@ -32,6 +32,7 @@ from operator import itemgetter
 
 from ..errors import ModelError
 from .expr import Expr, TraceError, counted_places, tokens_needed, trace
+from .params import Parameter, declared_value
 
 
 class NetError(ModelError):
@@ -153,6 +154,15 @@ class Model:
     ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
     input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
     input_format: str = ""             # what Ψ takes, in words
+    parameters: tuple[Parameter, ...] = ()   # named delays (net.parameter), as built
+
+    def parameter(self, name: str) -> Parameter:
+        """The declared parameter ``name``."""
+        for p in self.parameters:
+            if p.name == name:
+                return p
+        raise NetError(f"parameter = {name!r} is invalid: model {self.name!r} declares "
+                       f"{', '.join(p.name for p in self.parameters) or 'no parameters'}")
 
     def place_id(self, name: str) -> int:
         for i, p in enumerate(self.places):
@@ -373,8 +383,21 @@ class Net:
         self.done: Place | str | None = None
         self.tokens_from_input = None
         self.default_input = None
+        self._parameters: dict[str, Parameter] = {}
 
     # ------------------------------------------------------------------ declarations
+    def parameter(self, name: str, default: int, *, minimum: int | None = 0,
+                  maximum: int | None = None, doc: str = "") -> Expr:
+        """A named integer constant (a delay the paper names) for use in any function or as
+        a delay: its default, or the value given to ``build(..., params=...)``,
+        ``--param`` or ``--params`` (see :mod:`accelperf.lpn.params`). ``minimum`` (0 by
+        default) keeps delays built from it non-negative."""
+        if name in self._parameters:
+            raise NetError(f"parameter {name!r} is declared twice in net {self.name!r}")
+        spec = declared_value(name, default, minimum, maximum, doc)
+        self._parameters[name] = spec
+        return Expr("const", (spec.value, name), "int")
+
     def token_type(self, name: str, *properties: str) -> TokenType:
         if name in self._types:
             raise NetError(f"token type {name!r} is declared twice in net {self.name!r}")
@@ -452,7 +475,8 @@ class Net:
                                         not isinstance(concurrency, int) or concurrency < 1):
             raise NetError(f"transition {name!r}: concurrency = {concurrency!r} is invalid: "
                            f"an integer >= 1 or None for unbounded")
-        if initiation_interval is not None and not callable(initiation_interval) and (
+        if initiation_interval is not None and not callable(initiation_interval) and \
+                not isinstance(initiation_interval, Expr) and (
                 isinstance(initiation_interval, bool) or
                 not isinstance(initiation_interval, int) or initiation_interval < 1):
             raise NetError(f"transition {name!r}: initiation_interval = "
@@ -535,7 +559,8 @@ class Net:
         model = Model(self.name, tuple(places.values()), transitions,
                       None if start_name is None else index[start_name], index[done_name],
                       initial, self.tokens_from_input, self.default_input, self.description,
-                      self.ticks_per_cycle, self.input_reader, self.input_format)
+                      self.ticks_per_cycle, self.input_reader, self.input_format,
+                      tuple(self._parameters.values()))
         from .analysis.check import warn_findings   # the cheap checks of `lpn check`
         warn_findings(model)
         return model

@@ -11,7 +11,7 @@ from rich.table import Table
 from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
-from ..common import SIZE, check_range, console, size_or_dash
+from ..common import SIZE, check_range, console, param_options, read_params, size_or_dash
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
                      render_hierarchy_fit)
@@ -188,7 +188,9 @@ def _host_csv(path: Path) -> tuple[float, float]:
               help="Also simulate the link alone (where the model has one) to measure L.")
 @out_option("Draw T0, the fitted T1 and the simulated points to FILE.png or FILE.svg.")
 @json_option("Print one JSON object.")
-def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out, as_json):
+@param_options
+def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out, as_json,
+                   params_file=None, param_list=()):
     """LogCA's L, o and A of a simulated accelerator (an LPN model): simulate it at each
     granularity, fit ISCA'17 eq. 1 and say whether its latency grows with g."""
     from ...logca.lpn_bridge import fit_from_latency, mapping
@@ -205,7 +207,7 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
     elif host_C is None:
         raise ModelError("--host-C is missing: give the host's cycles per byte (e.g. --host-C "
                          "12.5) or --host-csv FILE")
-    accel = load_model(mp.model)
+    accel = load_model(mp.model, read_params(params_file, param_list))
     link = load_model(mp.transfer) if transfer and mp.transfer else None
     actual = sorted({mp.input_at(g)[1] for g in grid})
     inputs = {b: mp.input_at(b)[0] for b in actual}

@@ -48,7 +48,9 @@ class JpegBlocks:
     ``symbols[i]`` is the number of Huffman-coded AC symbols of block i (bitstream order);
     ``ends[i]`` the file offset just past the byte holding block i's last bit (what a DMA
     engine must have fetched before the block can be decoded); ``size`` the file's bytes;
-    ``sampling`` is each component's (horizontal, vertical) sampling factors.
+    ``sampling`` is each component's (horizontal, vertical) sampling factors;
+    ``header_bytes`` the bytes before the entropy-coded data (markers, tables, frame and
+    scan headers: what a decoder parses before its first block).
     """
 
     name: str
@@ -58,6 +60,7 @@ class JpegBlocks:
     symbols: tuple[int, ...]
     ends: tuple[int, ...] = ()
     size: int = 0
+    header_bytes: int = 0     # file offset where the entropy-coded data starts
 
     @property
     def blocks(self) -> int:
@@ -181,6 +184,7 @@ class _Parser:
         self.restart = 0
         self.symbols: list[int] | None = None
         self.ends: list[int] = []
+        self.scan_start = 0
         self.layout: ScanLayout | None = None
 
     def fail(self, why: str) -> ModelError:
@@ -226,7 +230,8 @@ class _Parser:
             raise self.fail("it has no image data (no start-of-scan segment)")
         width, height, comps = self.frame
         return JpegBlocks(self.name, width, height, tuple((h, v) for _, h, v in comps),
-                          tuple(self.symbols), tuple(self.ends), len(self.data))
+                          tuple(self.symbols), tuple(self.ends), len(self.data),
+                          self.scan_start)
 
     # ---------------------------------------------------------------- segments
     def _u16(self, pos: int) -> int:
@@ -315,6 +320,7 @@ class _Parser:
             cid, h, v = comps[0]
             mcus = -(-width * h // (8 * hmax)) * -(-height * v // (8 * vmax))
         self.symbols = []
+        self.scan_start = pos
         per_interval = self.restart or mcus
         done = 0
         segments = []

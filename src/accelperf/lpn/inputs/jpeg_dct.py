@@ -89,7 +89,7 @@ def _from_coefficients(path, data: bytes, layout: ScanLayout) -> JpegBlocks | No
     if ends is None:
         return None
     return JpegBlocks(layout.name, layout.width, layout.height, layout.sampling, symbols,
-                      ends, layout.size)
+                      ends, layout.size, header_bytes=layout.segments[0][0])
 
 
 def code_lengths(counts: bytes, values: bytes):

@@ -80,4 +80,4 @@ def scan_jpeg_native(data: bytes, name: str = "<bytes>") -> JpegBlocks:
                      _ptr(symbols), _ptr(ends)) != 0:
         return scan_jpeg(data, name)                 # the reference says what is wrong
     return JpegBlocks(layout.name, layout.width, layout.height, layout.sampling, symbols,
-                      ends, layout.size)
+                      ends, layout.size, header_bytes=layout.segments[0][0])

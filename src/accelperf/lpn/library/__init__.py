@@ -4,6 +4,7 @@ default input: ``LIBRARY[name]()`` or ``build("jpeg-decoder")``."""
 from __future__ import annotations
 
 from ...errors import ModelError
+from ..params import build_with
 from .credit_link import attach_credit_link, credit_link, pipeline_over_link
 from .darwin import darwin_gact, darwin_latency_formula
 from .fig2 import fig2_pipeline
@@ -27,12 +28,13 @@ LIBRARY = {
 }
 
 
-def build(name: str):
-    """A library model by name."""
+def build(name: str, params: dict | None = None):
+    """A library model by name; ``params`` ({name: value}) replace the defaults of the
+    delays it declares (``accelperf lpn show MODEL --parameters`` lists them)."""
     if name not in LIBRARY:
         raise ModelError(f"model = {name!r} is invalid: library models are "
                          f"{', '.join(LIBRARY)} (or give path/to/file.py:function)")
-    return LIBRARY[name]()
+    return build_with(LIBRARY[name], params)
 
 
 __all__ = ["LIBRARY", "build", "fig2_pipeline", "block_pipeline", "darwin_gact",

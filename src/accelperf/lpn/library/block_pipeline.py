@@ -70,14 +70,23 @@ def add_block_stages(net: Net, blocks, buffer_blocks: int = 2):
     dequantised = net.place("dequantised", block, capacity=buffer_blocks + in_flight)
     spatial = net.place("spatial", block, capacity=buffer_blocks + in_flight)
     pixels = net.place("pixels", block)
+    # The IDCT's latency and interval stay constants: they size the buffers above.
+    entropy_base = net.parameter("entropy_base", ENTROPY_BASE,
+                                 doc="entropy decoder cycles per block")
+    per_coeff = net.parameter("entropy_per_coeff", ENTROPY_PER_COEFF,
+                              doc="entropy decoder cycles per non-zero coefficient")
+    dequant = net.parameter("dequant_base", DEQUANT_BASE,
+                            doc="dequantiser cycles per block (plus one per coefficient)")
+    colour = net.parameter("colour_cycles", COLOUR_CYCLES,
+                           doc="colour converter cycles per block")
     net.transition("entropy_decode", inputs={blocks: 1}, outputs={coeffs: 1},
-                   delay=lambda b: ENTROPY_BASE + ENTROPY_PER_COEFF * b.nnz)
+                   delay=lambda b: entropy_base + per_coeff * b.nnz)
     net.transition("dequantise", inputs={coeffs: 1}, outputs={dequantised: 1},
-                   delay=lambda b: DEQUANT_BASE + b.nnz)
+                   delay=lambda b: dequant + b.nnz)
     net.transition("idct", inputs={dequantised: 1}, outputs={spatial: 1}, delay=IDCT_LATENCY,
                    concurrency=None, initiation_interval=IDCT_INTERVAL)
     net.transition("colour_convert", inputs={spatial: 1}, outputs={pixels: 1},
-                   delay=COLOUR_CYCLES)
+                   delay=colour)
     return pixels
 
 

@@ -48,7 +48,9 @@ def darwin_gact(num_pe: int = 4):
                    outputs={ready: Out(1, copy="alignment")})
     net.transition("traceback_start", inputs={ready: 1},
                    outputs={steps: lambda a: a.steps}, delay=num_pe + 2)
-    net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=3)
+    step_cycles = net.parameter("traceback_step_cycles", 3,
+                                doc="cycles of one traceback step")
+    net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=step_cycles)
 
     def tokens(pair):
         pair = record(pair, "--input (a DNA pair)", ("ref_len", "query_len", "steps"))

@@ -54,8 +54,10 @@ def fig2_pipeline():
     r_comp = net.place("r_compute", instr, capacity=1)
     operands = net.place("operands", operand)
     done = net.place("done", instr)
+    fetch = net.parameter("fetch_cycles", FETCH_CYCLES,
+                          doc="cycles to fetch one group of instructions")
     net.transition("fetch", inputs={start: lambda i: i.group},
-                   outputs={buf: Out(lambda i: i.group, copy="start")}, delay=FETCH_CYCLES)
+                   outputs={buf: Out(lambda i: i.group, copy="start")}, delay=fetch)
     net.transition("dispatch_mem", inputs={buf: 1}, outputs={r_mem: 1},
                    guard=lambda i: i.kind == LOAD)
     net.transition("dispatch_compute", inputs={buf: 1}, outputs={r_comp: 1},

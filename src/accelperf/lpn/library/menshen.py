@@ -95,6 +95,16 @@ def menshen_pipeline(stages: int = 5):
                            "rows, or a .csv file with either header")
     packet = net.token_type("Packet", "n_words", "kind")
     counter = net.token_type("Counter", "cnt")
+    # The delays the authors' model names (module constants: their defaults).
+    stage_cycles = net.parameter("stage_cycles", STAGE_CYCLES,
+                                 doc="cycles of one match-action stage")
+    deparser_cycles = net.parameter("deparser_cycles", DEPARSER_CYCLES,
+                                    doc="cycles of a deparser")
+    subparser_cycles = net.parameter("subparser_cycles", SUBPARSER_CYCLES,
+                                     doc="cycles of a sub-parser")
+    segments_cycles = net.parameter("get_segments_cycles", GET_SEGMENTS_CYCLES,
+                                    doc="cycles for the parser to get a packet's segments")
+    fifo_cycles = net.parameter("fifo_cycles", FIFO_CYCLES, doc="cycles through a FIFO")
 
     def queue(name):
         return net.place(name, packet)
@@ -127,7 +137,7 @@ def menshen_pipeline(stages: int = 5):
 
     is_data = lambda p: where((p.kind == CONTROL) | (p.kind == DROP), 0, 1)
     _pipelined(net, "packet_filter_fifo", arriving, {filter_in: Out(1, copy=arriving.name)},
-               FIFO_CYCLES, lambda p: p.n_words)
+               fifo_cycles, lambda p: p.n_words)
     _pipelined(net, "packet_filter", filter_in,
                {dropped: lambda p: 1 - is_data(p), filtered: Out(is_data, copy=filter_in.name)},
                1, lambda p: p.n_words + 2)
@@ -138,7 +148,7 @@ def menshen_pipeline(stages: int = 5):
                {to_parser_delayed: Out(1, copy=to_parser.name)}, 1, lambda p: p.n_words)
     net.transition("parser_get_segments", inputs={to_parser_delayed: 1},
                    outputs={segments: Out(1, copy=to_parser_delayed.name)},
-                   delay=GET_SEGMENTS_CYCLES)
+                   delay=segments_cycles)
     # The authors' pip here is −1: never the limit, so an unbounded 1-cycle register.
     net.transition("segments_register", inputs={segments: 1},
                    outputs={segments_reg: Out(1, copy=segments.name)}, delay=1,
@@ -148,7 +158,7 @@ def menshen_pipeline(stages: int = 5):
     for i in range(SUBPARSERS):
         net.transition(f"subparser{i}", inputs={sub_in[i]: 1},
                        outputs={sub_out[i]: Out(1, copy=sub_in[i].name)},
-                       delay=SUBPARSER_CYCLES)
+                       delay=subparser_cycles)
     _in_turn(net, "collect_subparser", collect_cnt, sub_out, parsed, delay=0)
     net.transition("parser_output_register", inputs={parsed: 1}, concurrency=None,
                    initiation_interval=1, outputs={stage_in[0]: Out(1, copy=parsed.name)},
@@ -157,23 +167,23 @@ def menshen_pipeline(stages: int = 5):
                    delay=lambda c, p: p.n_words - 1)
     for i in range(stages - 1):
         _pipelined(net, f"stage{i}", stage_in[i], {stage_in[i + 1]: Out(1, copy=stage_in[i].name)},
-                   STAGE_CYCLES, lambda p: p.n_words)
+                   stage_cycles, lambda p: p.n_words)
     _serialised(net, f"stage{stages - 1}", phv_cnt, stage_in[-1], phv_in,
-                delay=STAGE_CYCLES, interval=lambda p: p.n_words)
+                delay=stage_cycles, interval=lambda p: p.n_words)
     for i in range(LANES):
         net.transition(f"phv_fifo{i}", inputs={phv_in[i]: 1}, concurrency=None,
-                       initiation_interval=1, delay=FIFO_CYCLES,
+                       initiation_interval=1, delay=fifo_cycles,
                        outputs={phv_out[i]: Out(1, copy=phv_in[i].name)})
     for i in range(LANES):
-        net.transition(f"packet_fifo{i}", inputs={pkt_in[i]: 1}, delay=FIFO_CYCLES,
+        net.transition(f"packet_fifo{i}", inputs={pkt_in[i]: 1}, delay=fifo_cycles,
                        outputs={pkt_out[i]: Out(1, copy=pkt_in[i].name)})
     for i in range(LANES):
         # The packet (with its length) goes on; its PHV is consumed.
         net.transition(f"deparser{i}", inputs={pkt_out[i]: 1, phv_out[i]: 1},
-                       delay=DEPARSER_CYCLES,
+                       delay=deparser_cycles,
                        outputs={deparsed[i]: Out(1, copy=pkt_out[i].name)})
     _in_turn(net, "output_arbiter", out_cnt, deparsed, sent,
-             delay=lambda c, p: p.n_words + FIFO_CYCLES + 1)
+             delay=lambda c, p: p.n_words + fifo_cycles + 1)
 
     net.start, net.done = arriving, sent
     net.tokens_from_input = packet_tokens

@@ -1,0 +1,282 @@
+"""`accelperf lpn calibrate` and `accelperf lpn compare`: a model against measured cycles.
+
+Both read ``--measured DATA.csv`` (columns ``input``: a file relative to the CSV's folder,
+as ``--input`` takes it, or inline JSON; ``cycles``: the measured latency). The model code
+(:mod:`accelperf.lpn.calibrate`) does no file I/O; this module reads the CSV, the TOML and
+the hardware trace and writes the parameter file and the figure.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..errors import ModelError, invalid
+from ..report import dump_json
+from .common import StrictCommand, check_output, console, figure_path, param_options, \
+    params_toml, read_params
+
+
+def print_parameters(model) -> None:
+    """The named delays ``model`` declares (``lpn show MODEL --parameters``)."""
+    if not model.parameters:
+        console.print(f"{model.name} declares no parameters")
+        return
+    table = Table(title=f"{model.name}: named delays (set with --param NAME=VALUE or "
+                        f"--params FILE.toml)")
+    for col in ("parameter", "value", "default", "allowed", "meaning"):
+        table.add_column(col, justify="right" if col in ("value", "default") else "left")
+    for p in model.parameters:
+        table.add_row(p.name, str(p.value), str(p.default), p.allowed(), p.doc)
+    console.print(table)
+
+
+def read_measured(path: Path, model) -> list:
+    """The rows of ``--measured`` as Measurements, every one checked before any work:
+    columns, cycles (an integer > 0) and the input (readable, accepted by Ψ)."""
+    from ..lpn.calibrate import Measurement
+    from ..lpn.loader import load_input
+    text = str(path)
+    if not path.is_file():
+        raise invalid("--measured", text, "no such file (a CSV with columns input,cycles)")
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(line for line in fh if not line.startswith("#"))
+            rows = list(reader)
+            columns = set(reader.fieldnames or ())
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise invalid("--measured", text, f"not a readable CSV ({exc})") from None
+    missing = {"input", "cycles"} - columns
+    if missing:
+        raise invalid("--measured", text, f"a CSV with the columns input,cycles (it lacks "
+                                          f"{', '.join(sorted(missing))})")
+    out = []
+    for number, row in enumerate(rows, start=2):          # line 1 is the header
+        name = (row["input"] or "").strip()
+        where = f"row {number} ({name or 'empty input'})"
+        try:
+            cycles = float(row["cycles"])
+        except (TypeError, ValueError):
+            raise invalid(f"--measured {where}: cycles", row["cycles"],
+                          "a whole number of cycles > 0") from None
+        if not cycles.is_integer() or cycles <= 0:
+            raise invalid(f"--measured {where}: cycles", row["cycles"],
+                          "a whole number of cycles > 0")
+        candidate = path.parent / name
+        try:
+            source = str(candidate) if name and candidate.exists() else name
+        except OSError:                      # inline JSON longer than a file name may be
+            source = name
+        try:
+            value = load_input(source, model)
+            model.marking(value)                            # Ψ accepts it
+        except ModelError as exc:
+            raise ModelError(f"--measured {where}: {exc}") from None
+        out.append(Measurement(name, value, int(cycles)))
+    if not out:
+        raise invalid("--measured", text, "it holds no rows")
+    return out
+
+
+def _builder(model_spec: str, start: dict):
+    from ..lpn.loader import load_model
+    return lambda values: load_model(model_spec, {**start, **values}, "--params")
+
+
+@click.command("calibrate", cls=StrictCommand)
+@click.argument("model_spec", metavar="MODEL")
+@click.option("--measured", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="CSV of input,cycles (inputs relative to the CSV's folder, or JSON).")
+@click.option("--fit", "fit_names", metavar="A,B,...",
+              help="Parameters to fit (default: every one the model declares).")
+@click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
+              help="Folds of the cross-validation.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the fitted values as PARAMS.toml (read back by --params).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@param_options
+def lpn_calibrate(model_spec, measured, fit_names, folds, out, as_json, params_file=None,
+                  param_list=()):
+    """Fit MODEL's named delays to measured latencies (least relative error, whole
+    cycles): fitted values with standard errors, error before and after, a k-fold
+    cross-validated error, the worst inputs and the parameters the data cannot pin down.
+
+    \b
+    Examples:
+      accelperf lpn calibrate jpeg-decoder --measured data.csv --out params.toml
+      accelperf lpn calibrate jpeg-decoder --measured data.csv --fit idct_cycles,header_base
+    """
+    from ..lpn.calibrate import calibrate
+    from ..lpn.loader import load_model
+    check_output(out, "--out", (".toml",))
+    start = read_params(params_file, param_list)
+    model = load_model(model_spec, start, "--params")
+    fit = None
+    if fit_names is not None:
+        fit = [n.strip() for n in fit_names.split(",") if n.strip()]
+        declared = [p.name for p in model.parameters]
+        for n in fit:
+            if n not in declared:
+                raise invalid("--fit", n, f"model {model.name!r} declares "
+                                          f"{', '.join(declared) or 'no parameters'}")
+    rows = read_measured(measured, model)
+    result = calibrate(_builder(model_spec, start), rows, fit=fit, folds=folds)
+    if out is not None:
+        out.write_text(params_toml(result.model, result.values(),
+                                   f"accelperf lpn calibrate {model_spec} --measured "
+                                   f"{measured}\nerror after the fit: mean "
+                                   f"{result.after.mean:.3%}, max {result.after.max:.3%} over "
+                                   f"{len(rows)} inputs"), encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+    if as_json:
+        click.echo(dump_json(result.to_dict()))
+        return
+    _print_calibration(result)
+
+
+def _print_calibration(result) -> None:
+    table = Table(title=f"{result.model}: fitted on {len(result.rows)} inputs "
+                        f"({result.simulations} simulations)")
+    for col in ("parameter", "default", "fitted", "std. error"):
+        table.add_column(col, justify="left" if col == "parameter" else "right")
+    for p in result.parameters:
+        table.add_row(p.name + ("" if p.fitted_here else " (held)"), str(p.default),
+                      str(p.fitted), "—" if p.stderr is None else f"{p.stderr:.3g}")
+    console.print(table)
+    cv = result.cross_validated
+    console.print(f"error before: mean {result.before.mean:.3%}, max {result.before.max:.3%}")
+    console.print(f"error after:  mean {result.after.mean:.3%}, max {result.after.max:.3%}")
+    console.print("cross-validated: " + ("— (too few inputs)" if cv is None else
+                                         f"mean {cv.mean:.3%}, max {cv.max:.3%}"))
+    console.print("worst inputs after the fit: " + "; ".join(
+        f"{r.name} {r.error:+.3%}" for r in result.worst()))
+    for w in result.warnings:
+        console.print(f"[yellow]warning[/yellow]: {w}")
+
+
+@click.command("compare", cls=StrictCommand)
+@click.argument("model_spec", metavar="MODEL")
+@click.option("--measured", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="CSV of input,cycles (inputs relative to the CSV's folder, or JSON).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Plot the relative error against input size to FILE.png or FILE.svg.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The hardware's events (CSV of event,cycle) on one input of --measured.")
+@click.option("--transition", metavar="NAME",
+              help="With --trace: the LPN transition whose commits the events are.")
+@click.option("--event", metavar="NAME",
+              help="With --trace: the event name to align (default: --transition).")
+@click.option("--trace-input", metavar="INPUT",
+              help="With --trace: the row of --measured the trace was taken on (default: "
+                   "the row whose file name matches the trace's).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@param_options
+def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_input,
+                as_json, params_file=None, param_list=()):
+    """Where MODEL and the hardware part: measured against simulated cycles per input,
+    and, with a hardware trace, the first event where their timing diverges.
+
+    \b
+    Examples:
+      accelperf lpn compare jpeg-decoder --measured data.csv --out errors.png
+      accelperf lpn compare jpeg-decoder --measured data.csv --trace photo.csv --transition idct_y
+    """
+    from ..lpn import simulate
+    from ..lpn.calibrate import InputError, align_trace
+    from ..lpn.loader import load_model
+    figure_path(out)
+    if (trace_path is None) != (transition is None):
+        raise ModelError("--trace and --transition go together: the hardware's events and "
+                         "the transition that models the unit they come from")
+    model = load_model(model_spec, read_params(params_file, param_list), "--params")
+    if transition is not None and transition not in [t.name for t in model.transitions]:
+        raise invalid("--transition", transition, f"model {model.name!r} has "
+                      f"{', '.join(t.name for t in model.transitions)}")
+    rows = read_measured(measured, model)
+    events = None if trace_path is None else _read_events(trace_path, event or transition)
+    traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
+    results = [InputError(r.name, r.cycles, simulate(model, r.input).latency) for r in rows]
+    alignment = None
+    if events is not None:
+        run = simulate(model, traced.input, trace=True)
+        commits = [f.end for f in run.trace if f.transition == transition]
+        alignment = align_trace(events, commits, f"{event or transition} events",
+                                f"{transition} commits")
+    sizes = [_size(r.input) for r in rows]
+    if out is not None:
+        from ..plot import save_figure
+        from ..plot.calibration import error_figure
+        save_figure(error_figure(model.name, sizes, [r.error for r in results]), out)
+        click.echo(f"wrote {out}", err=True)
+    from ..lpn.calibrate import ErrorSummary
+    summary = ErrorSummary.of(results)
+    if as_json:
+        click.echo(dump_json({
+            "model": model.name,
+            "inputs": [{"input": r.name, "size": s, "measured": r.measured,
+                        "simulated": r.simulated, "error": r.error}
+                       for r, s in zip(results, sizes)],
+            "error": {"mean": summary.mean, "max": summary.max},
+            "trace": None if alignment is None else
+            {"input": traced.name, **alignment.to_dict()}}))
+        return
+    table = Table(title=f"{model.name} against {measured}")
+    for col in ("input", "size", "measured", "simulated", "error"):
+        table.add_column(col, justify="left" if col == "input" else "right")
+    for r, s in zip(results, sizes):
+        table.add_row(r.name, str(s), str(r.measured), str(r.simulated), f"{r.error:+.3%}")
+    console.print(table)
+    console.print(f"error: mean {summary.mean:.3%}, max {summary.max:.3%} over "
+                  f"{len(results)} inputs")
+    if alignment is not None:
+        console.print(f"trace of {traced.name}: {alignment.summary()}")
+
+
+def _size(value) -> int:
+    """An input's size for the plot: blocks of a JPEG, else its length (1 for a scalar)."""
+    blocks = getattr(value, "blocks", None)
+    if isinstance(blocks, int):
+        return blocks
+    try:
+        return len(value)
+    except TypeError:
+        return 1
+
+
+def _read_events(path: Path, name: str) -> list[int]:
+    text = str(path)
+    if not path.is_file():
+        raise invalid("--trace", text, "no such file (a CSV of event,cycle rows)")
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows or {"event", "cycle"} - set(rows[0]):
+        raise invalid("--trace", text, "a CSV with the columns event,cycle")
+    cycles = []
+    for number, row in enumerate(rows, start=2):
+        if row["event"] != name:
+            continue
+        try:
+            cycles.append(int(row["cycle"]))
+        except (TypeError, ValueError):
+            raise invalid(f"--trace row {number}: cycle", row["cycle"],
+                          "a whole number of cycles") from None
+    if not cycles:
+        found = sorted({r["event"] for r in rows})
+        raise invalid("--trace", text, f"it has no {name!r} events (it has "
+                                       f"{', '.join(found)}; pick one with --event)")
+    return cycles
+
+
+def _trace_row(rows, trace_path: Path, trace_input: str | None):
+    if trace_input is not None:
+        match = [r for r in rows if r.name == trace_input]
+    else:
+        match = [r for r in rows if Path(r.name).stem == trace_path.stem]
+    if len(match) != 1:
+        raise invalid("--trace-input", trace_input or trace_path.stem,
+                      "the input column of exactly one row of --measured (the input the "
+                      "trace was taken on)")
+    return match[0]

@@ -1,0 +1,268 @@
+"""Named delay parameters, `lpn calibrate` and `lpn compare` (issue 21)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from accelperf.errors import ModelError
+from accelperf.lpn import Net, simulate
+from accelperf.lpn.calibrate import Measurement, align_trace, calibrate
+from accelperf.lpn.inputs import read_jpeg
+from accelperf.lpn.library import build
+
+ROOT = Path(__file__).parents[1]
+MEASURED = ROOT / "examples/measurements/core_jpeg_verilator.csv"
+TRAIN = ROOT / "examples/measurements/core_jpeg_train.csv"
+PARAMS = ROOT / "examples/params/core_jpeg.toml"
+TRACES = ROOT / "examples/measurements/core_jpeg_traces"
+
+
+def _rows(path):
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+# ---------------------------------------------------------------- parameters
+def test_library_models_declare_the_papers_delays_with_the_authors_defaults():
+    jpeg = {p.name: p.value for p in build("jpeg-decoder").parameters}
+    assert jpeg == {"entropy_per_symbol": 3, "entropy_base": 6, "idct_cycles": 66,
+                    "colour_cycles": 65, "header_per_byte": 0, "header_base": 0}
+    assert {p.name: p.value for p in build("fig2-pipeline").parameters} == {"fetch_cycles": 20}
+    assert {p.name for p in build("block-pipeline").parameters} == {
+        "entropy_base", "entropy_per_coeff", "dequant_base", "colour_cycles"}
+    assert {p.name: p.value for p in build("menshen").parameters} == {
+        "stage_cycles": 15, "deparser_cycles": 6, "subparser_cycles": 3,
+        "get_segments_cycles": 3, "fifo_cycles": 1}
+    assert {p.name: p.value for p in build("darwin").parameters} == {
+        "traceback_step_cycles": 3}
+
+
+def test_a_parameter_changes_exactly_the_delays_that_use_it():
+    blocks = [60] * 60                       # entropy-bound: 3 cycles per symbol
+    base = simulate(build("jpeg-decoder"), blocks).latency
+    slower = simulate(build("jpeg-decoder", {"entropy_per_symbol": 4}), blocks).latency
+    assert slower - base == 60 * 60          # one more cycle per symbol of every block
+    model = build("jpeg-decoder", {"idct_cycles": 70})
+    assert model.parameter("idct_cycles").value == 70
+    assert model.parameter("idct_cycles").default == 66
+    assert {t.name: t.delay.args for t in model.transitions}["idct_y"] == (70, "idct_cycles")
+
+
+def test_the_header_stage_costs_nothing_by_default_and_its_bytes_when_set():
+    image = read_jpeg(ROOT / "examples/images/hopper_64x48_q90_420.jpg")
+    assert image.header_bytes == 695        # the RTL testbench counts the same bytes
+    plain = simulate(build("jpeg-decoder"), image).latency
+    assert plain == simulate(build("jpeg-decoder"), [int(s) for s in image.symbols]).latency
+    timed = simulate(build("jpeg-decoder", {"header_per_byte": 1, "header_base": 5}), image)
+    assert timed.latency == plain + 695 + 5
+
+
+def test_user_models_declare_parameters_too():
+    def model():
+        net = Net("two")
+        work = net.token_type("Job", "size")
+        a, b = net.place("a", work), net.place("b", work)
+        per = net.parameter("per_item", 2, doc="cycles per item")
+        net.transition("t", inputs={a: 1}, outputs={b: 1}, delay=lambda x: per * x.size + 1)
+        net.start, net.done = a, b
+        net.tokens_from_input = lambda sizes: [{"size": s} for s in sizes]
+        return net.build()
+    from accelperf.lpn.params import build_with
+    assert simulate(build_with(model, {}), [3, 4]).latency == 7 + 9
+    assert simulate(build_with(model, {"per_item": 5}), [3, 4]).latency == 16 + 21
+    with pytest.raises(ModelError, match="declares per_item"):
+        build_with(model, {"per_iten": 5})
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"idct": 70}, "declares colour_cycles, entropy_base"),
+    ({"idct_cycles": -1}, "idct_cycles = -1 is invalid: an integer >= 0"),
+    ({"idct_cycles": 1.5}, "an integer >= 0"),
+])
+def test_bad_parameter_values_are_one_line_errors(params, match):
+    with pytest.raises(ModelError, match=match):
+        build("jpeg-decoder", params)
+
+
+# ---------------------------------------------------------------- the fit
+def _synthetic(name, true, inputs):
+    model = build(name, true)
+    return [Measurement(f"in{k}", x, simulate(model, x).latency) for k, x in enumerate(inputs)]
+
+
+@pytest.mark.parametrize("name, true, fit", [
+    ("block-pipeline", {"entropy_base": 7, "entropy_per_coeff": 2, "dequant_base": 11,
+                        "colour_cycles": 45}, None),
+    ("fig2-pipeline", {"fetch_cycles": 27}, None),
+    ("jpeg-decoder", {"entropy_per_symbol": 4, "idct_cycles": 71, "header_base": 30},
+     ["entropy_per_symbol", "idct_cycles", "header_base"]),
+])
+def test_synthetic_perturbed_parameters_are_recovered_exactly(name, true, fit):
+    rng = random.Random(5)
+    if name == "block-pipeline":
+        # Each stage the bottleneck of some input: dense, empty, mixed and short streams.
+        # (From random streams alone the fit can stop in a local minimum ~0.1 % off.)
+        inputs = [[64] * 20, [0] * 20, [12] * 20, [30] * 10 + [2] * 10, [1, 2, 3],
+                  [50, 0, 50, 0, 50]]
+    elif name == "fig2-pipeline":
+        inputs = [None, [[0, 5, 1], [1, 7, 1], [0, 9, 2], [1, 3, 2]]]
+    else:
+        inputs = [read_jpeg(ROOT / "examples/images" / f) for f in
+                  ("hopper_64x48_q50_420.jpg", "hopper_64x48_q90_420.jpg",
+                   "present_128x128_q85_420.jpg")]
+        inputs += [[rng.randint(1, 63) for _ in range(6 * rng.randint(1, 8))] for _ in range(4)]
+    measured = _synthetic(name, true, inputs)
+    result = calibrate(lambda values: build(name, values), measured, fit=fit)
+    assert {k: result.values()[k] for k in true} == true
+    assert result.after.max == 0 and result.before.max > 0
+    assert result.cross_validated is not None and result.cross_validated.max == 0
+
+
+def test_confounded_and_unused_parameters_are_named():
+    # Only the entropy decoder's total per block matters when every block has the same
+    # symbols: per-symbol and base cannot be told apart; nothing here has a header.
+    measured = _synthetic("jpeg-decoder", {"entropy_base": 9},
+                          [[40] * 6 * k for k in (2, 5, 9)])
+    result = calibrate(lambda v: build("jpeg-decoder", v), measured,
+                       fit=["entropy_per_symbol", "entropy_base", "header_base"])
+    text = " ".join(result.warnings)
+    assert "cannot tell entropy_per_symbol, entropy_base apart" in text
+    assert "no measured input is sensitive to header_base" in text
+    assert result.after.max == 0
+
+
+def test_calibrated_jpeg_decoder_matches_its_rtl_on_the_images_it_was_not_fitted_on():
+    # The shipped parameter file was fitted on core_jpeg_train.csv (10 images, 6..780
+    # blocks); every other RTL measurement, photos of 21,600 blocks and 16x16 images
+    # included, is validation. Issue 21's targets: mean <= 0.5 %, max <= 1.5 %.
+    import tomllib
+    values = tomllib.loads(PARAMS.read_text())["parameters"]
+    model, authors = build("jpeg-decoder", values), build("jpeg-decoder")
+    train = {r["input"] for r in _rows(TRAIN)}
+    errors, before = [], []
+    for row in _rows(MEASURED):
+        if row["input"] in train:
+            continue
+        image = read_jpeg(MEASURED.parent / row["input"])
+        cycles = int(row["cycles"])
+        errors.append(abs(simulate(model, image, backend="auto").latency - cycles) / cycles)
+        before.append(abs(simulate(authors, image, backend="auto").latency - cycles) / cycles)
+    assert len(errors) >= 30
+    assert sum(errors) / len(errors) <= 0.005 and max(errors) <= 0.015
+    assert max(before) > 0.3                 # the authors' model: ~50 % off on 16x16
+
+
+def test_trace_alignment_finds_the_first_divergence():
+    a = align_trace([10, 20, 30, 40], [10, 20, 33, 46, 50], "hw", "lpn")
+    assert a.first_divergence == 2 and a.first_change == 2 and a.gaps == (0, 0, 3, 6)
+    assert "first diverges at event 2 by +3 cycles" in a.summary()
+    assert "counts differ" in a.summary()
+    assert align_trace([5, 6], [5, 6]).first_divergence is None
+
+
+# ---------------------------------------------------------------- the commands
+def test_cli_calibrate_writes_params_that_simulate_reads(cli, tmp_path):
+    out = tmp_path / "p.toml"
+    code, stdout, _ = cli("lpn", "calibrate", "jpeg-decoder", "--measured", str(TRAIN),
+                          "--out", str(out), "--json")
+    assert code == 0
+    result = json.loads(stdout)
+    assert set(result) >= {"parameters", "before", "after", "cross_validated", "worst"}
+    assert set(result["parameters"]["idct_cycles"]) >= {"default", "fitted", "stderr"}
+    assert result["after"]["max"] < 0.01 < result["before"]["max"]
+    assert any("cannot tell" in w for w in result["warnings"])
+    code, stdout, _ = cli("lpn", "simulate", "jpeg-decoder", "--params", str(out), "--input",
+                          str(ROOT / "examples/images/hopper_64x48_q90_420.jpg"), "--json")
+    assert code == 0
+    assert abs(json.loads(stdout)["latency"] - 8444) / 8444 < 0.01      # RTL: 8444 cycles
+    code, stdout, _ = cli("lpn", "show", "jpeg-decoder", "--params", str(out),
+                          "--param", "idct_cycles=70", "--parameters")
+    assert code == 0 and "idct_cycles" in stdout and "70" in stdout
+
+
+def test_cli_compare_table_plot_and_trace(cli, tmp_path):
+    fig = tmp_path / "errors.svg"
+    trace = TRACES / "hopper_64x48_q90_420.csv"
+    code, stdout, _ = cli("lpn", "compare", "jpeg-decoder", "--params", str(PARAMS),
+                          "--measured", str(TRAIN), "--out", str(fig), "--trace", str(trace),
+                          "--trace-input", "../images/hopper_64x48_q90_420.jpg",
+                          "--transition", "colour_convert", "--json")
+    assert code == 0 and fig.read_text().startswith("<?xml")
+    result = json.loads(stdout)
+    assert len(result["inputs"]) == len(_rows(TRAIN)) and result["error"]["max"] < 0.01
+    hardware = [int(r["cycle"]) for r in _rows(trace) if r["event"] == "colour_convert"]
+    assert result["trace"]["hardware_events"] == len(hardware)
+    assert result["trace"]["model_events"] == 48             # 64x48: 12 MCUs x 4 blocks
+    assert len(result["trace"]["gaps"]) == min(len(hardware), 48)
+
+
+def test_params_reach_interface_classes_and_logca(cli):
+    code, out, _ = cli("lpn", "interface", "fig2-pipeline", "--param", "fetch_cycles=40",
+                       "--json")
+    assert code == 0 and "40" in out
+    code, out0, _ = cli("logca", "from-lpn", "jpeg-decoder-pcie", "--host-C", "12.5",
+                        "--sizes", "4KiB..64KiB", "--json")
+    code1, out1, _ = cli("logca", "from-lpn", "jpeg-decoder-pcie", "--host-C", "12.5",
+                         "--sizes", "4KiB..64KiB", "--params", str(PARAMS), "--json")
+    assert code == code1 == 0
+    t1 = lambda out: [p["t1_simulated"] for p in json.loads(out)["points"]]
+    assert all(s > f for s, f in zip(t1(out1), t1(out0)))   # the RTL's slower back end
+    code, _, err = cli("lpn", "classes", "jpeg-decoder", "--param", "idct=1")
+    assert code == 2 and "declares" in err
+
+
+def _bad_csv(tmp_path, text):
+    path = tmp_path / "m.csv"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("case, args, match", [
+    ("no columns", lambda t: ["--measured", _bad_csv(t, "file,time\na.jpg,3\n")],
+     "columns input,cycles"),
+    ("psi fails", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1]",30\n')],
+     "row 2"),
+    ("non-positive", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",0\n')],
+     "cycles = '0' is invalid"),
+    ("non-numeric", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",x\n')],
+     "cycles = 'x' is invalid"),
+    ("too few rows", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",700\n')],
+     "1 row(s) for 6 parameters"),
+    ("unknown --fit", lambda t: ["--measured", str(TRAIN), "--fit", "idct"], "--fit = 'idct'"),
+    ("unknown --param", lambda t: ["--measured", str(TRAIN), "--param", "idct=3"],
+     "'idct' is invalid"),
+    ("unknown in toml", lambda t: ["--measured", str(TRAIN), "--params",
+                                   _bad_csv(t, "[parameters]\nidct = 3\n")], "'idct' is invalid"),
+    ("negative delay", lambda t: ["--measured", str(TRAIN), "--param", "idct_cycles=-4"],
+     "idct_cycles = -4 is invalid"),
+    ("bad toml", lambda t: ["--measured", str(TRAIN), "--params", _bad_csv(t, "x = = 3")],
+     "not valid TOML"),
+])
+def test_calibrate_bad_input_is_one_line_exit_2_nothing_written(cli, tmp_path, case, args,
+                                                                match):
+    out = tmp_path / "p.toml"
+    code, stdout, err = cli("lpn", "calibrate", "jpeg-decoder", *args(tmp_path),
+                            "--out", str(out))
+    assert code == 2, (case, err)
+    assert match in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv")], "--trace and --transition go"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct"],
+     "--transition = 'idct' is invalid"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct_y",
+      "--event", "pixels"], "no 'pixels' events"),
+    (["--trace", str(TRACES / "hopper_64x48_q90_420.csv"), "--transition", "idct_y",
+      "--trace-input", "photo.jpg"], "--trace-input = 'photo.jpg' is invalid"),
+    (["--out", "errors.pdf"], "written as .png or .svg"),
+])
+def test_compare_bad_input_is_one_line_exit_2(cli, args, match):
+    code, _, err = cli("lpn", "compare", "jpeg-decoder", "--measured", str(TRAIN), *args)
+    assert code == 2 and match in err and len(err.strip().splitlines()) == 1, err
