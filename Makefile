@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= accelperf-report
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,12 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
 
+# The documentation site (docs/, mkdocs.yml) into site/; any warning is an error.
+docs: $(VENV)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(VENV)/.installed
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(OUT) build src/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(OUT) site build src/*.egg-info .pytest_cache .hypothesis

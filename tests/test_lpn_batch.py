@@ -2,6 +2,7 @@
 process, a local pool and a Dask cluster; the CLI's batch options."""
 
 import csv
+import os
 from pathlib import Path
 import json
 
@@ -92,9 +93,10 @@ def test_cli_batch_over_a_directory_writes_csv(cli, tmp_path):
     code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(folder), "--out", str(out),
                        "--workers", "2")
     assert code == 1                           # one input failed; the others are written
-    rows = list(csv.DictReader(out.open()))
+    rows = sorted(csv.DictReader(out.open()), key=lambda r: r["name"])   # as they finished
     assert [r["name"].rsplit("/", 1)[-1] for r in rows] == \
         ["bad.json", "dense.json", "image.json", "small.json"]
+    assert {r["model"] for r in rows} == {"block-pipeline"}
     assert "= 99 is invalid" in rows[0]["error"] and rows[1]["latency"] == str(
         simulate(LIBRARY["block-pipeline"](), INPUTS[1][1]).latency)
     assert f"wrote {out}" in err
@@ -112,7 +114,9 @@ def test_cli_batch_from_inputs_and_a_glob_as_json(cli, tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--input", "{}", "{}", "--out", "r.txt"], "--out = 'r.txt' is invalid: write a .csv "
-                                                "or .json file"),
+                                                "or .parquet or .json file"),
+    (["--input", "{}", "{}", "--resume"], "--resume = 'on' is invalid: it needs --out"),
+    (["--input", "{}", "{}", "--send-inputs"], "it goes with --scheduler"),
     (["--inputs", "nowhere/*.json"], "--inputs = 'nowhere/*.json' is invalid: no files"),
     (["--input", "{}", "{}", "--out", "no/such/dir/r.csv"], "the directory 'no/such/dir' "
                                                             "does not exist"),
@@ -155,3 +159,258 @@ def test_cli_batch_over_the_example_images_from_the_repository(cli, tmp_path, mo
     # several sizes and qualities: the latencies differ and both stages bound some image
     assert len({r["latency"] for r in rows}) == len(rows)
     assert {r["bottleneck"] for r in rows} == {"entropy_decode", "idct_y"}
+
+
+# ---------------------------------------------------------------------- nothing is lost
+CRASHY = """
+import dataclasses
+import os
+import signal
+from pathlib import Path
+
+from accelperf.lpn.library import LIBRARY
+
+
+def build():
+    \"\"\"block-pipeline whose Ψ kills its own process for {"crash": "always"} and, the
+    first time only, for {"crash": {"marker": path}}: a worker that dies.\"\"\"
+    model = LIBRARY["block-pipeline"]()
+    plain = model.tokens_from_input
+
+    def psi(given):
+        if isinstance(given, dict) and "crash" in given:
+            given = dict(given)
+            how = given.pop("crash")
+            marker = Path(how["marker"]) if isinstance(how, dict) else None
+            if how == "always" or (marker is not None and not marker.exists()):
+                if marker is not None:
+                    marker.touch()
+                os.kill(os.getpid(), signal.SIGKILL)
+        return plain(given)
+    return dataclasses.replace(model, tokens_from_input=psi)
+"""
+
+
+def crashy(tmp_path):
+    path = tmp_path / "crashy.py"
+    path.write_text(CRASHY)
+    marker = tmp_path / "crashed-once"
+    inputs = [("a", {"blocks": 5, "nnz": 3}),
+              ("once", {"blocks": 6, "nnz": 9, "crash": {"marker": str(marker)}}),
+              ("always", {"blocks": 2, "nnz": 1, "crash": "always"}),
+              ("b", {"blocks": 9, "nnz": 60})]
+    return f"{path}:build", inputs, marker
+
+
+def expected_rows(inputs):
+    model = LIBRARY["block-pipeline"]()
+    return {name: simulate(model, {k: v for k, v in given.items() if k != "crash"}).latency
+            for name, given in inputs if given.get("crash") != "always"}
+
+
+def test_a_dead_worker_costs_a_retry_and_a_twice_crashing_input_is_a_failed_row(tmp_path):
+    from accelperf.lpn.batch import CRASHED
+    spec, inputs, marker = crashy(tmp_path)
+    result = simulate_many(spec, inputs, workers=2)
+    rows = {r.name: r for r in result.rows}
+    assert marker.exists()                                   # "once" did take one down
+    assert {n: r.latency for n, r in rows.items() if r.ok} == expected_rows(inputs)
+    assert [r.name for r in result.failures] == ["always"]
+    assert rows["always"].error == CRASHED
+
+
+def test_a_lost_dask_worker_costs_a_retry(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="Dask is optional: "
+                                      "pip install 'accelperf[dask]'")
+    import dask
+    spec, inputs, marker = crashy(tmp_path)
+    # Dask gives up on a task after allowed-failures + 1 lost workers: twice, here
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster:
+        result = simulate_many(spec, inputs, scheduler=cluster.scheduler_address)
+    rows = {r.name: r for r in result.rows}
+    assert marker.exists()
+    assert {n: r.latency for n, r in rows.items() if r.ok} == expected_rows(inputs)
+    assert [r.name for r in result.failures] == ["always"]
+    assert "took its worker down each time Dask ran it, alone" in rows["always"].error
+
+
+def many_inputs(folder: Path, n: int) -> list[Path]:
+    folder.mkdir()
+    paths = []
+    for i in range(n):
+        path = folder / f"in{i:05d}.json"
+        path.write_text(json.dumps({"blocks": 3 + i % 17, "nnz": i % 50}))
+        paths.append(path)
+    return paths
+
+
+def accelperf_command(*args) -> list[str]:
+    import sys
+    return [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())",
+            *args]
+
+
+def test_a_killed_client_then_resume_gives_every_input_exactly_once(tmp_path):
+    """kill -9 of the command mid-batch keeps the rows it wrote; --resume runs the rest;
+    the file ends with every input once, with a plain loop's latencies."""
+    import signal
+    import subprocess
+    import time
+    paths = many_inputs(tmp_path / "in", 1500)
+    out = tmp_path / "r.csv"
+    args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+            "--out", str(out), "--workers", "2"]
+    child = subprocess.Popen(accelperf_command(*args), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    try:
+        while child.poll() is None and \
+                (not out.exists() or out.read_bytes().count(b"\n") < 50):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    first = list(csv.DictReader(out.open()))
+    assert 49 <= len(first) < len(paths), "the client was killed mid-batch"
+    done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"--resume: {len(first)} input(s) already in {out}" in done.stderr
+    rows = list(csv.DictReader(out.open()))
+    names = [r["name"] for r in rows]
+    assert len(names) == len(set(names)) == len(paths)
+    assert rows[:len(first)] == first                           # kept as they were
+    model = LIBRARY["block-pipeline"]()
+    for row in rows[::97]:
+        given = json.loads(Path(row["name"]).read_text())
+        assert int(row["latency"]) == simulate(model, given).latency
+
+
+def test_parquet_rows_and_resume(cli, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet", reason="Parquet needs pyarrow")
+    paths = many_inputs(tmp_path / "in", 12)
+    out = tmp_path / "r.parquet"
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--input", *map(str, paths[:5]),
+                       "--out", str(out), "--workers", "1")
+    assert code == 0, err
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+                       "--out", str(out), "--workers", "2", "--resume")
+    assert code == 0, err and "5 input(s) already in" in err
+    table = pq.read_table(out).to_pylist()
+    assert sorted(r["name"] for r in table) == sorted(map(str, paths))
+    assert {r["model"] for r in table} == {"block-pipeline"}
+    assert not (tmp_path / "r.parquet.rows.csv").exists()
+    model = LIBRARY["block-pipeline"]()
+    for r in table:
+        assert r["latency"] == simulate(model, json.loads(Path(r["name"]).read_text())).latency
+
+
+def _header_and_row(model="block-pipeline", name="x.json"):
+    return ("model,name,latency,commits,bottleneck,seconds,backend,error\n"
+            f"{model},{name},10,4,idct,0.1,python,\n")
+
+
+@pytest.mark.parametrize("content,words", [
+    ("a,b,c\n1,2,3\n", "its columns are a, b, c, not a batch's"),
+    (_header_and_row(model="jpeg-decoder"), "its rows are of model 'jpeg-decoder', not "
+                                            "'block-pipeline'"),
+    (_header_and_row() + "block-pipeline,y.json,12,4", "its last row is half-written"),
+    (_header_and_row() + "block-pipeline,y.json,12\n", "line 3 is unreadable"),
+])
+def test_resume_refuses_an_out_it_cannot_continue(cli, tmp_path, content, words):
+    paths = many_inputs(tmp_path / "in", 3)
+    out = tmp_path / "r.csv"
+    out.write_text(content)
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+                       "--out", str(out), "--resume")
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    assert "the rows in it are kept" in err and out.read_text() == content
+    assert len(paths) == 3
+
+
+def test_resume_with_everything_done_runs_nothing(cli, tmp_path):
+    many_inputs(tmp_path / "in", 3)
+    out = tmp_path / "r.csv"
+    args = ("lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+            "--out", str(out), "--workers", "1")
+    assert cli(*args)[0] == 0
+    before = out.read_text()
+    code, stdout, err = cli(*args, "--resume")
+    assert code == 0 and "3 input(s) already in" in err and out.read_text() == before
+
+
+def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
+    """The scheduler killed mid-batch: exit 2, one line saying what to do, every row
+    written so far still in --out."""
+    pytest.importorskip("distributed", reason="Dask is optional: pip install 'accelperf[dask]'")
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent))
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    many_inputs(tmp_path / "in", 3000)
+    port = 20000 + os.getpid() % 20000
+    address = f"tcp://127.0.0.1:{port}"
+    log = (tmp_path / "cluster.log").open("w")
+    cluster = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                 str(port), "--dashboard-address", ":0"], stdout=log, stderr=log)]
+    out = tmp_path / "r.csv"
+    try:
+        time.sleep(3)
+        cluster.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                         "--dashboard-address", ":0"], stdout=log, stderr=log))
+        client = subprocess.Popen(accelperf_command(
+            "lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"), "--out",
+            str(out), "--scheduler", address), stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        while client.poll() is None and (not out.exists() or
+                                         out.read_bytes().count(b"\n") < 50):
+            time.sleep(0.05)
+        cluster[0].send_signal(signal.SIGKILL)
+        _, err = client.communicate(timeout=300)
+    finally:
+        for p in cluster:
+            if p.poll() is None:
+                p.kill()
+    assert client.returncode == 2, err
+    assert len(err.strip().splitlines()) == 1
+    assert f"scheduler {address} went away after" in err and "--resume" in err
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) >= 49 and all(r["latency"] for r in rows)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_stops_the_batch_keeps_its_rows_and_resume_finishes_it(tmp_path, workers):
+    import signal
+    import subprocess
+    import time
+    paths = many_inputs(tmp_path / "in", 1500)
+    out = tmp_path / "r.csv"
+    args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+            "--out", str(out), "--workers", workers]
+    child = subprocess.Popen(accelperf_command(*args), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        while child.poll() is None and \
+                (not out.exists() or out.read_bytes().count(b"\n") < 30):
+            time.sleep(0.01)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted after" in err and "run again with --resume" in err
+    kept = list(csv.DictReader(out.open()))
+    assert 29 <= len(kept) < len(paths) and all(r["latency"] for r in kept)
+    done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    names = [r["name"] for r in csv.DictReader(out.open())]
+    assert len(names) == len(set(names)) == len(paths)

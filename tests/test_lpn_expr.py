@@ -114,7 +114,7 @@ def test_every_operator_has_every_backend_and_one_definition():
     from accelperf.lpn.expr import OPERATORS, Operator
     columns = [f for f in Operator.__dataclass_fields__ if f not in ("name", "arity",
                                                                      "operands", "result", "lazy")]
-    assert set(columns) == {"evaluate", "python", "sympy", "text", "c", "z3"}
+    assert set(columns) == {"evaluate", "python", "sympy", "text", "c", "z3", "javascript"}
     for name, op in OPERATORS.items():
         assert op.name == name and all(callable(getattr(op, c)) for c in columns)
 

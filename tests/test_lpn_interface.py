@@ -369,7 +369,7 @@ def test_typed_space_modules_run_bare_and_agree_with_check(tmp_path, model_name,
     out = tmp_path / "iface.py"
     r = CliRunner().invoke(cli, ["lpn", "interface", model_name, "--space",
                                  os.path.join(SPACES, space), "--out", str(out), "--check",
-                                 *inputs, "--json"])
+                                 *inputs, "--json", "--tolerance", str(bound)])
     assert r.exit_code == 0, r.output
     checked = json.loads(r.stdout)
     assert _bare(out, inputs, tmp_path) == [row["predicted"] for row in checked["inputs"]]

@@ -1,6 +1,8 @@
 """The fast engine against the reference semantics, trace for trace; and one timing
 example per construct (the same examples the README shows)."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -271,8 +273,11 @@ def test_pictures_draw_read_and_inhibitor_arcs_and_computed_intervals():
                    outputs={busy: 1}, initiation_interval=lambda src: src.n)
     net.transition("drain", inputs={busy: 1}, outputs={done: 1}, delay=5)
     net.start, net.done = [src, gate], done
-    svg = net_svg(net.build())
+    drawn = net_svg(net.build())
+    legend = re.search(r'<g class="legend".*?</g>', drawn).group(0)
+    svg = drawn.replace(legend, "")
     assert svg.count('stroke-dasharray="5,3"') == 1 and svg.count("url(#inhibit)") == 1
+    assert "reads" in legend and "inhibits" in legend   # the marks are explained
     assert "≥ 2" in svg and "&lt; 1" in svg and "II src.n" in svg
 
 

@@ -12,6 +12,12 @@ value and what is allowed.
 from .errors import ModelError
 
 __version__ = "0.1.0"
+
+# In Jupyter, results show themselves as tables and pictures (accelperf.notebook); outside
+# IPython this does nothing and imports nothing.
+from .notebook import register_if_running as _register_notebook_display  # noqa: E402
+
+_register_notebook_display()
 __all__ = ["ModelError", "LogCA", "preset", "__version__"]
 
 

@@ -456,6 +456,28 @@ def measured_aes_section(report: Report) -> None:
               [w + "." for w in fit.warnings])
 
 
+def explorer_section(report: Report) -> None:
+    """The interactive explorer (issue 25) beside the report, linked from it: the SPARC AES
+    designs, the SRC MAP-C hierarchy and the JPEG decoder's interface, live in the browser."""
+    from .explore import (DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel)
+
+    sec = report.section(
+        "Explore it yourself",
+        "The same models in one interactive page that needs no network or server: drag L, o, "
+        "C, A or β and see the speedup, g1, g_A/2, the bound and the advice change; edit the "
+        "SRC MAP-C layers and see the density bound move; move the JPEG decoder's block "
+        "count and symbols per block and see its interface's latency and bottleneck. "
+        "`accelperf explore --out explorer.html` writes it for other models.")
+    report.progress("extracting the JPEG decoder's interface for the explorer")
+    page = build_page(LogcaPanel(tuple(preset(d, "aes") for d in DEFAULT_DESIGNS)),
+                      density_panel("src-map-c"),
+                      lpn_panel("jpeg-decoder", frequency_hz=75e6))
+    (report.out / "explorer.html").write_text(page, encoding="utf-8")
+    sec.blocks.append('<p><a href="explorer.html">Open the interactive explorer</a> '
+                      '(explorer.html, one file of about 5 MB with its charting library '
+                      'inside).</p>')
+
+
 def build_demo_report(out: str | Path, progress=None) -> Path:
     """Write the demo report into ``out`` and return the path of its index.html.
 
@@ -472,4 +494,5 @@ def build_demo_report(out: str | Path, progress=None) -> Path:
     lpn_section(report)
     interface_section(report)
     lpn_verify_section(report)
+    explorer_section(report)
     return report.write()

@@ -27,7 +27,7 @@ class CommandFamilies(StrictGroup):
     brings SciPy, most of a second, which `accelperf measure ...` or a mistyped option
     should not wait for."""
 
-    families = ("density", "logca", "lpn", "measure")
+    families = ("density", "explore", "logca", "lpn", "measure")
     group_class = StrictGroup          # the families themselves are plain strict groups
 
     def list_commands(self, ctx):
@@ -45,7 +45,8 @@ def cli():
     """Will offloading this work to that accelerator pay off, by how much, and what limits it?
 
     Three levels of detail: LogCA (logca), computational density (density) and Latency
-    Petri Nets (lpn); measure times this machine's own accelerators.
+    Petri Nets (lpn); measure times this machine's own accelerators; explore writes an
+    interactive page of all three.
 
     \b
     Examples:

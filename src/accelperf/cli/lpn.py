@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import click
@@ -13,11 +12,16 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console
+from .lpn_batch import note_backend, simulate_batch
+from .lpn_check import lpn_check
 
 
 @cli.group()
 def lpn():
     """Latency Petri Nets: simulate an accelerator's micro-architecture, draw it."""
+
+
+lpn.add_command(lpn_check)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
@@ -73,7 +77,9 @@ def lpn_list():
                    "file or inline JSON); default: the model's own example input. Several "
                    "(--input A B C) run a batch.")
 @click.option("--inputs", "inputs_glob", metavar="DIR|GLOB",
-              help="Run a batch over every file in DIR, or the files matching GLOB.")
+              help="Run a batch over every file in DIR, or the files matching GLOB. Workers "
+                   "read and parse the files themselves (on a cluster they must see the "
+                   "same paths; else add --send-inputs).")
 @click.option("--backend", type=click.Choice(["python", "compiled", "auto"]),
               default="python", show_default=True,
               help="Python engine, the net compiled to C once (cached), or compiled when a "
@@ -83,7 +89,14 @@ def lpn_list():
 @click.option("--scheduler", metavar="tcp://HOST:8786",
               help="Run the batch on this Dask cluster (pip install 'accelperf[dask]').")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the batch's rows to .csv or .json.")
+              help="Write the batch's rows to .csv or .parquet as each input finishes (in "
+                   "the order they finish; a killed batch keeps every finished row), or to "
+                   ".json at the end.")
+@click.option("--resume", is_flag=True,
+              help="Skip the inputs whose rows are already in --out and append the rest.")
+@click.option("--send-inputs", is_flag=True,
+              help="With --scheduler: read each input file here and send its bytes, for "
+                   "workers that cannot read the paths given (default: send the names).")
 @click.option("--max-time", type=click.IntRange(0), default=None,
               help="Stop when the next event is later than cycle N.")
 @click.option("--max-commits", type=click.IntRange(0), default=None,
@@ -95,8 +108,8 @@ def lpn_list():
               help="Write every firing: .json (Chrome trace events, for Perfetto) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, workers,
-                 scheduler, out, max_time, max_commits, max_firings_per_cycle, trace_out,
-                 as_json):
+                 scheduler, out, resume, send_inputs, max_time, max_commits,
+                 max_firings_per_cycle, trace_out, as_json):
     """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
     or on many (a batch: one row per input)."""
     from ..lpn.loader import load_input, load_model
@@ -106,15 +119,15 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     texts = ([] if input_text is None else [input_text]) + list(more_inputs)
     limits = dict(max_time=max_time, max_commits=max_commits,
                   max_firings_per_cycle=max_firings_per_cycle)
-    if len(texts) > 1 or inputs_glob or out or workers or scheduler:
+    if len(texts) > 1 or inputs_glob or out or workers or scheduler or resume:
         if trace_out is not None:
             raise invalid("--trace", str(trace_out), "a batch has no trace: trace one "
                                                      "input at a time")
-        return _simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
-                               out, limits, as_json)
+        return simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
+                              out, limits, as_json, resume, send_inputs)
     check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec)
-    _note_backend(backend)
+    note_backend(backend)
     result = _run_lpn(model, load_input(texts[0] if texts else None, model),
                       trace=trace_out is not None, backend=backend, **limits)
     if trace_out is not None:
@@ -135,82 +148,6 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     for name, u in result.utilisation.items():
         table.add_row(name, str(result.commits[name]), str(result.busy[name]), f"{u:.1%}")
     console.print(table)
-
-
-def _note_backend(backend: str) -> None:
-    """One line on stderr when "auto" will fall back to the Python engine."""
-    if backend == "auto":
-        from ..lpn.compiled import compiler_missing
-        why = compiler_missing()
-        if why:
-            click.echo(f"note: --backend auto runs the Python engine: {why}", err=True)
-
-
-def _batch_inputs(texts, pattern) -> list[tuple[str, str]]:
-    """(name, text for load_input) of every input, checked before any work starts."""
-    import glob
-    named = [(t, t) for t in texts]
-    if pattern:
-        path = Path(pattern)
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else \
-            sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
-        if not files:
-            raise invalid("--inputs", pattern, "no files there (a directory or a glob "
-                                               "such as 'inputs/*.json')")
-        named += [(str(p), str(p)) for p in files]
-    return named
-
-
-def _simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out, limits,
-                    as_json):
-    from ..lpn.batch import simulate_many
-    from ..lpn.loader import load_input, load_model
-    check_output(out, "--out", (".csv", ".json"))
-    named = _batch_inputs(texts, pattern)
-    if not named:
-        raise ModelError("--input/--inputs: a batch needs at least one input")
-    model = load_model(model_spec)
-    inputs = [(name, load_input(text, model)) for name, text in named]
-    _note_backend(backend)
-    from rich.console import Console
-    from rich.progress import Progress
-    with Progress(console=Console(stderr=True), transient=True,
-                  disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task(f"simulating {len(inputs)} inputs", total=len(inputs))
-        result = simulate_many(model_spec if scheduler else model, inputs, backend=backend,
-                               workers=workers, scheduler=scheduler,
-                               progress=lambda done, total: bar.update(task, completed=done),
-                               **{k: v for k, v in limits.items() if v is not None})
-    if out is not None:
-        _write_rows(result, out)
-        click.echo(f"wrote {out}", err=True)
-    if as_json:
-        click.echo(dump_json(result.to_dict()))
-    else:
-        from rich.markup import escape          # an error text may hold [brackets]
-        table = Table(title=f"{result.model}: {len(result.rows)} inputs, "
-                            f"{len(result.failures)} failed, {result.workers} worker(s), "
-                            f"{result.seconds:.2f} s")
-        for col in ("input", "latency", "commits", "bottleneck", "seconds", "error"):
-            table.add_column(col, justify="left" if col in ("input", "error") else "right")
-        for r in result.rows:
-            shown = ["—" if v is None else str(v) for v in (r.latency, r.commits, r.bottleneck)]
-            table.add_row(r.name, *shown, f"{r.seconds:.3f}", escape(r.error or ""))
-        console.print(table)
-    if result.failures:
-        raise SystemExit(1)
-
-
-def _write_rows(result, out: Path) -> None:
-    import csv
-    rows = [r.to_dict() for r in result.rows]
-    if out.suffix.lower() == ".json":
-        out.write_text(dump_json(result.to_dict()), encoding="utf-8")
-        return
-    with out.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 @lpn.command("show")

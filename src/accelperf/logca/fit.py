@@ -4,7 +4,7 @@ Inputs are host times T0(g), accelerated times T1(g) and, optionally, transfer-o
 times (o + L·g measured directly), all in seconds per operation. The fit runs in steps, each
 a function below:
 
-0. ``_prepare``: check, sort and (``lo``/``hi``) restrict the data.
+0. ``prepare_data``: check, sort and (``lo``/``hi``) restrict the data.
 1. ``_host_step``: C and β by least squares of ln T0 on ln g (the paper's regression over
    16 B–32 MiB); optionally a per-call host constant c0, ``T0 = c0 + C·g^β``.
 2. o, L and A: weighted linear least squares of T1 = o + L1(g) + (C·g^β)·(1/A), relative
@@ -17,6 +17,10 @@ a function below:
 Standard errors come from the Jacobian at the solution; g1 and g_{A/2} get bootstrap
 standard errors and 95% intervals (residuals resampled in log space). What the data cannot
 support is said in ``warnings``.
+
+One module because the steps above share one private data record and one candidate type,
+and each step's warnings are read against the others'; split, they would only pass
+those private records across modules.
 """
 
 from __future__ import annotations
@@ -72,8 +76,25 @@ class GranularityEstimate:
                 "ci95": None if self.interval is None else list(self.interval)}
 
 
+class SpeedupErrors:
+    """The relative speedup errors of a fit (``speedup_model`` against ``speedup_measured``),
+    shared by every fit result."""
+
+    @property
+    def relative_error(self) -> np.ndarray:
+        return self.speedup_model / self.speedup_measured - 1.0
+
+    @property
+    def mean_error(self) -> float:
+        return float(np.mean(np.abs(self.relative_error)))
+
+    @property
+    def max_error(self) -> float:
+        return float(np.max(np.abs(self.relative_error)))
+
+
 @dataclass(frozen=True)
-class FitResult:
+class FitResult(SpeedupErrors):
     model: LogCA
     parameters: dict
     granularity: np.ndarray = field(repr=False)
@@ -92,18 +113,6 @@ class FitResult:
         if self.host_constant is None:
             return self.model.speedup(g)
         return (self.host_constant.value + self.model.T0(g)) / self.model.T1(g)
-
-    @property
-    def relative_error(self) -> np.ndarray:
-        return self.speedup_model / self.speedup_measured - 1.0
-
-    @property
-    def mean_error(self) -> float:
-        return float(np.mean(np.abs(self.relative_error)))
-
-    @property
-    def max_error(self) -> float:
-        return float(np.max(np.abs(self.relative_error)))
 
     def to_dict(self) -> dict:
         return {
@@ -241,7 +250,7 @@ def _linear_accel(g, host, t1, dependent):
 
 # ---------------------------------------------------------------------- the steps
 @dataclass(frozen=True)
-class _Data:
+class FitData:
     g: np.ndarray
     t0: np.ndarray
     t1: np.ndarray
@@ -270,7 +279,7 @@ class _Candidate:
         return self.kind == "dependent"
 
 
-def _prepare(granularity, t_host, t_accel, t_echo, lo, hi) -> _Data:
+def prepare_data(granularity, t_host, t_accel, t_echo, lo, hi) -> FitData:
     """Step 0: check the arrays, sort by granularity, keep [lo, hi]."""
     g = _check("granularity", granularity)
     n = g.size
@@ -294,10 +303,10 @@ def _prepare(granularity, t_host, t_accel, t_echo, lo, hi) -> _Data:
         where = "" if not excluded else f" inside {format_size(lo)}..{format_size(hi)}"
         raise ModelError(f"only {g.size} granularities{where}: a fit needs at least 3 (and "
                          f"{MIN_POINTS} or more to be trusted)")
-    return _Data(g, t0, t1, echo, excluded)
+    return FitData(g, t0, t1, echo, excluded)
 
 
-def _host_step(d: _Data, host_constant: bool, warnings: list) -> tuple[float, float, float]:
+def _host_step(d: FitData, host_constant: bool, warnings: list) -> tuple[float, float, float]:
     """Step 1: (C, β, c0) of the host model; warns about what C·g^β cannot follow."""
     g, t0, n = d.g, d.t0, d.n
     C, beta, _, _ = power_law(g, t0)
@@ -323,7 +332,7 @@ def _host_step(d: _Data, host_constant: bool, warnings: list) -> tuple[float, fl
     return C, beta, 0.0
 
 
-def _start_values(d: _Data, kind: str, C: float, beta: float, c0: float, host_constant: bool):
+def _start_values(d: FitData, kind: str, C: float, beta: float, c0: float, host_constant: bool):
     """Step 2: starting point and fixed entries for one latency kind (the paper's order: o, L,
     A by linear least squares, or o and L from the echo run)."""
     dep = kind == "dependent"
@@ -343,7 +352,7 @@ def _start_values(d: _Data, kind: str, C: float, beta: float, c0: float, host_co
     return start, fixed, None, (o_lin if o_lin < 0 else None)
 
 
-def _fit_kind(d: _Data, kind: str, C, beta, c0, host_constant) -> _Candidate:
+def _fit_kind(d: FitData, kind: str, C, beta, c0, host_constant) -> _Candidate:
     start, fixed, echo_fit, negative_o = _start_values(d, kind, C, beta, c0, host_constant)
     x, se, ssr = _solve(d.g, d.t0, d.t1, kind == "dependent", start, fixed, d.echo)
     k = int(np.isnan(fixed).sum())
@@ -421,7 +430,7 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     """
     if latency not in ("independent", "dependent", "auto"):
         raise ModelError(f"latency = {latency!r} is invalid: independent, dependent or auto")
-    d = _prepare(granularity, t_host, t_accel, t_echo, lo, hi)
+    d = prepare_data(granularity, t_host, t_accel, t_echo, lo, hi)
     warnings: list[str] = []
     if d.n < MIN_POINTS:
         warnings.append(f"only {d.n} granularities: fewer than {MIN_POINTS} points cannot "
@@ -467,7 +476,7 @@ def _to_cycles(p: FittedParameter, frequency_hz: float) -> FittedParameter:
                            p.vary, p.bounds, p.note)
 
 
-def _model_warnings(d: _Data, best: _Candidate, model: LogCA, beta_host: float,
+def _model_warnings(d: FitData, best: _Candidate, model: LogCA, beta_host: float,
                     latency: str) -> list[str]:
     """Step 4b: what the chosen fit cannot support."""
     out = []
@@ -492,7 +501,7 @@ def _model_warnings(d: _Data, best: _Candidate, model: LogCA, beta_host: float,
     return out
 
 
-def _tail_warnings(d: _Data, s_meas, s_model) -> list[str]:
+def _tail_warnings(d: FitData, s_meas, s_model) -> list[str]:
     """Step 4c: a measured speedup that falls at the large end (a cache outgrown), which
     LogCA cannot follow. Checked the same way whichever statistic (min or median) the times
     are: a clear fall (5%) with any over-prediction, or a smaller one (2%) that the model
@@ -574,7 +583,7 @@ def _model_granularities(model: LogCA, c0: float) -> tuple[float | None, float |
             b.root if b is not None and b.exists else None)
 
 
-def _crossings(model, d: _Data, s_meas, best: _Candidate, c0, bootstrap, seed, warnings):
+def _crossings(model, d: FitData, s_meas, best: _Candidate, c0, bootstrap, seed, warnings):
     """Step 4d: g1 and g_{A/2} of the model, with bootstrap errors (residuals resampled in
     log space, each resample refitted from the solution)."""
     g, x, dep = d.g, best.x, best.dependent

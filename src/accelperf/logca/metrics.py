@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from fractions import Fraction
 
 import numpy as np
@@ -32,7 +33,8 @@ from scipy.optimize import elementwise
 
 from ..errors import invalid
 from ..units import format_size
-from .model import LogCA
+if TYPE_CHECKING:  # pragma: no cover - annotations only: model.py imports this module
+    from .model import LogCA
 
 # Status of a crossing search (one code per situation a user needs told apart).
 RISING, TWO, FALLING, TANGENT, ABOVE, BELOW, BEYOND = range(7)
@@ -435,6 +437,7 @@ def break_even_granularity(model: LogCA, method: str = "chandrupatla") -> Granul
 
     Examples
     --------
+    >>> from accelperf.logca import LogCA
     >>> m = LogCA(L=3, o=10, C=35, A=6)          # Sandy Bridge AES-NI, Table 5
     >>> round(break_even_granularity(m).root, 6)  # (6/5)·(13/35)
     0.445714

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
 from ..errors import ModelError, invalid
 from ..validate import real_number
+from . import metrics
+from .metrics import Bound, GranularityResult, Peak
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .metrics import Bound, GranularityResult, Peak
 
 Latency = Literal["independent", "dependent"]
 Unit = Literal["cycles", "seconds"]
@@ -255,25 +255,20 @@ class LogCA:
     # ------------------------------------------------------------------ metrics
     def g1(self, method: str = "chandrupatla") -> "GranularityResult":
         """Break-even granularity (speedup 1); see :func:`metrics.break_even_granularity`."""
-        from .metrics import break_even_granularity
-        return break_even_granularity(self, method=method)
+        return metrics.break_even_granularity(self, method=method)
 
     def g_half(self, method: str = "chandrupatla") -> "GranularityResult":
         """Granularity of speedup A/2; see :func:`metrics.half_acceleration_granularity`."""
-        from .metrics import half_acceleration_granularity
-        return half_acceleration_granularity(self, method=method)
+        return metrics.half_acceleration_granularity(self, method=method)
 
     def g_A(self, method: str = "chandrupatla") -> "GranularityResult":
         """Granularity of speedup A with unbounded acceleration (eq. 13)."""
-        from .metrics import peak_acceleration_granularity
-        return peak_acceleration_granularity(self, method=method)
+        return metrics.peak_acceleration_granularity(self, method=method)
 
     def bound(self) -> "Bound":
         """Compute- or latency-bound (§3.1); see :func:`metrics.bound_type`."""
-        from .metrics import bound_type
-        return bound_type(self)
+        return metrics.bound_type(self)
 
     def peak(self) -> "Peak | None":
         """Interior maximum of the speedup curve, where it has one (Implication 4)."""
-        from .metrics import peak_speedup
-        return peak_speedup(self)
+        return metrics.peak_speedup(self)

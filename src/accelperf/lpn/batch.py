@@ -2,9 +2,19 @@
 
 The batch use cases of OSDI'24 are many inputs on one accelerator (§5.3.3: TVM
 auto-tuning simulates 1,500 instruction sequences; the JPEG evaluation 60,000 images).
-:func:`simulate_many` runs each input through :func:`.sim.simulate` and returns one row
-per input, in input order; an input that fails (a bad input, a deadlock, a limit) gives
-a row with its error and never stops the others.
+:class:`BatchRun` streams one row per input as each finishes; :func:`simulate_many`
+collects them in input order. An input that fails (a bad input, a deadlock, a limit)
+gives a row with its error and never stops the others.
+
+What makes a long batch safe to run (issue 22):
+
+* inputs can be given as names (file paths or JSON text) that are read and parsed where
+  they run — a worker of the local pool or of the cluster — so the client holds names,
+  not data, and only a window of them at a time;
+* a worker that dies (a killed process, a lost Dask worker) costs a retry of the inputs
+  it held, one by one; an input that takes a worker down twice is a failed row;
+* rows come out as they finish, so a caller can write each at once (``lpn simulate
+  --out``) and a killed batch keeps every finished row.
 
 The compiled engine is built once, before the work is shared out: the forked local
 workers inherit it, and Dask workers load it from the cache (or build it once each).
@@ -14,13 +24,23 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
 from dataclasses import dataclass
+from itertools import islice
+from multiprocessing.connection import wait
+from pathlib import Path
 
 from ..errors import ModelError
 from .net import Model
+from .outcome import Interrupted
 from .sim import BACKENDS, simulate
+
+CRASHED = "it took its worker down twice (killed, or out of memory?)"
+CLUSTER_CRASHED = ("it took its worker down each time Dask ran it, alone (killed, or out of "
+                   "memory?)")
 
 
 @dataclass(frozen=True)
@@ -74,40 +94,67 @@ class BatchResult:
                 f"failed, {self.workers} worker(s) in {self.where}, {self.seconds:.3g} s)")
 
 
-def _one_line(text) -> str:
+def one_line(text) -> str:
     return " ".join(str(text).split())
 
 
-def run_one(model: Model, name: str, user_input, backend: str, limits: dict) -> BatchRow:
-    """One input, its failure caught into the row (the batch goes on)."""
+def failed_row(name: str, error: str, seconds: float = 0.0) -> BatchRow:
+    return BatchRow(name, None, None, None, seconds, None, one_line(error))
+
+
+def load_payload(payload, model: Model):
+    """An input given by name: a file path or JSON text (read here, by
+    :func:`.loader.load_input`), or ``(suffix, bytes)`` of a file the client read."""
+    from .loader import load_input
+    if isinstance(payload, tuple):
+        suffix, data = payload
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"input{suffix}"
+            path.write_bytes(data)
+            return load_input(str(path), model)
+    return load_input(payload, model)
+
+
+def run_one(model: Model, name: str, user_input, backend: str, limits: dict,
+            by_name: bool = False) -> BatchRow:
+    """One input (read first when ``by_name``), its failure caught into the row."""
     began = time.perf_counter()
     try:
+        if by_name:
+            user_input = load_payload(user_input, model)
         r = simulate(model, user_input, backend=backend, **limits)
+    except Interrupted:                # Ctrl-C stops the batch, not one input
+        raise KeyboardInterrupt from None
     except ModelError as exc:          # bad input, deadlock, limit, evaluation error
-        return BatchRow(name, None, None, None, time.perf_counter() - began, None,
-                        _one_line(exc))
+        return failed_row(name, exc, time.perf_counter() - began)
     except Exception as exc:           # noqa: BLE001 - one input must not stop the rest
-        return BatchRow(name, None, None, None, time.perf_counter() - began, None,
-                        _one_line(f"{type(exc).__name__}: {exc}"))
+        return failed_row(name, f"{type(exc).__name__}: {exc}", time.perf_counter() - began)
     return BatchRow(name, r.latency, r.total_commits, r.bottleneck,
                     time.perf_counter() - began, r.backend)
 
 
-# A forked worker's job: the parent's model, backend and limits, inherited, not pickled.
-_JOB: tuple | None = None
+def _run_task(model, task, backend, limits, by_name) -> list:
+    return [(i, run_one(model, name, x, backend, limits, by_name)) for i, name, x in task]
 
 
-def _init_worker(model, items, backend, limits):
-    global _JOB
-    _JOB = (model, items, backend, limits)
+def _pool_worker(conn, model, backend, limits, by_name, inherited):
+    """A forked worker: tasks in, rows out, until told to stop or the pipe closes. With
+    ``inherited`` (the parent's list of (name, input), inherited by fork, never pickled)
+    a task holds input indices only."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        if inherited is not None:
+            task = [(i, name, inherited[i][1]) for i, name, _ in task]
+        conn.send(_run_task(model, task, backend, limits, by_name))
 
 
-def _pool_task(first: int, last: int) -> tuple[int, list]:
-    model, items, backend, limits = _JOB
-    return first, [run_one(model, name, x, backend, limits) for name, x in items[first:last]]
-
-
-def _cluster_task(spec, name: str, user_input, backend: str, limits: dict) -> BatchRow:
+def _cluster_task(spec, task, backend: str, limits: dict, by_name: bool) -> list:
     """On a Dask worker: the model by library name or file spec, built once per worker."""
     from .loader import load_model
     cache = _cluster_task.__dict__.setdefault("models", {})
@@ -117,7 +164,13 @@ def _cluster_task(spec, name: str, user_input, backend: str, limits: dict) -> Ba
         if spec not in cache:
             cache[spec] = load_model(spec)
         model = cache[spec]
-    return run_one(model, name, user_input, backend, limits)
+    return _run_task(model, task, backend, limits, by_name)
+
+
+def check_workers(workers) -> None:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):
+        raise ModelError(f"workers = {workers!r} is invalid: a whole number >= 1")
 
 
 def named_inputs(inputs) -> list[tuple[str, object]]:
@@ -129,6 +182,230 @@ def named_inputs(inputs) -> list[tuple[str, object]]:
                      for i in items):
         return items
     return [(str(i), v) for i, v in enumerate(items)]
+
+
+class BatchRun:
+    """A batch about to run: iterate it for ``(input index, BatchRow)`` as inputs finish
+    (in any order). ``items`` is any iterable of (name, input), read lazily, a window at
+    a time; with ``by_name`` each input is a file path or JSON text that the worker reads
+    (on a cluster, ``ship_bytes`` reads files here and sends their bytes instead)."""
+
+    def __init__(self, model, items, *, backend: str = "python", workers: int | None = None,
+                 scheduler=None, by_name: bool = False, ship_bytes: bool = False,
+                 chunk: int | None = None, limits: dict | None = None):
+        from .loader import load_model
+        if backend not in BACKENDS:
+            raise ModelError(f"backend = {backend!r} is invalid: one of {', '.join(BACKENDS)}")
+        check_workers(workers)
+        self.spec = model if isinstance(model, str) else None
+        self.model = load_model(model) if isinstance(model, str) else model
+        if not isinstance(self.model, Model):
+            raise ModelError(f"model = {model!r} is invalid: a built LPN model or its name")
+        # a list is shared with forked workers as it is; any other iterable is read lazily
+        self.inherited = items if isinstance(items, list) and not by_name else None
+        self.items, self.backend, self.scheduler = iter(items), backend, scheduler
+        self.by_name, self.ship_bytes = by_name, ship_bytes
+        self.limits = limits or {}
+        self.workers = workers or os.cpu_count() or 1
+        self.chunk = chunk
+        self.where = "this process" if scheduler is None and self.workers == 1 else \
+            "local pool" if scheduler is None else str(scheduler)
+
+    def _tasks(self, size: int):
+        """Tasks of up to ``size`` (index, name, input), read from the items lazily."""
+        numbered = ((i, name, x) for i, (name, x) in enumerate(self.items))
+        while True:
+            task = list(islice(numbered, size))
+            if not task:
+                return
+            if self.ship_bytes:
+                task = [(i, name, _file_bytes(x)) for i, name, x in task]
+            yield task
+
+    def __iter__(self):
+        if self.scheduler is not None:
+            yield from self._on_cluster()
+            return
+        if self.backend != "python":               # build once, before the workers fork
+            from .compiled import choose
+            self.backend = "compiled" if choose(self.model, self.backend) is not None \
+                else "python"
+        if self.workers == 1:
+            for task in self._tasks(1):
+                yield from _run_task(self.model, task, self.backend, self.limits,
+                                     self.by_name)
+            return
+        yield from self._local_pool()
+
+    def _local_pool(self):
+        # fork: the workers inherit the model (its Ψ may be a lambda, which pickle
+        # refuses) and the compiled engine already loaded here; a task is a few inputs,
+        # so that handing out work costs little next to a short compiled run. A worker
+        # holds one task at a time, so a dead worker's task is known and retried.
+        context = multiprocessing.get_context("fork")
+        tasks = self._tasks(self.chunk or 16)
+        if self.inherited is not None:                # the workers have the inputs
+            tasks = ([(i, name, None) for i, name, _ in task] for task in tasks)
+        retry: deque = deque()
+        crashes: dict[int, int] = {}
+        held: dict = {}                           # connection -> [process, task or None]
+
+        def spawn():
+            parent, child = context.Pipe()
+            process = context.Process(target=_pool_worker, daemon=True, args=(
+                child, self.model, self.backend, self.limits, self.by_name, self.inherited))
+            process.start()
+            child.close()
+            held[parent] = [process, None]
+
+        def next_task():
+            return retry.popleft() if retry else next(tasks, None)
+
+        for _ in range(self.workers):
+            spawn()
+        try:
+            more = True
+            while held:
+                for conn, slot in list(held.items()):
+                    if slot[1] is not None:
+                        continue
+                    task = next_task() if more or retry else None
+                    if task is None:
+                        more = False
+                    try:
+                        conn.send(task)
+                    except OSError:               # it died between two tasks
+                        if task is not None:
+                            retry.appendleft(task)
+                        task = None
+                    if task is None:
+                        del held[conn]
+                        slot[0].join()
+                        conn.close()
+                        if more or retry:
+                            spawn()
+                        continue
+                    slot[1] = task
+                if not held:
+                    break
+                ready = wait(list(held) + [slot[0].sentinel for slot in held.values()])
+                for conn in [c for c in held if c in ready or held[c][0].sentinel in ready]:
+                    process, task = held[conn]
+                    try:
+                        rows = conn.recv() if conn.poll() else None
+                    except (EOFError, OSError):   # the pipe closed: the worker is dying
+                        rows = None
+                    else:
+                        if rows is not None:
+                            held[conn][1] = None
+                            yield from rows
+                            continue
+                        if process.is_alive():
+                            continue
+                    del held[conn]                 # the worker died holding `task`
+                    process.join()
+                    conn.close()
+                    yield from self._retry(task, retry, crashes)
+                    if more or retry:
+                        spawn()
+        finally:
+            for conn, (process, _) in held.items():
+                process.kill()
+                process.join()
+                conn.close()
+
+    @staticmethod
+    def _retry(task, retry: deque, crashes: dict):
+        """A task whose worker died: its inputs again one by one; a lone input that took
+        its worker down twice becomes a failed row."""
+        if task is None:
+            return
+        if len(task) > 1:
+            retry.extend([item] for item in task)
+            return
+        i, name, _ = task[0]
+        crashes[i] = crashes.get(i, 0) + 1
+        if crashes[i] >= 2:
+            yield i, failed_row(name, CRASHED)
+        else:
+            retry.append(task)
+
+    def _on_cluster(self):
+        try:
+            from distributed import Client, as_completed
+            from distributed.client import FutureCancelledError
+        except ImportError:
+            raise ModelError("--scheduler needs Dask: pip install 'accelperf[dask]'") from None
+        own = not isinstance(self.scheduler, Client)
+        try:
+            client = Client(self.scheduler, timeout="10s") if own else self.scheduler
+        except OSError as exc:
+            raise ModelError(f"scheduler = {self.scheduler!r} is invalid: cannot connect "
+                             f"({one_line(exc)})") from None
+        self.where = str(client.scheduler.address)
+        self.workers = len(client.scheduler_info().get("workers", {})) or 1
+        gone = (FutureCancelledError, OSError, TimeoutError)
+        try:
+            model = self.spec or client.scatter(self.model, broadcast=True)
+            tasks = self._tasks(self.chunk or 64)
+            retry: deque = deque()
+            running = {}
+            done = as_completed()
+
+            def submit(task, alone=False):
+                future = client.submit(_cluster_task, model, task, self.backend, self.limits,
+                                       self.by_name, pure=False)
+                running[future.key] = (task, alone)
+                done.add(future)
+
+            def fill():
+                # Dask blames every task on a worker that dies, so a task to retry runs
+                # alone, one input at a time: losing a worker then convicts that input.
+                if retry:
+                    if not running:
+                        submit(retry.popleft(), alone=True)
+                    return
+                while len(running) < 4 * self.workers + 4:
+                    task = next(tasks, None)
+                    if task is None:
+                        return
+                    submit(task)
+
+            fill()
+            finished = 0
+            for future in done:
+                task, alone = running.pop(future.key)
+                try:
+                    rows = future.result()
+                except gone as exc:
+                    raise ModelError(f"scheduler {self.where} went away after {finished} "
+                                     f"rows ({type(exc).__name__}): the rows written so far "
+                                     f"are kept; start the cluster again and run with "
+                                     f"--resume") from None
+                except Exception as exc:   # noqa: BLE001 - KilledWorker: Dask gave up on it
+                    if not alone:
+                        retry.extend([item] for item in task)
+                    else:
+                        i, name, _ = task[0]
+                        yield i, failed_row(name, f"{CLUSTER_CRASHED} ({type(exc).__name__})")
+                        finished += 1
+                else:
+                    finished += len(rows)
+                    yield from rows
+                fill()
+        finally:
+            if own:
+                client.close()
+
+
+def _file_bytes(text):
+    """(suffix, bytes) of the file named ``text``, or the text itself (JSON) when it
+    names no readable file: what the client sends when workers cannot read its paths."""
+    path = Path(str(text))
+    try:
+        return path.suffix, path.read_bytes()
+    except OSError:
+        return text
 
 
 def simulate_many(model, inputs, *, backend: str = "python", workers: int | None = None,
@@ -146,83 +423,17 @@ def simulate_many(model, inputs, *, backend: str = "python", workers: int | None
     progress : called as ``progress(done, total)`` after each input
     limits : max_time, max_commits, max_firings_per_cycle, expected_done
     """
-    from .loader import load_model
-    if backend not in BACKENDS:
-        raise ModelError(f"backend = {backend!r} is invalid: one of {', '.join(BACKENDS)}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):
-        raise ModelError(f"workers = {workers!r} is invalid: a whole number >= 1")
-    spec = model if isinstance(model, str) else None
-    model = load_model(model) if isinstance(model, str) else model
-    if not isinstance(model, Model):
-        raise ModelError(f"model = {model!r} is invalid: a built LPN model or its name")
     items = named_inputs(inputs)
+    check_workers(workers)
     if not items:
         raise ModelError("inputs = [] is invalid: give at least one input")
+    run = BatchRun(model, items, backend=backend, scheduler=scheduler, limits=limits,
+                   workers=min(workers or os.cpu_count() or 1, len(items)))
     tick = progress or (lambda done, total: None)
     began = time.perf_counter()
-    if scheduler is not None:
-        rows, n, where = _on_cluster(spec or model, items, backend, limits, scheduler, tick)
-    else:
-        if backend != "python":               # build once, before the workers fork
-            from .compiled import choose
-            backend = "compiled" if choose(model, backend) is not None else "python"
-        n = min(workers or os.cpu_count() or 1, len(items))
-        rows, where = (_in_process(model, items, backend, limits, tick), "this process") \
-            if n == 1 else (_local_pool(model, items, backend, limits, n, tick), "local pool")
-    return BatchResult(model.name, tuple(rows), n, where, time.perf_counter() - began)
-
-
-def _in_process(model, items, backend, limits, tick) -> list:
-    rows = []
-    for name, user_input in items:
-        rows.append(run_one(model, name, user_input, backend, limits))
-        tick(len(rows), len(items))
-    return rows
-
-
-def _local_pool(model, items, backend, limits, n, tick) -> list:
-    # fork: the workers inherit the model (its Ψ may be a lambda, which pickle refuses),
-    # the inputs and the compiled engine already loaded here; a task is a range of input
-    # indices, a few per worker, so that handing out work costs little next to a short
-    # compiled run.
-    context = multiprocessing.get_context("fork")
-    size = max(1, min(64, len(items) // (8 * n)))
     rows = [None] * len(items)
-    with ProcessPoolExecutor(n, mp_context=context, initializer=_init_worker,
-                             initargs=(model, items, backend, limits)) as pool:
-        futures = [pool.submit(_pool_task, i, i + size) for i in range(0, len(items), size)]
-        done = 0
-        for future in as_completed(futures):
-            first, chunk = future.result()
-            rows[first:first + len(chunk)] = chunk
-            done += len(chunk)
-            tick(done, len(items))
-    return rows
-
-
-def _on_cluster(model, items, backend, limits, scheduler, tick):
-    try:
-        from distributed import Client, as_completed as cluster_completed
-    except ImportError:
-        raise ModelError("--scheduler needs Dask: pip install 'accelperf[dask]'") from None
-    own = not isinstance(scheduler, Client)
-    try:
-        client = Client(scheduler, timeout="10s") if own else scheduler
-    except OSError as exc:
-        raise ModelError(f"scheduler = {scheduler!r} is invalid: cannot connect "
-                         f"({_one_line(exc)})") from None
-    try:
-        shared = client.scatter(model, broadcast=True) if isinstance(model, Model) else model
-        futures = [client.submit(_cluster_task, shared, name, x, backend, limits, pure=False)
-                   for name, x in items]
-        index = {f.key: i for i, f in enumerate(futures)}
-        rows = [None] * len(items)
-        for done, future in enumerate(cluster_completed(futures), 1):
-            rows[index[future.key]] = future.result()
-            tick(done, len(items))
-        workers = len(client.scheduler_info().get("workers", {})) or 1
-        return rows, workers, str(client.scheduler.address)
-    finally:
-        if own:
-            client.close()
+    for done, (i, row) in enumerate(run, 1):
+        rows[i] = row
+        tick(done, len(items))
+    return BatchResult(run.model.name, tuple(rows), run.workers, run.where,
+                       time.perf_counter() - began)

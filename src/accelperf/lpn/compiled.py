@@ -5,7 +5,8 @@ bakes the input into the program, so every new input costs a compile. Here a net
 compiled once — the generated source depends on the model only, and the shared library is
 cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every run passes
 the initial marking (token counts and int64 property values) as arrays, filled from the
-marking's tuples by C code in the same library (``tokens.c``, through CPython's C API).
+marking's tuples by C code in the same library (``tokens.c``, through CPython's C API),
+or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.TokenArray`).
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition generated here from the traced expressions, through
@@ -17,8 +18,11 @@ it to the reference trace for trace.
 integers are unbounded: an input value outside [-2**63, 2**63 - 1] is refused before the
 run, and an operation whose result would leave that range stops the run with an error
 naming the transition, the operation and its operands — never a silently wrapped number.
-A run cannot be stopped with Ctrl-C while it is in C; limit it with ``max_commits`` or
-``max_time``.
+
+**Ctrl-C.** A run started on the interpreter's main thread (while Python's own SIGINT
+handler is in place) hands SIGINT to the C loop, which looks at it every 4096 commits and
+stops with :class:`~.outcome.Interrupted` and the usual report of where it was, as the
+Python engine does.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ import hashlib
 import itertools
 import operator
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from array import array
 from dataclasses import dataclass, replace
@@ -39,10 +45,11 @@ from pathlib import Path
 
 from ..errors import ModelError
 from .expr import OPERATORS, EvaluationError, Expr
-from .net import Marking, Model, Transition
-from .semantics import (NO_ROUTE, FiringError, below_zero, firing_failed, in_cycles,
-                        stuck_places, too_few_to_copy)
-from .semantics import _stalled as stalled_message
+from .net import Marking, Model, TokenArray, Transition
+from .outcome import (Interrupted, LimitError, SimulationError, build_result, report_marking,
+                      verdict)
+from .semantics import (NO_ROUTE, Firing, FiringError, below_zero, dirty_lists,
+                        firing_failed, in_cycles, stalled, stuck_places, too_few_to_copy)
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 # The engine calls the interpreter's C API (tokens.c), resolved when it is loaded; macOS
@@ -57,7 +64,7 @@ _CPYTHON = sys.implementation.name == "cpython"
 _OP_NAMES = ("add", "sub", "mul", "floordiv", "mod", "div", "neg", "abs", "time")
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "div": "/"}
 (E_OP, E_BELOW_ZERO, E_TOO_FEW, E_NO_ROUTE) = (1, 2, 3, 4)
-(R_DONE, R_MAX_TIME, R_MAX_COMMITS, R_STALLED, R_ERROR, R_NOMEM) = range(6)
+(R_DONE, R_MAX_TIME, R_MAX_COMMITS, R_STALLED, R_ERROR, R_NOMEM, R_INTERRUPTED) = range(7)
 _CHECKED = {"add", "sub", "mul", "floordiv", "mod", "div", "neg", "abs"}
 
 
@@ -353,7 +360,6 @@ def _bit_lists(name: str, lists, n_t: int) -> list[str]:
 
 def generate(model: Model) -> tuple[str, tuple]:
     """The C source of ``model``'s engine and the messages its error codes index."""
-    from .sim import dirty_lists
     messages: list = []
     start_dirty, commit_dirty = dirty_lists(model)
     n_t = len(model.transitions)
@@ -429,7 +435,7 @@ def _bind(lib):
     p, i64 = ctypes.c_void_p, ctypes.c_int64
     lib.lpn_new.restype = p
     lib.lpn_free.argtypes = [p]
-    lib.lpn_run.argtypes = [p, p, p, i64, i64, i64, ctypes.c_int]
+    lib.lpn_run.argtypes = [p, p, p, i64, i64, i64, ctypes.c_int, ctypes.c_int]
     for name in ("lpn_scalars", "lpn_arrays", "lpn_trace"):
         getattr(lib, name).argtypes = [p, p]
     lib.lpn_trace_len.argtypes, lib.lpn_trace_len.restype = [p], i64
@@ -447,6 +453,14 @@ def _flattener(path: Path):
                         ctypes.c_void_p]
     flatten.restype = ctypes.c_ssize_t
     return flatten
+
+
+def _watch_sigint() -> bool:
+    """Whether a run may take SIGINT over: only where Python itself would turn it into
+    KeyboardInterrupt (the main thread, the default handler), never in a worker thread
+    or under an application's own handler."""
+    return threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def _address(buf: array) -> int:
@@ -497,7 +511,9 @@ class CompiledEngine:
             if n and stride:
                 given = tokens[pid]
                 kind = type(given)
-                if flatten is None or kind not in (list, tuple) or \
+                if kind is TokenArray and given.array.shape == (n, stride):
+                    ctypes.memmove(base + 8 * pos, given.array.ctypes.data, 8 * n * stride)
+                elif flatten is None or kind not in (list, tuple) or \
                         flatten(given, kind is list, n, stride, base + 8 * pos) >= 0:
                     values[pos:pos + n * stride] = self._flat(pid, given, n * stride)
                 pos += n * stride
@@ -535,7 +551,8 @@ class CompiledEngine:
             raise MemoryError("the compiled engine could not allocate its state")
         try:
             status = lib.lpn_run(ctx, _address(counts), _address(values), clamp(max_time),
-                                 clamp(max_commits), clamp(max_cycle), int(trace))
+                                 clamp(max_commits), clamp(max_cycle), int(trace),
+                                 int(_watch_sigint()))
             scalars, arrays = array("q", bytes(8 * 12)), array("q", bytes(8 * (8 * n_t + 3 * n_p)))
             lib.lpn_scalars(ctx, _address(scalars))
             lib.lpn_arrays(ctx, _address(arrays))
@@ -574,8 +591,6 @@ class CompiledEngine:
     def simulate(self, marking: Marking, max_time, limit_time, limit_commits, limit_cycle,
                  trace: bool = False, expected_done: int | None = None):
         """:func:`.sim.simulate` on this engine: the same result, errors and reports."""
-        from . import sim
-        from .semantics import Firing
         model = self.model
         r = self.run(marking, None if limit_time == float("inf") else limit_time,
                      limit_commits, limit_cycle, trace, expected_done)
@@ -586,32 +601,35 @@ class CompiledEngine:
         commits, busy, busy_since, area, area_since, slots, inflight, next_start = \
             r.per_transition
         max_occ, free, locked = r.per_place
-        # _result reads only the queues' lengths; a report also reads the tokens.
+        # build_result reads only the queues' lengths; a report also reads the tokens.
         queues = r.tokens if r.tokens is not None else [range(n) for n in free]
-        result = sim._result(model, r.done_time, r.last_commit, commits, busy, max_occ,
-                             r.done_count, r.total, firings, inflight, busy_since, area,
-                             area_since, slots, queues, locked)
+        result = build_result(model, r.done_time, r.last_commit, commits, busy, max_occ,
+                              r.done_count, r.total, firings, inflight, busy_since, area,
+                              area_since, slots, queues, locked)
         result = replace(result, backend="compiled")
 
         def report(message):
-            return sim._report(model, queues, locked, inflight, next_start, r.now, message)
+            return report_marking(model, queues, locked, inflight, next_start, r.now, message)
 
         if r.status == R_DONE:
             initial = {pid: len(ts) for pid, ts in marking.tokens.items()}
-            return sim.verdict(model, result, initial, expected_done, report)
+            return verdict(model, result, initial, expected_done, report)
         if r.status == R_ERROR:
             message, cls = firing_failed(model.transitions[r.error[0]], cyc(r.now),
                                          FiringError(self._error_text(*r.error[1:]))), \
-                sim.SimulationError
+                SimulationError
         elif r.status == R_MAX_TIME:
             message, cls = (f"stopped at cycle {cyc(r.now)}: the next event is at "
                             f"{cyc(r.t_next)}, "
-                            f"past max_time = {max_time}"), sim.LimitError
+                            f"past max_time = {max_time}"), LimitError
+        elif r.status == R_INTERRUPTED:
+            message, cls = (f"interrupted at cycle {cyc(r.now)} after {r.total} commits",
+                            Interrupted)
         elif r.status == R_MAX_COMMITS:
             message, cls = (f"stopped at cycle {cyc(r.now)} after {r.total} commits, past "
-                            f"max_commits = {limit_commits}"), sim.LimitError
+                            f"max_commits = {limit_commits}"), LimitError
         else:
-            message, cls = stalled_message(cyc(r.now), limit_cycle), sim.LimitError
+            message, cls = stalled(cyc(r.now), limit_cycle), LimitError
         raise cls(message, report(message), result)
 
     def _error_text(self, code, op, a, b, msg) -> str:

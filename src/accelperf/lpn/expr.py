@@ -134,16 +134,16 @@ def _z3_if(c, a, b):
     return z3.If(c, a, b)
 
 
-def _z3_floordiv(a, b):
+def z3_floordiv(a, b):
     """Python's ``a // b`` in Z3. Z3's integer division is Euclidean (remainder >= 0); for a
     positive divisor that is floor division, and floor(a / b) = floor(-a / -b) otherwise.
     Division by zero is undefined here: the verifier adds ``b != 0`` to the class."""
     return _z3_if(b > 0, a / b, (-a) / (-b))
 
 
-def _z3_mod(a, b):
+def z3_mod(a, b):
     """Python's ``a % b`` (the sign of b) in Z3: a - b·(a // b)."""
-    return a - b * _z3_floordiv(a, b)
+    return a - b * z3_floordiv(a, b)
 
 
 def _z3_pick(better, xs):
@@ -179,6 +179,7 @@ class Operator:
     z3: Callable
     lazy: bool = False           # evaluate gets thunks: only the chosen branch is computed
     c: Callable | None = None    # C text (lazy ops use C's own lazy && || ?:)
+    javascript: Callable | None = None   # JavaScript text, may call JAVASCRIPT_HELPERS
 
 
 def _where_eval(c, a, b):
@@ -196,65 +197,85 @@ def _or_eval(*xs):
 _OPS = [
     Operator("add", 2, "int", "int", lambda a, b: a + b, _infix("+"),
              lambda a, b: a + b, _infix("+"), lambda a, b: a + b,
-             c=_checked("lpn_add")),
+             c=_checked("lpn_add"),
+             javascript=_infix("+")),
     Operator("sub", 2, "int", "int", lambda a, b: a - b, _infix("-"),
              lambda a, b: a - b, _infix("-"), lambda a, b: a - b,
-             c=_checked("lpn_sub")),
+             c=_checked("lpn_sub"),
+             javascript=_infix("-")),
     Operator("mul", 2, "int", "int", lambda a, b: a * b, _infix("*"),
              lambda a, b: a * b, _infix("*"), lambda a, b: a * b,
-             c=_checked("lpn_mul")),
+             c=_checked("lpn_mul"),
+             javascript=_infix("*")),
     Operator("floordiv", 2, "int", "int", floor_div, _call("_floordiv"), _sympy_floordiv,
-             _infix("//"), _z3_floordiv,
-             c=_checked("lpn_floordiv")),
+             _infix("//"), z3_floordiv,
+             c=_checked("lpn_floordiv"),
+             javascript=_call("lpn_floordiv")),
     Operator("mod", 2, "int", "int", modulo, _call("_mod"), _sympy("Mod"), _infix("%"),
-             _z3_mod,
-             c=_checked("lpn_mod")),
+             z3_mod,
+             c=_checked("lpn_mod"),
+             javascript=_call("lpn_mod")),
     # Exact division: where it is defined (a multiple of b) it equals floor division.
     Operator("div", 2, "int", "int", exact_div, _call("_exact_div"),
-             lambda a, b: a / b, _infix("/"), _z3_floordiv,
-             c=_checked("lpn_div")),
+             lambda a, b: a / b, _infix("/"), z3_floordiv,
+             c=_checked("lpn_div"),
+             javascript=_call("lpn_div")),
     Operator("neg", 1, "int", "int", lambda a: -a, lambda a: f"(-{a})", lambda a: -a,
              lambda a: f"-{a}", lambda a: -a,
-             c=_checked("lpn_neg")),
+             c=_checked("lpn_neg"),
+             javascript=lambda a: f"(-({a}))"),
     Operator("abs", 1, "int", "int", abs, _call("abs"), _sympy("Abs"), _call("abs"),
              lambda a: _z3_if(a >= 0, a, -a),
-             c=_checked("lpn_abs")),
+             c=_checked("lpn_abs"),
+             javascript=_call("Math.abs")),
     Operator("min", None, "int", "int", min, _call("min"), _sympy("Min"), _call("min"),
              lambda *xs: _z3_pick(lambda a, b: a <= b, xs),
-             c=_nested("lpn_min")),
+             c=_nested("lpn_min"),
+             javascript=_call("Math.min")),
     Operator("max", None, "int", "int", max, _call("max"), _sympy("Max"), _call("max"),
              lambda *xs: _z3_pick(lambda a, b: a >= b, xs),
-             c=_nested("lpn_max")),
+             c=_nested("lpn_max"),
+             javascript=_call("Math.max")),
     Operator("lt", 2, "int", "bool", lambda a, b: a < b, _infix("<"), _sympy("Lt"),
              _infix("<"), lambda a, b: a < b,
-             c=_infix("<")),
+             c=_infix("<"),
+             javascript=_infix("<")),
     Operator("le", 2, "int", "bool", lambda a, b: a <= b, _infix("<="), _sympy("Le"),
              _infix("<="), lambda a, b: a <= b,
-             c=_infix("<=")),
+             c=_infix("<="),
+             javascript=_infix("<=")),
     Operator("gt", 2, "int", "bool", lambda a, b: a > b, _infix(">"), _sympy("Gt"),
              _infix(">"), lambda a, b: a > b,
-             c=_infix(">")),
+             c=_infix(">"),
+             javascript=_infix(">")),
     Operator("ge", 2, "int", "bool", lambda a, b: a >= b, _infix(">="), _sympy("Ge"),
              _infix(">="), lambda a, b: a >= b,
-             c=_infix(">=")),
+             c=_infix(">="),
+             javascript=_infix(">=")),
     Operator("eq", 2, "int", "bool", lambda a, b: a == b, _infix("=="), _sympy("Eq"),
              _infix("=="), lambda a, b: a == b,
-             c=_infix("==")),
+             c=_infix("=="),
+             javascript=_infix("===")),
     Operator("ne", 2, "int", "bool", lambda a, b: a != b, _infix("!="), _sympy("Ne"),
              _infix("!="), lambda a, b: a != b,
-             c=_infix("!=")),
+             c=_infix("!="),
+             javascript=_infix("!==")),
     Operator("and", None, "bool", "bool", _and_eval, lambda *xs: "(" + " and ".join(xs) + ")",
              _sympy("And"), lambda *xs: "(" + " and ".join(xs) + ")", _z3("And"), lazy=True,
-             c=lambda *xs: "(" + " && ".join(xs) + ")"),
+             c=lambda *xs: "(" + " && ".join(xs) + ")",
+             javascript=lambda *xs: "(" + " && ".join(xs) + ")"),
     Operator("or", None, "bool", "bool", _or_eval, lambda *xs: "(" + " or ".join(xs) + ")",
              _sympy("Or"), lambda *xs: "(" + " or ".join(xs) + ")", _z3("Or"), lazy=True,
-             c=lambda *xs: "(" + " || ".join(xs) + ")"),
+             c=lambda *xs: "(" + " || ".join(xs) + ")",
+             javascript=lambda *xs: "(" + " || ".join(xs) + ")"),
     Operator("not", 1, "bool", "bool", lambda a: not a, lambda a: f"(not {a})",
              _sympy("Not"), lambda a: f"not {a}", _z3("Not"),
-             c=lambda a: f"(!{a})"),
+             c=lambda a: f"(!{a})",
+             javascript=lambda a: f"(!{a})"),
     Operator("where", 3, "any", "same", _where_eval, lambda c, a, b: f"({a} if {c} else {b})",
              _sympy_where, _call("where"), _z3("If"), lazy=True,
-             c=lambda c, a, b: f"({c} ? {a} : {b})"),
+             c=lambda c, a, b: f"({c} ? {a} : {b})",
+             javascript=lambda c, a, b: f"({c} ? {a} : {b})"),
 ]
 OPERATORS: dict[str, Operator] = {op.name: op for op in _OPS}
 """Every operator of a traced expression, by node name (the leaves ``const``, ``prop`` and
@@ -263,6 +284,27 @@ OPERATORS: dict[str, Operator] = {op.name: op for op in _OPS}
 PYTHON_HELPERS = {"_exact_div": exact_div, "_floordiv": floor_div, "_mod": modulo,
                   "abs": abs, "min": min, "max": max}
 """Names the ``python`` column may call; generated code is run with exactly these."""
+
+JAVASCRIPT_HELPERS = """\
+function lpn_mod(a, b) {
+  if (b === 0) throw new Error(a + " % " + b + ": modulo by zero");
+  const r = a % b;                       // exact for integers below 2^53
+  return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r;   // the sign of b, as in Python
+}
+function lpn_floordiv(a, b) {
+  if (b === 0) throw new Error(a + " // " + b + ": division by zero");
+  return (a - lpn_mod(a, b)) / b;        // an exact multiple: no rounding of a / b
+}
+function lpn_div(a, b) {
+  if (b === 0) throw new Error(a + " / " + b + ": division by zero");
+  if (a % b !== 0) throw new Error(a + " / " + b + " is not a whole number");
+  return a / b;
+}
+"""
+"""JavaScript functions the ``javascript`` column may call besides ``Math``: Python's floor
+division and modulo, exact ``/``, each throwing an Error named like the Python backend's
+instead of returning a wrong number. JavaScript numbers are doubles, so results are exact
+for integers below 2^53 (cycle counts are far below)."""
 
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "div": "/",
            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -730,8 +772,25 @@ def defined_when(expr: Expr, render) -> list:
             a, b = render(node.args[0]), render(node.args[1])
             out.append(b != 0)
             if node.op == "div":
-                out.append(_z3_mod(a, b) == 0)
+                out.append(z3_mod(a, b) == 0)
     return out
+
+
+def to_javascript(expr: Expr, token, count_of=None) -> str:
+    """JavaScript source for the expression (the ``javascript`` column), for pages that
+    evaluate a model in the browser. ``token(arg, tok, index)`` renders a property read,
+    ``count_of(place name)`` a token count; the source may call :data:`JAVASCRIPT_HELPERS`."""
+    def leaf(node):
+        if node.op == "const":
+            v = node.args[0]
+            return ("true" if v else "false") if isinstance(v, bool) else str(v)
+        if node.op == "prop":
+            arg, _, index, tok = node.args
+            return token(arg, tok, index)
+        if count_of is None:
+            raise ValueError("to_javascript: the expression counts tokens; give count_of=")
+        return count_of(node.args[0])
+    return fold(expr, leaf, "javascript")
 
 
 def to_text(expr: Expr, names=None) -> str:
@@ -757,5 +816,5 @@ __all__ = ["Expr", "Operator", "OPERATORS", "PYTHON_HELPERS", "TraceError", "Eva
            "both", "either", "negate", "where", "minimum", "maximum", "count", "trace",
            "evaluate", "to_python", "to_sympy", "to_text", "walk", "fold", "exact_div",
            "parameter_name", "tokens_needed", "counted_places", "referenced_args", "apply",
-           "to_z3", "defined_when"]
+           "to_z3", "defined_when", "to_javascript", "JAVASCRIPT_HELPERS"]
 

@@ -17,12 +17,16 @@ A model is an ordinary object made by a function::
 ``build()`` validates the net, expands capacities into capacity places (OSDI'24 §3.3
 step 4), traces every function into an expression tree, and returns an immutable
 :class:`Model` that the simulator runs.
+
+One module because the builder, its validation and the immutable types it returns are one
+contract: every check names a place or transition as the builder spelled it.
 """
 
 from __future__ import annotations
 
 import inspect
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
@@ -206,12 +210,19 @@ class Model:
             for place_name, given in produced.items():
                 pid = self.place_id(place_name)
                 converted = _token_tuples(self.places[pid].token_type, given, place_name)
-                tokens.setdefault(pid, []).extend(converted)
+                if isinstance(converted, TokenArray) and not tokens.get(pid):
+                    tokens[pid] = converted           # kept whole for the compiled engine
+                else:
+                    tokens.setdefault(pid, [])
+                    if isinstance(tokens[pid], TokenArray):
+                        tokens[pid] = list(tokens[pid])
+                    tokens[pid].extend(converted)
                 made += len(converted)
             if not made:
                 raise NetError(f"--input = {_short(user_input)} is invalid for model "
                                f"{self.name!r}: it gives no tokens, so nothing would run")
-        return Marking(self.name, {p: tuple(ts) for p, ts in tokens.items()})
+        return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
+                                   for p, ts in tokens.items()})
 
     def initial_tokens(self, user_input=None) -> dict:
         """Initial marking for ``user_input`` as {place id: [property tuples]}."""
@@ -227,9 +238,53 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class TokenArray(Sequence):
+    """One place's tokens as an (n, properties) int64 NumPy array, as Ψ may give them:
+    the compiled engine copies the array as it is; everything else (the Python engine,
+    reports, analyses) sees the same tokens as property tuples of ints."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __len__(self) -> int:
+        return self.array.shape[0]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [tuple(row) for row in self.array[i].tolist()]
+        return tuple(self.array[i].tolist())
+
+    def __iter__(self):
+        return map(tuple, self.array.tolist())
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"TokenArray({len(self)} tokens x {self.array.shape[1]} properties)"
+
+
+def _token_array(ttype: TokenType, tokens, place: str) -> TokenArray:
+    """Ψ's tokens given as a NumPy array of whole numbers: (n,) for a one-property type,
+    else (n, properties)."""
+    import numpy as np
+    n = len(ttype.properties)
+    array = tokens.reshape(-1, 1) if tokens.ndim == 1 and n == 1 else tokens
+    if array.ndim != 2 or array.shape[1] != n or array.dtype.kind not in "iub" or \
+            (array.dtype.kind == "u" and array.dtype.itemsize == 8 and array.size and
+             int(array.max()) > 2**63 - 1):
+        raise NetError(f"Ψ gave place {place!r} an array of shape {tokens.shape} and type "
+                       f"{tokens.dtype}: tokens of {ttype.name} as an array are whole "
+                       f"numbers shaped (n, {n})")
+    return TokenArray(np.ascontiguousarray(array, dtype=np.int64))
+
+
 @dataclass(frozen=True)
 class Marking:
-    """A checked initial marking of one model: {place id: tuple of property tuples}."""
+    """A checked initial marking of one model: {place id: tuple of property tuples, or a
+    :class:`TokenArray` when Ψ gave an array}."""
 
     model: str
     tokens: dict = field(repr=False)
@@ -238,12 +293,14 @@ class Marking:
         return f"Marking({self.model}: {sum(map(len, self.tokens.values()))} tokens)"
 
 
-def _token_tuples(ttype: TokenType, tokens, place: str) -> list[tuple]:
+def _token_tuples(ttype: TokenType, tokens, place: str) -> list[tuple] | TokenArray:
     """Ψ's tokens for one place as property tuples, checked in bulk.
 
     The common case (every token a dict with exactly the type's properties, or a tuple of
     the right length, of plain ints) is checked with a few passes at C speed; anything else
     falls back to a token-by-token check that names the first bad token."""
+    if type(tokens).__module__ == "numpy" and hasattr(tokens, "ndim"):
+        return _token_array(ttype, tokens, place)
     props = ttype.properties
     n = len(props)
     try:
@@ -475,10 +532,13 @@ class Net:
                     raise NetError(f"place {name!r} is read by {', '.join(consumers)} but "
                                    f"nothing ever puts a token in it (no producer, no initial "
                                    f"tokens, not the start place)")
-        return Model(self.name, tuple(places.values()), transitions,
-                     None if start_name is None else index[start_name], index[done_name],
-                     initial, self.tokens_from_input, self.default_input, self.description,
-                     self.ticks_per_cycle, self.input_reader, self.input_format)
+        model = Model(self.name, tuple(places.values()), transitions,
+                      None if start_name is None else index[start_name], index[done_name],
+                      initial, self.tokens_from_input, self.default_input, self.description,
+                      self.ticks_per_cycle, self.input_reader, self.input_format)
+        from .analysis.check import warn_findings   # the cheap checks of `lpn check`
+        warn_findings(model)
+        return model
 
     @staticmethod
     def _copy_spec(s: _TransitionSpec) -> _TransitionSpec:

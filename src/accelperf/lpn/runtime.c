@@ -10,8 +10,11 @@
  * same limits. The per-place and per-transition state sits in fixed arrays inside the
  * context, so the generated code reaches C->P[3].len at a constant offset. Values are
  * int64: every operation that would leave that range stops the run with an error
- * instead of wrapping.
+ * instead of wrapping. While a run watches for Ctrl-C, SIGINT only sets a flag that the
+ * loop reads every 4096 commits (a few microseconds apart), so the run stops between two
+ * instants with its state intact for the report.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,15 +291,49 @@ void lpn_free(void *ctx) {
     free(C);
 }
 
-enum { R_DONE, R_MAX_TIME, R_MAX_COMMITS, R_STALLED, R_ERROR, R_NOMEM };
+enum { R_DONE, R_MAX_TIME, R_MAX_COMMITS, R_STALLED, R_ERROR, R_NOMEM, R_INTERRUPTED };
 
 #define FAIL(code) do { C->now = now; C->total = total; return (code); } while (0)
 
+/* Set by SIGINT while a run watches for it; read by the loop. */
+static volatile sig_atomic_t interrupted = 0;
+static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+
+static int run_loop(Ctx *C, const int64_t *counts, const int64_t *values, int64_t max_time,
+                    int64_t max_commits, int64_t max_cycle, int keep_trace);
+
 /* Run from the initial marking: counts[N_P] tokens per place, their values in place
- * order. Limits < 0 mean none. Returns an R_ code; the state stays in the context. */
+ * order. Limits < 0 mean none. Returns an R_ code; the state stays in the context.
+ * watch_sigint: take SIGINT over for the run (the caller, on the interpreter's main
+ * thread, turns R_INTERRUPTED into its own interruption); the previous handler is put
+ * back before returning, and a SIGINT that came after the loop ended is raised again
+ * for that handler, never lost. */
 int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max_time,
-            int64_t max_commits, int64_t max_cycle, int keep_trace) {
-    Ctx *C = ctx;
+            int64_t max_commits, int64_t max_cycle, int keep_trace, int watch_sigint) {
+#if defined(__unix__) || defined(__APPLE__)
+    if (watch_sigint) {
+        struct sigaction ours, old;
+        memset(&ours, 0, sizeof ours);
+        ours.sa_handler = on_sigint;
+        sigemptyset(&ours.sa_mask);
+        interrupted = 0;
+        if (sigaction(SIGINT, &ours, &old) == 0) {
+            int status = run_loop(ctx, counts, values, max_time, max_commits, max_cycle,
+                                  keep_trace);
+            sigaction(SIGINT, &old, NULL);
+            if (interrupted && status != R_INTERRUPTED) raise(SIGINT);
+            interrupted = 0;
+            return status;
+        }
+    }
+#else
+    (void)watch_sigint;
+#endif
+    return run_loop(ctx, counts, values, max_time, max_commits, max_cycle, keep_trace);
+}
+
+static int run_loop(Ctx *C, const int64_t *counts, const int64_t *values, int64_t max_time,
+                    int64_t max_commits, int64_t max_cycle, int keep_trace) {
     const int64_t *v = values;
     for (int64_t p = 0; p < N_P; p++) {
         if (!place_reserve(C, p, STRIDE[p], counts[p])) return R_NOMEM;
@@ -392,6 +429,7 @@ int lpn_run(void *ctx, const int64_t *counts, const int64_t *values, int64_t max
                 f[0] = tid; f[1] = e.start; f[2] = now;
             }
             if (max_commits >= 0 && total > max_commits) FAIL(R_MAX_COMMITS);
+            if (!(total & 4095) && interrupted) FAIL(R_INTERRUPTED);
         }
     }
     C->now = now; C->total = total;

@@ -380,7 +380,7 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                         observe("start", state, firing)
                     at_this_cycle += 1
                     if at_this_cycle > max_firings_per_cycle:
-                        return finish("stalled", _stalled(cyc(state.now),
+                        return finish("stalled", stalled(cyc(state.now),
                                                           max_firings_per_cycle))
             except FiringError as exc:
                 return finish("error", str(exc))
@@ -439,7 +439,24 @@ def firing_failed(t: Transition, now: int, exc: Exception) -> str:
     return f"transition {t.name!r} at cycle {now}: {exc}"
 
 
-def _stalled(now: int, limit: int) -> str:
+def stalled(now: int, limit: int) -> str:
+    """The message of a run stopped by R8's limit on firings started in one instant."""
     return (f"stopped at cycle {now}: more than {limit} firings started without the clock "
             f"moving (a loop of zero-delay transitions?); raise max_firings_per_cycle if this "
             f"is real work")
+
+
+def _ids(lists) -> list[list[int]]:
+    return [sorted(set(x)) for x in lists]
+
+
+def dirty_lists(model: Model) -> tuple[list[list[int]], list[list[int]]]:
+    """Per transition, who to re-check after it starts and after it commits: locking
+    changes the free tokens of its inputs; a commit changes its inputs' and outputs'
+    counts. Route targets are added when a route is taken (``model.watchers()``)."""
+    watchers = model.watchers()
+    start = _ids([w for p in t.inputs for w in watchers[p] if w != t.id]
+                 for t in model.transitions)
+    commit = _ids([w for p in t.inputs + tuple(a.place for a in t.outputs)
+                   for w in watchers[p]] + [t.id] for t in model.transitions)
+    return start, commit

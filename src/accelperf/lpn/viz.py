@@ -117,7 +117,7 @@ LEGEND_HEIGHT, LEGEND_WIDTH = 46, 900
 def _legend(y: float, ran: bool) -> str:
     """What the picture's marks mean, drawn with the same marks."""
     x = 10
-    parts = [f'<g font-size="10" fill="#333">',
+    parts = [f'<g class="legend" font-size="10" fill="#333">',
              f'<path d="M{x},{y} L{x + 30},{y}" stroke="#555" marker-end="url(#arrow)"/>',
              f'<text x="{x + 36}" y="{y + 4}">takes tokens</text>',
              f'<path d="M{x + 120},{y} L{x + 150},{y}" stroke="#36c" stroke-dasharray="5,3" '

@@ -40,19 +40,20 @@ def load_kernels():
         return None    # no writable cache, a broken compiler, an unloadable library
 
 
-def _build_and_load():
-    source = resources.files("accelperf.measure").joinpath("kernels.c").read_text("utf-8")
+def build_shared(stem: str, source: str) -> Path | None:
+    """``source`` (C) compiled into a shared library in the cache, once per content, or
+    None when there is no C compiler or it fails."""
     cc = _compiler()
     if cc is None:
         return None
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    target = cache_dir() / f"kernels-{digest}.so"
+    target = cache_dir() / f"{stem}-{digest}.so"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as tmp:
-            src = Path(tmp) / "kernels.c"
+            src = Path(tmp) / f"{stem}.c"
             src.write_text(source)
-            built = Path(tmp) / "kernels.so"
+            built = Path(tmp) / f"{stem}.so"
             for flags in (["-O3", "-march=native"], ["-O2"]):
                 result = subprocess.run([cc, *flags, "-shared", "-fPIC", str(src), "-o",
                                          str(built)], capture_output=True, text=True)
@@ -61,6 +62,14 @@ def _build_and_load():
             else:
                 return None
             os.replace(built, target)   # atomic: a concurrent run never loads half a file
+    return target
+
+
+def _build_and_load():
+    source = resources.files("accelperf.measure").joinpath("kernels.c").read_text("utf-8")
+    target = build_shared("kernels", source)
+    if target is None:
+        return None
     lib = ctypes.CDLL(str(target))
     u64, ptr = ctypes.c_uint64, ctypes.c_void_p
     lib.chase.argtypes, lib.chase.restype = [ptr, u64, u64], u64

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
@@ -35,14 +37,55 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
         ax.plot(grid, other.speedup(grid), color=f"C{i}", lw=1.5, ls="--", label=other.label)
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.axhline(result.model.A, color="C0", lw=0.8, ls=":")
+    return _finish(fig, ax, lo, hi, title or "Measured speedup and the fitted LogCA model")
+
+
+def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0)) -> Figure:
+    """Log speedup axis, granularity axis, title, grid and legend of a fit figure."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
     granularity_axis(ax, lo, hi)
     ax.set_ylabel("speedup T0 / T1")
-    ax.set_title(title or "Measured speedup and the fitted LogCA model")
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
+    """Measured speedup (points) with plain LogCA and LogCA with the memory hierarchy
+    (lines), each with its errors in the legend; dotted verticals where the working set
+    w·g reaches a layer's capacity, with the layer's name."""
+    g = result.granularity
+    lo, hi = float(g.min()) / 2, float(g.max()) * 2
+    grid = np.geomspace(lo, hi, 400)
+    fig = Figure(figsize=(7.5, 4.6))
+    ax = fig.add_subplot()
+    ax.plot(g, result.speedup_measured, "o", color="black", label="measured", zorder=5)
+    styles = {"plain": ("C1", "--", "plain LogCA"), "hierarchical": ("C0", "-", "with the hierarchy")}
+    for cand in (result.plain, result.hierarchical):
+        if cand is None:
+            continue
+        colour, ls, text = styles[cand.kind]
+        mean, worst = result.errors_of(cand)
+        chosen = ", chosen by AIC" if cand.kind == result.chosen else ""
+        ax.plot(grid, cand.model.speedup(grid), color=colour, ls=ls, lw=2,
+                label=f"{text} (mean error {mean:.1%}, max {worst:.1%}{chosen})")
+    model = result.hierarchical.model if result.hierarchical is not None else None
+    if model is not None:
+        for layer in model.layers[:-1]:
+            x = layer.capacity_bytes / model.working_set
+            if lo <= x <= hi and math.isfinite(x):
+                ax.axvline(x, color="0.5", lw=0.8, ls=":")
+                ax.annotate(f"{layer.name} full", (x, 0.02), xycoords=("data", "axes fraction"),
+                            rotation=90, fontsize=7, color="0.35", xytext=(-9, 0),
+                            textcoords="offset points", va="bottom")
+    if result.g1.model is not None and lo <= result.g1.model <= hi:
+        ax.plot([result.g1.model], [1.0], "D", color="black", ms=6, zorder=6)
+        ax.annotate("g₁", (result.g1.model, 1.0), textcoords="offset points", xytext=(5, -12))
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    return _finish(fig, ax, lo, hi, title or "Measured speedup, LogCA with and without the "
+                                             "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0))

@@ -20,7 +20,7 @@ import ast
 import re
 
 from ...errors import ModelError
-from ..expr import _z3_floordiv, _z3_mod, parameter_name
+from ..expr import z3_floordiv, z3_mod, parameter_name
 
 
 class Tokens:
@@ -96,9 +96,9 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
             if op is ast.Div:
                 return z3.ToReal(a) / z3.ToReal(b) if a.is_int() and b.is_int() else a / b
             if op is ast.FloorDiv:
-                return _z3_floordiv(a, b)
+                return z3_floordiv(a, b)
             if op is ast.Mod:
-                return _z3_mod(a, b)
+                return z3_mod(a, b)
             fail(node, "operators are + - * / // %")
         if isinstance(node, ast.UnaryOp):
             a = term(node.operand)

@@ -95,7 +95,22 @@ class Solver:
         s.set("timeout", self.timeout_ms)
         s.add(*self.base)
         s.add(*[_to_z3(c, self.env) for c in conditions])
+        s.add(*self._signs())
         return s
+
+    def _signs(self) -> list:
+        """What SymPy knows of each symbol's sign, for Z3. SymPy folds a range's lower
+        bound into its symbol's assumptions (``n >= 1`` is True for a positive count), so
+        without this a stream's count could be 0 or negative to Z3, and a class's sample
+        an empty stream (issue 27: every stage's effective delay 0 there, and the first
+        stage named the bottleneck)."""
+        out = []
+        for sym, var in self.env.items():
+            if sym.is_positive:
+                out.append(var > 0)
+            elif sym.is_nonnegative:
+                out.append(var >= 0)
+        return out
 
     def possible(self, conditions) -> bool:
         """Whether some input of the space meets every condition (unknown counts as

@@ -50,6 +50,7 @@ import sympy
 
 from ...errors import ModelError
 from ..expr import to_sympy, walk
+from ..graph import strong_components
 from ..net import Model, Transition
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, token_symbol)
@@ -131,32 +132,7 @@ def _scc_order(model: Model) -> list[int]:
     for t in model.transitions:
         for arc in t.outputs + t.routes:
             succ[t.id].update(consumers[arc.place])
-    index, low, on, stack, comps, counter = {}, {}, set(), [], [], [0]
-
-    def strong(v):                       # Tarjan, iterative enough for small nets
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(succ[v]):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            comps.append(sorted(comp))
-
-    for v in range(n):
-        if v not in index:
-            strong(v)
+    comps = strong_components(dict(enumerate(succ)), range(n))
     comps.reverse()                      # Tarjan finds sinks first
     return [t for comp in comps for t in comp]
 

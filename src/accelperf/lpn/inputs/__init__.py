@@ -20,6 +20,7 @@ def abridged(value):
 
 
 # Imported last: a reader may use the helpers above.
-from .jpeg import JpegBlocks, JpegSample, read_jpeg, scan_jpeg  # noqa: E402
+from .jpeg import JpegBlocks, JpegSample, scan_jpeg  # noqa: E402
+from .jpeg_read import read_jpeg  # noqa: E402
 
 __all__ = ["abridged", "JpegBlocks", "JpegSample", "read_jpeg", "scan_jpeg"]

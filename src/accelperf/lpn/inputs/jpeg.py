@@ -111,29 +111,77 @@ def symbols_digest(symbols) -> str:
     return hashlib.sha256(",".join(str(int(s)) for s in symbols).encode()).hexdigest()
 
 
-def read_jpeg(path: str | Path) -> JpegBlocks:
-    """Read a JPEG file (see the module docstring for what is accepted)."""
-    path = Path(path)
+def read_bytes(path: str | Path) -> bytes:
+    """A JPEG file's bytes, or one line saying why they cannot be read."""
     try:
-        data = path.read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise invalid("--input", str(path), f"a readable JPEG file ({exc.strerror})") from None
-    return scan_jpeg(data, str(path))
+
+
+def read_jpeg_reference(path: str | Path) -> JpegBlocks:
+    """Read a JPEG file with :func:`scan_jpeg` (``lpn.inputs.read_jpeg`` is the same
+    answer from a faster reader)."""
+    return scan_jpeg(read_bytes(path), str(path))
 
 
 def scan_jpeg(data: bytes, name: str = "<bytes>") -> JpegBlocks:
-    """The blocks of the JPEG held in ``data``."""
+    """The blocks of the JPEG held in ``data`` (the reference: Huffman code words decoded
+    one by one)."""
     return _Parser(data, name).run()
 
 
+@dataclass(frozen=True)
+class ScanLayout:
+    """A JPEG's headers and where its entropy-coded data lies, without decoding it: what
+    a reader that gets the coefficients elsewhere (:mod:`.jpeg_dct`) needs to count the
+    same symbols and place the same block ends.
+
+    ``components``: per component of the scan, in scan order, (h, v, DC table, AC table);
+    ``huffman``: per table (class, id), its DHT code counts per length (16 bytes) and
+    symbol values; ``segments``: per restart interval, (first byte, byte past the last,
+    MCUs in it) in the file.
+    """
+
+    name: str
+    width: int
+    height: int
+    sampling: tuple
+    components: tuple
+    huffman: dict
+    segments: tuple
+    mcus: int
+    size: int
+
+
+def scan_layout(data: bytes, name: str = "<bytes>") -> ScanLayout:
+    """The headers and scan segments of the JPEG in ``data``, checked as :func:`scan_jpeg`
+    checks them (the same errors for a bad header), its Huffman data not decoded."""
+    parser = _Parser(data, name, decode=False)
+    parser.run()
+    return parser.layout
+
+
+def layout_or_none(data: bytes, name: str = "<bytes>") -> ScanLayout | None:
+    """:func:`scan_layout`, or None for a file it refuses: the reference scanner, which
+    decodes the scan as it goes, may meet another fault first, so only it can say which
+    error the file gives."""
+    try:
+        return scan_layout(data, name)
+    except ModelError:
+        return None
+
+
 class _Parser:
-    def __init__(self, data: bytes, name: str):
-        self.data, self.name = data, name
+    def __init__(self, data: bytes, name: str, decode: bool = True):
+        self.data, self.name, self.decode = data, name, decode
         self.tables: dict[tuple[int, int], list[int]] = {}   # (class, id) -> lookup
+        self.huffman: dict[tuple[int, int], tuple] = {}      # (class, id) -> DHT counts, values
         self.frame = None            # (width, height, [(id, h, v)])
         self.restart = 0
         self.symbols: list[int] | None = None
         self.ends: list[int] = []
+        self.layout: ScanLayout | None = None
 
     def fail(self, why: str) -> ModelError:
         return invalid("JPEG file", self.name, f"{why}; the decoder takes {_ALLOWED}")
@@ -232,6 +280,7 @@ class _Parser:
             if cls > 1 or tid > 3 or len(values) != total:
                 raise self.fail("a Huffman table is malformed")
             self.tables[(cls, tid)] = _lookup(counts, values)
+            self.huffman[(cls, tid)] = (bytes(counts), bytes(values))
             at += 17 + total
 
     # ---------------------------------------------------------------- entropy-coded data
@@ -245,6 +294,7 @@ class _Parser:
                             f"data is split over several scans)")
         sampling = {cid: (h, v) for cid, h, v in comps}
         order = []                   # per block of an MCU: (dc table, ac table)
+        components = []              # per component in scan order: (h, v, dc, ac)
         for i in range(n):           # blocks follow the scan header's component order
             cid, tables = header[1 + 2 * i], header[2 + 2 * i]
             if cid not in sampling:
@@ -257,6 +307,7 @@ class _Parser:
                     raise self.fail(f"it uses {('DC', 'AC')[table[0]]} Huffman table "
                                     f"{table[1]} but never defines it")
             order += [(self.tables[dc], self.tables[ac])] * (h * v if n > 1 else 1)
+            components.append((h, v, dc, ac))
         hmax, vmax = max(h for _, h, _ in comps), max(v for _, _, v in comps)
         if n > 1:
             mcus = -(-width // (8 * hmax)) * -(-height // (8 * vmax))
@@ -266,12 +317,15 @@ class _Parser:
         self.symbols = []
         per_interval = self.restart or mcus
         done = 0
+        segments = []
         while done < mcus:
             count = min(per_interval, mcus - done)
             end = self._segment_end(pos)
-            seg = self.data[pos:end].replace(b"\xff\x00", b"\xff")
-            bits = self._decode(seg, count, order)
-            self._file_offsets(seg, pos, bits)
+            if self.decode:
+                seg = self.data[pos:end].replace(b"\xff\x00", b"\xff")
+                bits = self._decode(seg, count, order)
+                self._file_offsets(seg, pos, bits)
+            segments.append((pos, end, count))
             done += count
             pos = end
             if done < mcus:          # a restart marker RSTn must follow
@@ -280,6 +334,9 @@ class _Parser:
                                     "missing)" if end + 1 < len(self.data) else
                                     "it is truncated (the image data stops early)")
                 pos = end + 2
+        self.layout = ScanLayout(self.name, width, height, tuple((h, v) for _, h, v in comps),
+                                 tuple(components), dict(self.huffman), tuple(segments), mcus,
+                                 len(self.data))
         return pos
 
     def _segment_end(self, pos: int) -> int:

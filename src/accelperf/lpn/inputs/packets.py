@@ -45,6 +45,37 @@ def read_packets(doc) -> tuple[Packet, ...]:
     return tuple(_packet(entry, f"packet[{i}]") for i, entry in enumerate(doc))
 
 
+def packet_columns(doc):
+    """Every packet's (n_words, index of its kind in KINDS) as an (n, 2) int64 NumPy
+    array, checked in bulk, for a JSON list whose entries are all well-formed and of one
+    form; None for anything else (CSV text, a bad entry: :func:`read_packets` then reads
+    it entry by entry and names what is wrong)."""
+    import numpy as np
+    if not isinstance(doc, list) or not doc:
+        return None
+    if type(doc[0]) is list:
+        if not all(type(e) is list and len(e) == 4 for e in doc) or \
+                not all(type(v) is int for e in doc for v in e):
+            return None
+        rows = np.array(doc, dtype=np.int64)
+        flags = rows[:, 1:]
+        if not (((flags == 0) | (flags == 1)).all() and (flags.sum(axis=1) == 1).all()):
+            return None
+        words, kinds = rows[:, 0], flags.argmax(axis=1)      # flag order is KINDS' order
+    elif type(doc[0]) is dict:
+        index = {k: i for i, k in enumerate(KINDS)}
+        if not all(type(e) is dict and len(e) == 2 and type(e.get("n_words")) is int and
+                   type(e.get("kind")) is str and e["kind"] in index for e in doc):
+            return None
+        words = np.fromiter((e["n_words"] for e in doc), np.int64, len(doc))
+        kinds = np.fromiter((index[e["kind"]] for e in doc), np.int64, len(doc))
+    else:
+        return None
+    if not (words >= 1).all():
+        return None
+    return np.column_stack((words, kinds))
+
+
 def _packet(entry, where: str) -> Packet:
     if isinstance(entry, dict):
         if set(entry) != {"n_words", "kind"}:

@@ -77,6 +77,11 @@ def block_tokens(image):
     else:
         raise invalid("input", image, "a JPEG file or a non-empty JSON list of per-block "
                       "AC-symbol counts")
+    if not isinstance(counts, (list, tuple)):       # an array (jpeg_dct): checked at once
+        if len(counts) % BLOCKS_PER_MCU == 0 and \
+                ((counts >= 1) & (counts <= MAX_SYMBOLS)).all():
+            return counts                            # one property: an (n,) array is fine
+        counts = counts.tolist()                     # to name what is wrong, below
     for c in counts:
         if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_SYMBOLS:
             raise invalid("AC symbols of a block", c, f"an integer 1..{MAX_SYMBOLS} (every "

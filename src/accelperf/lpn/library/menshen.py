@@ -56,7 +56,7 @@ beyond the first (1 + 3).
 from __future__ import annotations
 
 from ..expr import where
-from ..inputs.packets import KINDS, read_packets
+from ..inputs.packets import KINDS, packet_columns, read_packets
 from ..net import Net, NetError, Out
 
 STAGE_CYCLES = 15
@@ -74,9 +74,13 @@ TESTBENCH = [[2, 1, 0, 0]] * 9 + [[3, 1, 0, 0], [2, 1, 0, 0], [3, 1, 0, 0],
                                   [5, 0, 1, 0], [25, 0, 1, 0]]
 
 
-def packet_tokens(doc) -> list:
+def packet_tokens(doc):
     """Ψ: a packet stream (JSON list or CSV text, see accelperf.lpn.inputs.packets) →
-    packet tokens in arrival order."""
+    packet tokens in arrival order: one (n_words, kind) array when the JSON list is
+    well-formed throughout (checked in bulk), else read packet by packet."""
+    columns = packet_columns(doc)
+    if columns is not None:
+        return columns
     return [{"n_words": p.n_words, "kind": KINDS.index(p.kind)} for p in read_packets(doc)]
 
 

@@ -1,0 +1,70 @@
+"""`accelperf explore`: the interactive explorer written as one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .app import cli
+from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
+                     progress_run)
+
+
+@cli.command("explore")
+@model_options
+@click.option("--at", type=SIZE, default="4KiB", show_default=True,
+              help="The size the LogCA advice starts at (movable in the page).")
+@click.option("--hierarchy", "hier", default="src-map-c", show_default=True,
+              help="Memory hierarchy of the density panel: a built-in name or a TOML file; "
+                   "'none' leaves the panel out.")
+@click.option("--algorithm", "algo", default="matmul", show_default=True,
+              type=click.Choice(["dot", "matmul", "allpairs"]),   # explore.DENSITY_ALGORITHMS
+              help="The density algorithm the page starts with (all three are in the page).")
+@click.option("--model", "model_spec", default="jpeg-decoder", show_default=True,
+              metavar="MODEL", help="LPN model of the interface panel: a library name or "
+                                    "path/to/file.py:build_function; 'none' leaves it out.")
+@click.option("--lpn-frequency", type=FREQUENCY, default="75MHz", show_default=True,
+              help="Clock of the LPN model, for its latency in seconds and throughput "
+                   "(75 MHz: the JPEG core's clock in the demo report).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The HTML file to write (its directory must exist).")
+def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, at, hier,
+            algo, model_spec, lpn_frequency, out):
+    """Write an interactive explorer: one HTML file that opens from disk, with no network
+    and no server. Drag a LogCA parameter and see the speedup curve, g1, g_A/2, the bound
+    and the advice redrawn; edit a memory hierarchy's layers and see the density bound and
+    its bottleneck; move an LPN interface's input variables and see latency, throughput
+    and the bottleneck transition. Extracting the LPN interface takes a few seconds.
+
+    \b
+    Examples:
+      accelperf explore --out explorer.html
+      accelperf explore --preset sparc-t4-engine --preset sparc-t3 --kernel aes --out e.html
+      accelperf explore --L 1500 --o 29000 --C 90 --A 30 --model none --out e.html
+    """
+    from ..explore import DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel
+
+    out = check_output(out, "--out", suffixes=(".html", ".htm"))
+    spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
+                latency=latency, unit=unit, frequency=frequency, name=name)
+    if not presets and all(v is None for v in (L, o, C, A, beta)):
+        spec.update(presets=DEFAULT_DESIGNS, kernels=("aes",))
+    models = build_models(**spec)
+    logca = LogcaPanel(tuple(models), at=at)
+    density = None if hier.strip().lower() == "none" else density_panel(hier, algo)
+    lpn = None
+    if model_spec.strip().lower() != "none":
+        from ..lpn.loader import load_model
+        model = load_model(model_spec)
+        lpn = progress_run(None, f"extracting the performance interface of {model_spec}",
+                           lambda tick: lpn_panel(model_spec, model,
+                                                  frequency_hz=lpn_frequency))
+    page = build_page(logca, density, lpn)
+    out.write_text(page, encoding="utf-8")
+    click.echo(f"explorer written to {out} ({len(page.encode()) / 1e6:.2f} MB)")
+    if lpn is not None and lpn.missing:
+        click.echo(f"note: {lpn.missing}", err=True)
+
+
+__all__ = ["explore"]

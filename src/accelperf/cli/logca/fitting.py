@@ -1,0 +1,238 @@
+"""`logca fit` and `logca from-lpn`: LogCA parameters from measurements or simulations."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ...units import format_size, parse_frequency, powers_of_two
+from ...errors import ModelError
+from ...report import dump_json
+from ..common import SIZE, check_range, console, size_or_dash
+from . import logca
+from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
+                     render_hierarchy_fit)
+from .options import json_option, out_option, output_path, parameter_table, save
+
+
+@logca.command("fit")
+@click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--latency", type=click.Choice(["independent", "dependent", "auto"]),
+              default="auto", show_default=True,
+              help="How latency grows with g; auto chooses by AIC.")
+@click.option("--frequency", type=str, default=None, metavar="3.65GHz|auto",
+              help="Report parameters in cycles of this clock ('auto': the clock measured "
+                   "with the data).")
+@click.option("--statistic", type=click.Choice(["median", "min"]), default="min",
+              show_default=True,
+              help="Which of the repeats' statistics to fit (a shared machine only ever "
+                   "slows a run down, so the minimum is the default).")
+@click.option("--from", "lo", type=SIZE, default=None,
+              help="Fit only granularities from this size (e.g. past a per-call constant).")
+@click.option("--to", "hi", type=SIZE, default=None,
+              help="Fit only granularities up to this size (e.g. before a cache is outgrown).")
+@click.option("--host-constant", is_flag=True,
+              help="Add a per-call constant to the host model: T0 = c0 + C·g^β.")
+@click.option("--bootstrap", type=click.IntRange(0, 10_000), default=200, show_default=True,
+              help="Resamples for the g1 / g_A/2 uncertainty.")
+@click.option("--monte-carlo", "draws", type=click.IntRange(0, 1_000_000), default=0,
+              show_default=True,
+              help="Draws of the fitted parameters (from their standard errors) for a speedup "
+                   "band and the distributions of g1 and g_A/2; 0 to skip.")
+@hierarchy_options
+@out_option("Draw Fig. 7 (measured points, fitted curve, g1, g_A/2) to .png or .svg.")
+@json_option("Print one JSON object.")
+def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootstrap, draws, hier,
+              probe, out, as_json):
+    """Fit L, o, C, A and β to measured host and accelerated times (ISCA'17 §4).
+
+    With --hierarchy or --probe, also fit how the host and accelerated costs per byte
+    change as the data outgrow each memory layer, and keep that model if AIC prefers it.
+    """
+    from ...logca.fit import fit_logca
+    from ...measure.data import read_timings
+    out = output_path(out)
+    if lo is not None and hi is not None:
+        check_range(lo, hi)
+    check_hierarchy_options(hier, probe)
+    if hier is not None or probe:
+        return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
+                               out, as_json)
+    freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
+    timings = read_timings(data, statistic)
+    if frequency == "auto":
+        freq = timings.core_clock_hz
+        if freq is None:
+            raise ModelError(f"--frequency auto: '{data}' records no core clock; give one, "
+                             f"e.g. --frequency 3.65GHz")
+    result = fit_logca(timings.granularity, timings.host, timings.accel, timings.echo,
+                       latency=latency, frequency_hz=freq, bootstrap=bootstrap,
+                       name=f"fit of {Path(data).name}", lo=lo, hi=hi,
+                       host_constant=host_constant)
+    band = None
+    if draws:
+        from ...logca.uncertainty import from_fit, monte_carlo
+        band = monte_carlo(result.model, from_fit(result), result.granularity, samples=draws)
+    warnings = list(result.warnings)
+    if out is not None:
+        from ...plot.fit import fit_figure
+        save(fit_figure(result, band=band), out)
+    if as_json:
+        d = result.to_dict()
+        d["warnings"] = warnings
+        if band is not None:
+            d["uncertainty"] = band.to_dict()
+        click.echo(dump_json(d))
+        return
+    unit = result.model.unit
+    table = Table(title=f"LogCA fit of {data} ({result.model.latency} latency, {unit})")
+    for col in ("parameter", "value", "std. error", "note"):
+        table.add_column(col, justify="right" if col != "note" else "left")
+    extra = [] if result.host_constant is None else [result.host_constant]
+    for p in list(result.parameters.values()) + extra:
+        table.add_row(p.name, f"{p.value:.5g}", "—" if p.stderr is None else f"{p.stderr:.3g}",
+                      p.note or ("fixed" if not p.vary else ""))
+    console.print(table)
+    console.print(f"speedup error: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
+                  f"over {len(result.granularity)} granularities")
+    for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
+        ci = "" if c.interval is None else \
+            f" (95% {format_size(c.interval[0])}..{format_size(c.interval[1])})"
+        console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
+                      f"{size_or_dash(c.model)}{ci}")
+    if band is not None:
+        for label, dist in (("g1", band.g1), ("g_A/2", band.g_half)):
+            q = dist.quantiles
+            if q["p50"] is not None:
+                console.print(f"{label} over {draws} draws of the parameters: median "
+                              f"{format_size(q['p50'])}, 90% in {format_size(q['p5'])}.."
+                              f"{format_size(q['p95'])}")
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
+                    as_json) -> None:
+    """`logca fit --hierarchy/--probe`: plain and hierarchical LogCA, chosen by AIC."""
+    result, notes = fit_from_data(data, hier, probe, statistic, latency, lo, hi, host_constant)
+    if out is not None:
+        from ...plot.fit import hierarchy_fit_figure
+        save(hierarchy_fit_figure(result), out)
+    if as_json:
+        click.echo(dump_json(dict(result.to_dict(), warnings=notes + list(result.warnings))))
+        return
+    render_hierarchy_fit(result, data, notes)
+
+
+LPN_MAX_SIZE = 16 * 2**20
+
+
+def _sizes(text: str) -> list[float]:
+    """``16B..1MiB`` (the powers of two between) or a comma list ``64B,4KiB,1MiB``."""
+    from ...units import parse_size
+    if ".." in text:
+        lo_text, _, hi_text = text.partition("..")
+        lo, hi = parse_size(lo_text, "--sizes"), parse_size(hi_text, "--sizes")
+        check_range(lo, hi)
+        sizes = powers_of_two(lo, hi).tolist()
+    else:
+        sizes = [parse_size(x, "--sizes") for x in text.split(",")]
+    if len(set(sizes)) < 3:
+        raise ModelError(f"--sizes = {text!r} is invalid: a fit needs at least 3 different "
+                         f"granularities")
+    if len(sizes) > 64:
+        raise ModelError(f"--sizes = {text!r} gives {len(sizes)} granularities: at most 64 "
+                         f"(each is a simulation)")
+    if max(sizes) > LPN_MAX_SIZE:
+        raise ModelError(f"--sizes = {text!r} is invalid: at most {format_size(LPN_MAX_SIZE)} "
+                         f"per offload (a simulation's time grows with its size: 1 MiB "
+                         f"takes about 2 s)")
+    return sizes
+
+
+def _host_csv(path: Path) -> tuple[float, float]:
+    """(C, β) from a CSV with columns granularity_bytes and host_cycles."""
+    from ...logca.lpn_bridge import host_from_times
+    try:
+        rows = list(csv.DictReader(path.read_text("utf-8").splitlines()))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"--host-csv = '{path}' is invalid: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        g = [float(r["granularity_bytes"]) for r in rows]
+        t = [float(r["host_cycles"]) for r in rows]
+    except (KeyError, TypeError, ValueError):
+        raise ModelError(f"--host-csv = '{path}' is invalid: need numeric columns "
+                         f"granularity_bytes and host_cycles") from None
+    try:
+        return host_from_times(g, t)
+    except ModelError as exc:
+        raise ModelError(f"--host-csv = '{path}' is invalid: {exc}") from None
+
+
+@logca.command("from-lpn")
+@click.argument("model_name", metavar="MODEL")
+@click.option("--sizes", default="64B..1MiB", show_default=True,
+              help="Granularities: LO..HI (powers of two) or a comma list.")
+@click.option("--host-C", "host_C", type=float,
+              help="Host cycles per byte (T0 = C·g^β), e.g. 12.5.")
+@click.option("--host-beta", type=float, default=1.0, show_default=True,
+              help="Host complexity exponent β.")
+@click.option("--host-csv", type=click.Path(dir_okay=False, path_type=Path),
+              help="Measured host times instead of --host-C/--host-beta (columns "
+                   "granularity_bytes, host_cycles); C and β by log-log regression.")
+@click.option("--transfer/--no-transfer", default=True, show_default=True,
+              help="Also simulate the link alone (where the model has one) to measure L.")
+@out_option("Draw T0, the fitted T1 and the simulated points to FILE.png or FILE.svg.")
+@json_option("Print one JSON object.")
+def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out, as_json):
+    """LogCA's L, o and A of a simulated accelerator (an LPN model): simulate it at each
+    granularity, fit ISCA'17 eq. 1 and say whether its latency grows with g."""
+    from ...logca.lpn_bridge import fit_from_latency, mapping
+    from ...lpn import simulate
+    from ...lpn.loader import load_model
+    from ..common import progress_run
+    mp = mapping(model_name)
+    grid = _sizes(sizes)
+    out = output_path(out)
+    if host_csv is not None and host_C is not None:
+        raise ModelError("--host-csv and --host-C both given: the host is one or the other")
+    if host_csv is not None:
+        host_C, host_beta = _host_csv(host_csv)
+    elif host_C is None:
+        raise ModelError("--host-C is missing: give the host's cycles per byte (e.g. --host-C "
+                         "12.5) or --host-csv FILE")
+    accel = load_model(mp.model)
+    link = load_model(mp.transfer) if transfer and mp.transfer else None
+    actual = sorted({mp.input_at(g)[1] for g in grid})
+    inputs = {b: mp.input_at(b)[0] for b in actual}
+
+    def latency_at(b):
+        return simulate(accel, inputs[b]).latency
+
+    def transfer_at(b):
+        return simulate(link, mp.transfer_input_at(b)).latency
+
+    result = progress_run(len(actual), f"simulating {mp.model}", lambda tick: fit_from_latency(
+        latency_at, actual, host_C, host_beta, transfer_at if link is not None else None,
+        progress=tick))
+    if out is not None:
+        from ...plot.logca import times_figure
+        save(times_figure(result.model, actual[0], actual[-1],
+                          measured=(result.granularity, result.t_accel),
+                          title=f"{mp.model}: simulated T1 and the fitted LogCA model"), out)
+    if as_json:
+        click.echo(dump_json({"model": mp.model, "mapping": mp.description,
+                              "transfer_model": mp.transfer if link is not None else None,
+                              **result.to_dict()}))
+        return
+    console.print(f"[bold]{mp.model}[/bold]: {mp.description}")
+    console.print(parameter_table("LogCA parameters of the simulated accelerator (cycles)",
+                                  result.parameters.values()))
+    console.print(f"latency {'grows' if result.dependent else 'does not grow'} with "
+                  f"granularity: {result.dependent_reason}")
+    console.print(f"fit error of T1: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
+                  f"over {result.granularity.size} granularities")

@@ -1,0 +1,158 @@
+"""`--hierarchy`/`--probe` for the LogCA commands: the memory layers a fit uses, and the
+table of a hierarchical fit (issue 24)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ...errors import ModelError
+from ..common import console, size_or_dash
+
+
+def hierarchy_options(func):
+    func = click.option("--probe", is_flag=True,
+                        help="Take the layers from a quick probe of this machine's caches "
+                             "(accelperf measure memory; a few seconds).")(func)
+    return click.option("--hierarchy", "hier", default=None, metavar="NAME|FILE.toml",
+                        help="Fit per-layer costs with the memory layers of this density "
+                             "hierarchy (the TOML `density bound` reads); chosen over plain "
+                             "LogCA by AIC.")(func)
+
+
+def data_option(func):
+    return click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+                        default=None, metavar="FILE.csv",
+                        help="With --hierarchy/--probe: the measurements (accelperf measure "
+                             "...) the per-layer costs are fitted to.")(func)
+
+
+def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None) -> bool:
+    """Refused before any work: both sources at once; for curve and advise (``data`` is
+    not False) a hierarchy without the measurements its costs come from, or with a model
+    given as well. True when a hierarchy is asked for."""
+    if hier is not None and probe:
+        raise ModelError("--hierarchy and --probe both given: the layers come from one or "
+                         "the other")
+    wanted = hier is not None or probe
+    if data is False:
+        return wanted
+    if wanted and data is None:
+        raise ModelError("--hierarchy/--probe needs --data FILE.csv: each layer's costs are "
+                         "fitted to measurements (accelperf measure offload|aes --out FILE.csv)")
+    if data is not None and not wanted:
+        raise ModelError("--data needs --hierarchy NAME|FILE.toml or --probe")
+    given = [k for k, v in (spec or {}).items() if v not in (None, ())]
+    if wanted and given:
+        raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} (the fitted "
+                         f"model is drawn and advised)")
+    return wanted
+
+
+def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "min",
+                  latency: str = "auto", lo=None, hi=None, host_constant: bool = False):
+    """(HierarchyFit, notes) of the measurements in ``data`` with the layers asked for."""
+    from ...logca.hierfit import fit_hierarchical
+    from ...measure.data import read_timings
+    timings = read_timings(data, statistic)
+    layers, notes = load_layers(hier, probe)
+    result = fit_hierarchical(timings.granularity, timings.host, timings.accel, layers,
+                              timings.echo, latency=latency, lo=lo, hi=hi,
+                              host_constant=host_constant, name=f"fit of {Path(data).name}")
+    return result, notes
+
+
+def load_layers(hier: str | None, probe: bool) -> tuple[tuple, list[str]]:
+    """(layers, warnings): from the hierarchy file or built-in, or from a quick probe, whose
+    warnings name each layer it could not separate from the next."""
+    from ...logca.hierarchy import layers_from_hierarchy
+    if hier is not None:
+        from ...density import hierarchy
+        return layers_from_hierarchy(hierarchy(hier)), []
+    from ...measure.crypto import MeasurementError
+    from ...measure.memory import probe as run_probe
+    try:
+        result = run_probe(repeats=3, quick=True)
+    except MeasurementError as exc:
+        raise ModelError(f"--probe could not measure this machine's caches: {exc}") from None
+    warnings = [f"the probe: {w}" for w in result.warnings]
+    return layers_from_hierarchy(result.hierarchy()), warnings
+
+
+def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
+    """The per-layer parameters with standard errors, the AIC choice and the errors of both
+    candidates."""
+    from .options import parameter_table
+    console.print(parameter_table(f"LogCA with a memory hierarchy, fit of {data} "
+                                  f"({result.model.base.latency} latency, seconds)",
+                                  result.parameters.values()))
+    rows = [("plain LogCA", result.plain)]
+    if result.hierarchical is not None:
+        rows.append(("with the hierarchy", result.hierarchical))
+    for label, cand in rows:
+        mean, worst = result.errors_of(cand)
+        mark = " (chosen)" if cand.kind == result.chosen else ""
+        console.print(f"{label}{mark}: AIC {cand.aic:.1f} with {cand.free} free parameters; "
+                      f"speedup error mean {mean:.2%}, max {worst:.2%}")
+    for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
+        console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
+                      f"{size_or_dash(c.model)}")
+    for w in list(extra_warnings) + list(result.warnings):
+        console.print(f"[yellow]note:[/yellow] {w}")
+
+
+def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
+    """`logca curve --hierarchy/--probe --data`: the fitted curves beside the measurements."""
+    import numpy as np
+    from ...report import dump_json
+    from ...units import format_size, powers_of_two
+    from .options import save, wrote
+    result, notes = fit_from_data(data, hier, probe)
+    models = [("plain LogCA", result.plain.model)]
+    if result.hierarchical is not None:
+        models.append(("with the hierarchy", result.hierarchical.model))
+    g = powers_of_two(lo, hi)
+    if out is not None and out.suffix.lower() == ".csv":
+        grid = np.geomspace(lo, hi, 400)
+        with out.open("w") as fh:
+            fh.write("granularity_bytes," + ",".join(label for label, _ in models) + "\n")
+            for i, x in enumerate(grid):
+                fh.write(f"{x:.10g}," + ",".join(f"{float(m.speedup(x)):.10g}"
+                                                 for _, m in models) + "\n")
+        wrote(out)
+    elif out is not None:
+        from ...plot.fit import hierarchy_fit_figure
+        save(hierarchy_fit_figure(result), out)
+    if as_json:
+        click.echo(dump_json({"granularity_bytes": g.tolist(), "chosen": result.chosen,
+                              "speedup": {label: m.speedup(g).tolist() for label, m in models},
+                              "warnings": notes + list(result.warnings)}))
+        return
+    measured = dict(zip(result.granularity.tolist(), result.speedup_measured.tolist()))
+    table = Table(title=f"speedup T0/T1 fitted to {data} ({result.chosen} chosen by AIC)")
+    for col in ["granularity", "measured"] + [label for label, _ in models]:
+        table.add_column(col, justify="right")
+    for x in g:
+        m = measured.get(float(x))
+        table.add_row(format_size(x), "—" if m is None else f"{m:.4g}",
+                      *(f"{float(model.speedup(x)):.4g}" for _, model in models))
+    console.print(table)
+    for w in notes + list(result.warnings):
+        console.print(f"[yellow]note:[/yellow] {w}")
+
+
+def hierarchy_advice(data: Path, hier, probe, at, factor, threshold) -> tuple:
+    """The advice of the fitted model at ``at``: ISCA'17 §3 asked of the plain LogCA that
+    holds the layer's costs there, with the break-even of the whole curve."""
+    from dataclasses import replace
+    from ...logca.advise import advise
+    result, _ = fit_from_data(data, hier, probe)
+    model = result.model
+    advice = advise(model.local_model(at), at, factor, threshold)
+    if model.plain:
+        return (advice,)
+    g1 = model.g1()
+    return (replace(advice, break_even=g1, break_even_reason=None if g1 is not None else
+                    "the fitted speedup stays below 1 at every size up to 1e15 B"),)

@@ -1,0 +1,535 @@
+// accelperf explorer: the page's controls and charts. The model formulas it calls
+// (speedup_*, phi_*, T0, rho_*, sigma_general and each interface's expressions) are
+// printed from SymPy by accelperf.explore.formulas and inlined before this script; this
+// file holds only generic numerics (a bracketed root finder), validation and drawing.
+"use strict";
+
+// ------------------------------------------------------------------ numerics (tested in Node)
+const X_LIMIT = 700;          // roots in ln g within ±700, as accelperf.logca.metrics
+
+function bisect(f, a, b) {
+  // f(a) and f(b) have opposite signs; halve until the bracket is two adjacent doubles
+  let fa = f(a);
+  for (let i = 0; i < 2000; i++) {
+    const m = 0.5 * (a + b);
+    if (m <= a || m >= b) break;
+    const fm = f(m);
+    if (fm === 0) return m;
+    if ((fm > 0) === (fa > 0)) { a = m; fa = fm; } else { b = m; }
+  }
+  return 0.5 * (a + b);
+}
+
+function crossings(K, beta, o, L, dependent) {
+  // Every granularity where speedup = target, i.e. phi(ln g) = 0. φ is concave in ln g, so
+  // there are at most two, on either side of its maximum: a scan for sign changes that
+  // also visits that maximum (Implication 4's g* = β·o / (L·(1 − β)), the only case with
+  // an interior one), then bisection of each bracket.
+  const phi = dependent ? phi_dependent : phi_independent;
+  const f = (xv) => phi(xv, K, beta, o, L);
+  const step = 0.25, roots = [], xs = [];
+  for (let xv = -X_LIMIT; xv <= X_LIMIT + 1e-9; xv += step) xs.push(xv);
+  if (dependent && beta < 1 && L > 0 && o > 0) {
+    const top = Math.log(beta * o / (L * (1 - beta)));
+    if (top > -X_LIMIT && top < X_LIMIT) { xs.push(top); xs.sort((p, q) => p - q); }
+  }
+  let a = xs[0], fa = f(a), above = fa > 0, below = fa < 0;
+  for (let i = 1; i < xs.length; i++) {
+    const b = xs[i], fb = f(b);
+    if (fb > 0) above = true; else if (fb < 0) below = true;
+    if (Number.isFinite(fa) && Number.isFinite(fb) && fa !== 0 && fb !== 0 && (fa > 0) !== (fb > 0))
+      roots.push(Math.exp(bisect(f, a, b)));
+    a = b; fa = fb;
+  }
+  if (roots.length) return {exists: true, roots: roots};
+  return {exists: false, roots: [], flag: above && !below ? "above-everywhere" : "below-everywhere"};
+}
+
+function metric(m, which) {
+  // g1 (speedup 1) or g_half (A/2): K = C(1 − s/A)/s, as accelperf.logca.metrics
+  if (which === "g1" && m.A <= 1) return {exists: false, reason: "needs A > 1: an accelerator never faster than the host never breaks even"};
+  const K = which === "g1" ? m.C * (m.A - 1) / m.A : m.C / m.A;
+  const r = crossings(K, m.beta, m.o, m.L, m.latency === "dependent");
+  if (!r.exists) r.reason = r.flag === "above-everywhere"
+      ? "the speedup is above the target at every size (no offload cost)"
+      : "the speedup never reaches the target at any size";
+  return r;
+}
+
+function speedup(m, gv) {
+  return (m.latency === "dependent" ? speedup_dependent : speedup_independent)(gv, m.L, m.o, m.C, m.A, m.beta);
+}
+
+function bound(m) {
+  // ISCA'17 §3.1, eqs. 3 and 9 (the rules of accelperf.logca.metrics.bound_type)
+  if (m.latency !== "dependent" || m.L === 0) return {kind: "compute", limit: m.A, expression: "A"};
+  if (m.beta > 1) return {kind: "compute", limit: m.A, expression: "A"};
+  return {kind: "latency", limit: m.beta === 1 ? m.C / (m.L + m.C / m.A) : 0, expression: "C/L·g^(β−1)"};
+}
+
+function peak(m) {
+  // Implication 4: interior maximum at g* = β·o / (L·(1 − β))
+  if (m.latency !== "dependent" || m.beta >= 1 || m.L === 0 || m.o === 0) return null;
+  const gs = m.beta * m.o / (m.L * (1 - m.beta));
+  return {granularity: gs, speedup: speedup(m, gs)};
+}
+
+const PARAMETERS = ["L", "o", "C", "A"];
+function improved(m, p, factor) {
+  const c = Object.assign({}, m);
+  if (p === "L" || p === "o") c[p] = m[p] / factor; else c[p] = m[p] * factor;
+  return c;
+}
+
+function gain(m, p, gv, factor) { return speedup(improved(m, p, factor), gv) / speedup(m, gv) - 1; }
+
+function advise(m, gv, factor, threshold) {
+  // speedup, verdict, binding bound and limiting parameters at one size (logca advise)
+  const s = speedup(m, gv), host = T0(gv, m.C, m.beta);
+  const lat = m.latency === "dependent" ? m.L * gv : m.L;
+  const bounds = {acceleration: m.A, overhead: m.o > 0 ? host / m.o : Infinity,
+                  latency: m.L > 0 ? host / lat : Infinity};
+  let name = "acceleration";
+  for (const k of ["overhead", "latency"]) if (bounds[k] < bounds[name]) name = k;
+  const gains = {};
+  for (const p of PARAMETERS) gains[p] = gain(m, p, gv, factor);
+  const limited = PARAMETERS.filter((p) => gains[p] >= threshold).sort((a, b) => gains[b] - gains[a]);
+  return {speedup: s, pays: s > 1, bound: name, bound_value: bounds[name], limited_by: limited, gains: gains};
+}
+
+function fmt(v, digits) {
+  // v to `digits` significant digits without trailing zeros after the point (never before:
+  // 100000 stays 100000)
+  if (v === null || v === undefined) return "—";
+  let text = Number(v).toPrecision(digits || 6);
+  if (text.includes(".")) text = text.replace(/0+(e|$)/, "$1").replace(/\.(e|$)/, "$1");
+  return text;
+}
+
+function grid(lo, hi, n) {
+  const out = new Array(n), a = Math.log(lo), b = Math.log(hi);
+  for (let i = 0; i < n; i++) out[i] = Math.exp(a + (b - a) * i / (n - 1));
+  return out;
+}
+
+function regions(m, gs, factor, threshold) {
+  // per parameter, the runs of grid points where improving it 10x gains >= threshold (§3.2)
+  const out = {};
+  for (const p of PARAMETERS) {
+    const runs = [];
+    let start = null;
+    gs.forEach((gv, i) => {
+      const inside = gain(m, p, gv, factor) >= threshold;
+      if (inside && start === null) start = gv;
+      if (!inside && start !== null) { runs.push([start, gs[i - 1]]); start = null; }
+    });
+    if (start !== null) runs.push([start, gs[gs.length - 1]]);
+    out[p] = runs;
+  }
+  return out;
+}
+
+function layerRate(layer, rho) {
+  // σ of one layer (Steffen eq. 6) with the special cases of accelperf.density.Layer.rate
+  const tiny = 2.2250738585072014e-308;
+  if (!Number.isFinite(layer.bandwidth) && layer.latency === 0) return {sigma: Infinity, rho: null};
+  if (layer.size === 0 && layer.latency > 0) return {sigma: 0, rho: rho(tiny)};
+  const r = rho(layer.size || tiny);
+  if (!(Number.isFinite(r) && r >= 0)) return {error: "density ρ = " + r + " at this layer is not a finite number >= 0"};
+  let sigma;
+  if (layer.size === 0) sigma = r * layer.bandwidth;
+  else if (!Number.isFinite(layer.bandwidth)) sigma = r * layer.size / layer.latency;
+  else sigma = sigma_general(r, layer.size, layer.bandwidth, layer.latency);
+  if (!Number.isFinite(sigma)) return {error: "rate σ is beyond the range of a double"};
+  return {sigma: sigma, rho: r};
+}
+
+function densityBound(layers, rho) {
+  const rates = layers.map((l) => layerRate(l, rho));
+  const bad = rates.findIndex((r) => r.error);
+  if (bad >= 0) return {error: "layer " + layers[bad].name + ": " + rates[bad].error};
+  let k = 0;
+  rates.forEach((r, i) => { if (r.sigma < rates[k].sigma) k = i; });
+  return {rates: rates, bound: rates[k].sigma, bottleneck: layers[k].name};
+}
+
+function compiled(cls) {
+  // each expression of a class as a function of the class's symbols, compiled once
+  if (!cls.compiled) {
+    const mk = (src) => new Function(...cls.symbols, '"use strict"; return (' + src + ");");
+    cls.compiled = {conditions: cls.condition_js.map(mk), latency: mk(cls.latency_js), phased: mk(cls.phased_js),
+                    effective: cls.effective.map(([t, src]) => [t, mk(src)]),
+                    phases: cls.phases.map(([ts, b, src]) => [ts, b, mk(src)])};
+  }
+  return cls.compiled;
+}
+
+function evalInterface(cls, values) {
+  // a class's plain and phase latency, each transition's ε and the phases at `values`
+  const f = compiled(cls), args = cls.symbols.map((n) => values[n]);
+  const eff = f.effective.map(([t, fn]) => [t, fn(...args)]);
+  let top = 0;
+  eff.forEach((e, i) => { if (e[1] > eff[top][1]) top = i; });
+  return {inside: f.conditions.every((c) => c(...args)), latency: f.latency(...args),
+          phased: f.phased(...args), effective: eff, bottleneck: eff.length ? eff[top][0] : null,
+          phases: f.phases.map(([ts, b, fn]) => ({transitions: ts, bottleneck: b, latency: fn(...args)}))};
+}
+
+if (typeof module !== "undefined") {       // Node, for the tests
+  module.exports = {fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+}
+
+// ------------------------------------------------------------------ the page
+if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded", () => {
+  const DATA = JSON.parse(document.getElementById("explorer-data").textContent);
+  const $ = (id) => document.getElementById(id);
+  const size = (b) => {
+    if (b === null || b === undefined) return "—";
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let k = 0, v = b;
+    while (v >= 1024 && k < units.length - 1) { v /= 1024; k++; }
+    return fmt(b, 6) + " B (" + fmt(v, 4) + " " + units[k] + ")";
+  };
+  const state = {};            // everything the URL fragment carries
+  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: []};
+  window.explorerTimings = timings;
+
+  // ---- a slider with a typed-in value; log-scaled sliders move in log10 of the value
+  function control(box, spec, onchange) {
+    const row = document.createElement("div");
+    row.className = "control";
+    const id = "in-" + spec.key;
+    row.innerHTML = `<label for="${id}">${spec.label}</label>` +
+      `<input type="range" id="${id}-slider" aria-label="${spec.label} slider" min="${spec.log ? Math.log10(spec.lo) : spec.lo}" max="${spec.log ? Math.log10(spec.hi) : spec.hi}" step="${spec.log ? 0.01 : spec.step || 0.01}">` +
+      `<input type="text" inputmode="decimal" id="${id}" size="12"><span class="unit">${spec.unit || ""}</span>` +
+      `<span class="error" id="${id}-error" role="alert"></span>`;
+    box.appendChild(row);
+    const slider = row.querySelector("input[type=range]"), text = $(id), err = $(id + "-error");
+    const set = (v) => {
+      text.value = fmt(v, 6);
+      if (v > 0 || !spec.log) slider.value = spec.log ? Math.log10(v) : v;
+    };
+    slider.addEventListener("input", () => {
+      let v = spec.log ? Math.pow(10, Number(slider.value)) : Number(slider.value);
+      if (spec.integer) v = Math.round(v);
+      text.value = fmt(v, 6); err.textContent = ""; text.classList.remove("bad");
+      onchange(spec.key, v);
+    });
+    text.addEventListener("change", () => {
+      const raw = text.value.trim(), v = Number(raw);
+      const problem = spec.check(raw, v);
+      if (problem) {
+        err.textContent = `${spec.name} = ${raw || "(empty)"} is invalid: ${problem}`;
+        text.classList.add("bad");
+        onchange(spec.key, null, err.textContent);
+        return;
+      }
+      err.textContent = ""; text.classList.remove("bad");
+      if (v > 0 || !spec.log) slider.value = spec.log ? Math.log10(Math.min(Math.max(v, spec.lo), spec.hi)) : v;
+      onchange(spec.key, v);
+    });
+    return {set: set};
+  }
+  const number = (lo, hi, zero, integer) => (raw, v) => {
+    if (raw === "" || !Number.isFinite(v)) return "must be a finite number";
+    if (integer && !Number.isInteger(v)) return "must be a whole number";
+    if (zero && v === 0) return null;
+    if (v < lo || v > hi) return `must be ${zero ? "0 or " : ""}between ${lo} and ${hi}`;
+    return null;
+  };
+
+  // ---- the URL fragment
+  function readHash() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const out = {};
+    for (const [k, v] of h) out[k] = v;
+    return out;
+  }
+  let hashTimer = null;
+  function writeHash() {
+    // after the user pauses: Chromium throttles (and warns about) frequent history updates
+    clearTimeout(hashTimer);
+    hashTimer = setTimeout(writeHashNow, 150);
+    updateCommand();
+  }
+  function writeHashNow() {
+    const h = new URLSearchParams();
+    for (const [k, v] of Object.entries(state)) h.set(k, typeof v === "number" ? String(Number(v.toPrecision(12))) : v);
+    history.replaceState(null, "", "#" + h.toString());
+  }
+  window.explorerFlush = () => { clearTimeout(hashTimer); writeHashNow(); };
+  const initial = readHash();
+
+  // ================================================================ LogCA
+  const L = DATA.logca;
+  const models = L ? L.models.map((m) => Object.assign({}, m)) : [];
+  const ignored = [];            // values in the address that the checks refuse
+  const fromHash = (key, check) => {
+    if (initial[key] === undefined) return undefined;
+    const problem = check(initial[key].trim(), Number(initial[key]));
+    if (problem) { ignored.push(`${key} = ${initial[key]} from the address (${problem})`); return undefined; }
+    return Number(initial[key]);
+  };
+  let current = 0;
+  const invalid = {};            // key -> message, for the edited model
+  const unit = () => models[current].unit === "seconds" ? "s" : "cycles";
+  const specs = {
+    L: {name: "L", label: "L, interface latency", log: true, lo: 1e-9, hi: 1e9, check: number(1e-100, 1e100, true), unitf: (m) => m.latency === "dependent" ? unit() + "/B" : unit()},
+    o: {name: "o", label: "o, offload overhead", log: true, lo: 1e-9, hi: 1e9, check: number(1e-100, 1e100, true), unitf: () => unit()},
+    C: {name: "C", label: "C, host time per byte", log: true, lo: 1e-12, hi: 1e6, check: number(1e-100, 1e100, false), unitf: () => unit() + "/B"},
+    A: {name: "A", label: "A, acceleration", log: true, lo: 0.1, hi: 1e4, check: number(1e-100, 1e100, false), unitf: () => "×"},
+    beta: {name: "β", label: "β, complexity exponent", log: false, lo: 0.3, hi: 2, step: 0.01, check: number(0.001, 100, false), unitf: () => "(T0 ∝ g^β)"},
+  };
+  const controls = {};
+  if (L) {
+    const sel = $("logca-model");
+    models.forEach((m, i) => { const o = document.createElement("option"); o.value = i; o.textContent = m.name; sel.appendChild(o); });
+    models.forEach((m, i) => {
+      for (const k of ["L", "o", "C", "A", "beta"]) {
+        const v = fromHash(k + i, specs[k].check);
+        if (v !== undefined) m[k] = v;
+      }
+      if (initial["latency" + i] === "dependent" || initial["latency" + i] === "independent") m.latency = initial["latency" + i];
+    });
+    if (initial.m !== undefined && models[Number(initial.m)]) current = Number(initial.m);
+    sel.value = current;
+    for (const k of Object.keys(specs)) {
+      const s = specs[k];
+      controls[k] = control($("logca-controls"), Object.assign({key: k, unit: s.unitf(models[current])}, s), (key, v, msg) => {
+        if (v === null) { invalid[key] = msg; } else { delete invalid[key]; models[current][key] = v; }
+        drawLogca();
+      });
+    }
+    const latency = $("logca-latency");
+    latency.addEventListener("change", () => { models[current].latency = latency.value; drawLogca(); });
+    const at = control($("logca-at-box"), {key: "at", name: "size", label: "size for advice", log: true, lo: 1, hi: 2 ** 40, unit: "B", check: number(1, 2 ** 64, false)}, (key, v, msg) => {
+      if (v === null) invalid.at = msg; else { delete invalid.at; L.at = v; }
+      drawLogca();
+    });
+    const savedAt = fromHash("at", number(1, 2 ** 64, false));
+    if (savedAt !== undefined) L.at = savedAt;
+    at.set(L.at);
+    const load = () => {
+      const m = models[current];
+      for (const k of Object.keys(controls)) controls[k].set(m[k]);
+      for (const k of Object.keys(specs)) document.querySelector(`#in-${k} + .unit`).textContent = specs[k].unitf(m);
+      latency.value = m.latency;
+    };
+    sel.addEventListener("change", () => { current = Number(sel.value); for (const k of Object.keys(invalid)) if (k !== "at") delete invalid[k]; document.querySelectorAll("#logca .error").forEach((e) => { e.textContent = ""; }); load(); drawLogca(); });
+    load();
+  }
+
+  function drawLogca() {
+    const t0 = performance.now();
+    const m = models[current];
+    for (const k of Object.keys(specs)) document.querySelector(`#in-${k} + .unit`).textContent = specs[k].unitf(m);
+    const problems = Object.values(invalid);
+    $("logca-status").textContent = problems.length ? "Not redrawn: " + problems.join("; ") + ". The chart shows the last valid settings." : "";
+    if (problems.length) return;
+    const gs = grid(L.range[0], L.range[1], L.points);
+    const traces = [];
+    const colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    models.forEach((mm, i) => {
+      traces.push({x: gs, y: gs.map((gv) => speedup(mm, gv)), mode: "lines", name: mm.name,
+                   line: {color: colours[i % colours.length], width: i === current ? 3 : 1.5}});
+    });
+    const g1 = metric(m, "g1"), gh = metric(m, "g_half"), b = bound(m), pk = peak(m);
+    const col = colours[current % colours.length];
+    if (g1.exists) traces.push({x: [g1.roots[0]], y: [speedup(m, g1.roots[0])], mode: "markers", name: "g1 (speedup 1)", marker: {symbol: "circle", size: 10, color: col}});
+    if (gh.exists) traces.push({x: [gh.roots[0]], y: [speedup(m, gh.roots[0])], mode: "markers", name: "g_A/2 (speedup A/2)", marker: {symbol: "square", size: 10, color: col}});
+    if (pk) traces.push({x: [pk.granularity], y: [pk.speedup], mode: "markers", name: "peak", marker: {symbol: "triangle-up", size: 11, color: col}});
+    traces.push({x: [gs[0], gs[gs.length - 1]], y: [m.A, m.A], mode: "lines", name: "A (eq. 3)", line: {dash: "dash", color: "#777"}});
+    if (b.kind === "latency") traces.push({x: gs, y: gs.map((gv) => m.C / m.L * Math.pow(gv, m.beta - 1)), mode: "lines", name: "C/L·g^(β−1) (eq. 9)", line: {dash: "dashdot", color: "#777"}});
+    const advice = advise(m, L.at, L.factor, L.threshold);
+    const reg = regions(m, gs, L.factor, L.threshold);
+    timings.logcaCompute.push(performance.now() - t0);
+    const ys = traces.flatMap((t) => t.y).filter((v) => v > 0 && Number.isFinite(v));
+    // the optimization regions as bars under the curves, one row per parameter (§3.2, Fig. 6)
+    const regionColours = {L: "#8c564b", o: "#e377c2", C: "#17becf", A: "#bcbd22"};
+    for (const p of PARAMETERS) for (const [a, c] of reg[p])
+      traces.push({x: [a, c], y: [p, p], xaxis: "x", yaxis: "y2", mode: "lines", showlegend: false,
+                   line: {width: 9, color: regionColours[p]}, hoverinfo: "text",
+                   text: `${p} limits the speedup from ${size(a)} to ${size(c)}`});
+    const layout = {margin: {t: 30, r: 10}, height: 500, legend: {orientation: "h", y: -0.2},
+      xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power", anchor: "y2"},
+      yaxis: {type: "log", domain: [0.26, 1], title: {text: "speedup T0/T1 (×)"}, range: [Math.log10(Math.min(...ys) / 1.5), Math.log10(Math.max(...ys) * 1.5)]},
+      yaxis2: {domain: [0, 0.18], type: "category", categoryorder: "array", categoryarray: PARAMETERS.slice().reverse(),
+               range: [-0.5, 3.5], title: {text: "10× better gains ≥ 20%", font: {size: 11}}, fixedrange: true},
+      title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
+    Plotly.react("logca-chart", traces, layout, {displaylogo: false, responsive: true});
+    // readouts
+    $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) : "none: " + g1.reason;
+    $("logca-g1").dataset.value = g1.exists ? g1.roots[0] : "";
+    $("logca-ghalf").textContent = gh.exists ? size(gh.roots[0]) : "none: " + gh.reason;
+    $("logca-ghalf").dataset.value = gh.exists ? gh.roots[0] : "";
+    $("logca-bound").textContent = `${b.kind}-bound: speedup → ${fmt(b.limit, 4)}× (${b.expression})`;
+    $("logca-peak").textContent = pk ? `${fmt(pk.speedup, 4)}× at ${size(pk.granularity)}` : "none (the curve does not turn down)";
+    $("logca-advice").textContent = `at ${size(L.at)}: speedup ${fmt(advice.speedup, 4)}×, ` +
+      (advice.pays ? "pays" : "does not pay") + `; bound there: ${advice.bound} (${fmt(advice.bound_value, 4)}×); ` +
+      `limited by ${advice.limited_by.join(", ") || "nothing"} (10× better gains ≥ ${Math.round(L.threshold * 100)}%)`;
+    $("logca-regions").innerHTML = PARAMETERS.map((p) => `<tr><td>${p}</td><td>${reg[p].length ? reg[p].map(([a, c]) => size(a) + " – " + size(c)).join("; ") : "not a bottleneck in range"}</td></tr>`).join("");
+    state.m = current;
+    models.forEach((mm, i) => { for (const k of ["L", "o", "C", "A", "beta"]) state[k + i] = mm[k]; state["latency" + i] = mm.latency; });
+    state.at = L.at;
+    writeHash();
+    timings.logca.push(performance.now() - t0);
+    $("logca-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms (${L.points} points; ` +
+      `the model's part ${fmt(timings.logcaCompute[timings.logcaCompute.length - 1], 3)} ms, the rest drawing)`;
+  }
+
+  // ================================================================ density
+  const D = DATA.density;
+  function drawDensity() {
+    if (!D) return;
+    const t0 = performance.now();
+    const rho = window["rho_" + D.algorithm];
+    const res = densityBound(D.layers, rho);
+    const bad = D.layers.map((l) => l.problem).filter(Boolean);
+    if (bad.length || res.error) {
+      $("density-status").textContent = "Not redrawn: " + (bad.join("; ") || res.error) + ". The chart shows the last valid settings.";
+      return;
+    }
+    $("density-status").textContent = "";
+    $("density-bound").textContent = `${fmt(res.bound, 4)} computations/s, bottleneck layer ${res.bottleneck}`;
+    $("density-bound").dataset.value = res.bound;
+    D.layers.forEach((l, i) => {
+      const r = res.rates[i];
+      $("density-sigma-" + i).textContent = Number.isFinite(r.sigma) ? fmt(r.sigma, 4) : "unbounded";
+      $("density-row-" + i).classList.toggle("bottleneck", l.name === res.bottleneck);
+    });
+    const shown = D.layers.map((l, i) => [l.name, res.rates[i].sigma]).filter(([, s]) => Number.isFinite(s));
+    Plotly.react("density-chart", [{type: "bar", orientation: "h", y: shown.map((s) => s[0]), x: shown.map((s) => s[1]),
+      marker: {color: shown.map((s) => s[0] === res.bottleneck ? "#d62728" : "#1f77b4")}}],
+      {margin: {t: 30, l: 160}, height: 80 + 40 * shown.length, title: {text: "rate each layer allows, σ (Steffen eq. 6)", font: {size: 14}},
+       xaxis: {type: "log", title: {text: "σ (computations per second)"}, exponentformat: "power"}, yaxis: {autorange: "reversed", title: {text: "layer"}}},
+      {displaylogo: false, responsive: true});
+    state.alg = D.algorithm;
+    D.layers.forEach((l, i) => { state["layer" + i] = [l.size, l.bandwidth, l.latency].join(","); });
+    writeHash();
+    timings.density.push(performance.now() - t0);
+  }
+  if (D) {
+    D.layers.forEach((l) => { if (l.bandwidth === "inf") l.bandwidth = Infinity; });
+    const alg = $("density-algorithm");
+    if (initial.alg && window["rho_" + initial.alg]) D.algorithm = initial.alg;
+    alg.value = D.algorithm;
+    alg.addEventListener("change", () => { D.algorithm = alg.value; drawDensity(); });
+    const body = $("density-layers");
+    D.layers.forEach((l, i) => {
+      const saved = (initial["layer" + i] || "").split(",").map(Number);
+      if (saved.length === 3 && Number.isFinite(saved[0]) && saved[0] >= 0 && saved[1] > 0 &&
+          Number.isFinite(saved[2]) && saved[2] >= 0) [l.size, l.bandwidth, l.latency] = saved;
+      else if (initial["layer" + i] !== undefined) ignored.push(`layer${i} = ${initial["layer" + i]} from the address`);
+      const tr = document.createElement("tr");
+      tr.id = "density-row-" + i;
+      const cell = (field, what, allowInf) => `<td><input type="text" size="10" aria-label="${l.name} ${what}" data-field="${field}" data-inf="${allowInf ? 1 : 0}" value="${l[field]}"></td>`;
+      tr.innerHTML = `<td>${l.name}</td>${cell("size", "size (B)", false)}${cell("bandwidth", "bandwidth (B/s)", true)}${cell("latency", "latency (s)", false)}<td id="density-sigma-${i}"></td><td class="error" role="alert"></td>`;
+      body.appendChild(tr);
+      tr.querySelectorAll("input").forEach((inp) => inp.addEventListener("change", () => {
+        const raw = inp.value.trim(), v = /^\+?inf(inity)?$/i.test(raw) && inp.dataset.inf === "1" ? Infinity : Number(raw);
+        const field = inp.dataset.field, err = tr.querySelector(".error");
+        let problem = null;
+        if (raw === "" || Number.isNaN(v) || (!Number.isFinite(v) && inp.dataset.inf !== "1")) problem = "must be a finite number" + (inp.dataset.inf === "1" ? " or inf" : "");
+        else if (field === "bandwidth" ? v <= 0 : v < 0) problem = field === "bandwidth" ? "must be > 0" : "must be >= 0";
+        const msg = problem ? `${l.name} ${field} = ${raw || "(empty)"} is invalid: ${problem}` : null;
+        err.textContent = msg || ""; inp.classList.toggle("bad", !!msg);
+        l.problem = msg;
+        if (!msg) l[field] = v;
+        drawDensity();
+      }));
+    });
+  }
+
+  // ================================================================ LPN interface
+  const P = DATA.lpn;
+  const values = {};
+  function drawLpn() {
+    if (!P || P.missing) return;
+    const t0 = performance.now();
+    const bad = Object.values(P.problems || {});
+    if (bad.length) { $("lpn-status").textContent = "Not redrawn: " + bad.join("; ") + "."; return; }
+    const hits = P.classes.map((c) => evalInterface(c, values));
+    const k = hits.findIndex((h) => h.inside);
+    if (k < 0) { $("lpn-status").textContent = "These values lie outside every input class of the interface: no formula applies."; return; }
+    const r = hits[k], c = P.classes[k];
+    if (!Number.isFinite(r.latency)) { $("lpn-status").textContent = "The interface has no finite value here."; return; }
+    $("lpn-status").textContent = "";
+    const secs = r.latency / P.frequency_hz;
+    const n = P.stream_symbol ? values[P.stream_symbol] : 1;
+    $("lpn-class").textContent = `${c.index}: ${c.conditions.join(" and ") || "the whole input space"}`;
+    $("lpn-latency").textContent = `${fmt(r.latency, 8)} cycles = ${fmt(secs * 1e6, 5)} µs at ${fmt(P.frequency_hz / 1e6, 4)} MHz`;
+    $("lpn-latency").dataset.value = r.latency;
+    $("lpn-phased").textContent = `${fmt(r.phased, 8)} cycles`;
+    $("lpn-phased").dataset.value = r.phased;
+    $("lpn-throughput").textContent = `${fmt(n / (r.phased / P.frequency_hz), 5)} ${P.stream_unit}/s`;
+    $("lpn-bottleneck").textContent = r.bottleneck;
+    $("lpn-phases").innerHTML = r.phases.map((ph, i) => `<tr><td>${i + 1}</td><td>${ph.transitions}</td><td>${ph.bottleneck}</td><td>${fmt(ph.latency, 8)}</td></tr>`).join("");
+    $("lpn-effective").innerHTML = r.effective.map(([t, e]) => `<tr${t === r.bottleneck ? ' class="bottleneck"' : ""}><td>${t}</td><td>${fmt(e, 8)}</td></tr>`).join("");
+    document.querySelectorAll("#lpn-net g").forEach((gr) => {
+      const title = gr.querySelector("title");
+      gr.classList.toggle("hot", !!title && title.textContent.startsWith(r.bottleneck + ":"));
+    });
+    let sweep = null;
+    if (P.sweep) {
+      const xs = grid(Math.max(P.ranges[P.sweep][0], 1), P.ranges[P.sweep][1], 200);
+      sweep = [xs, xs.map((xv) => evalInterface(c, Object.assign({}, values, {[P.sweep]: xv})))];
+    }
+    timings.lpnCompute.push(performance.now() - t0);
+    if (P.sweep) {
+      const [xs, ys] = sweep;
+      Plotly.react("lpn-chart", [
+        {x: xs, y: ys.map((y) => y.latency), mode: "lines", name: "latency (max of ε, §4.2)"},
+        {x: xs, y: ys.map((y) => y.phased), mode: "lines", name: "latency by phase", line: {dash: "dot"}},
+        {x: [values[P.sweep]], y: [r.latency], mode: "markers", name: "current", marker: {size: 10}}],
+        {margin: {t: 30}, height: 360, legend: {orientation: "h", y: -0.3}, title: {text: P.model + ": interface latency", font: {size: 14}},
+         xaxis: {type: "log", title: {text: P.sweep + " (" + P.stream_unit + ")"}}, yaxis: {type: "log", title: {text: "latency (cycles)"}}},
+        {displaylogo: false, responsive: true});
+    }
+    for (const s of Object.keys(values)) state[s] = values[s];
+    writeHash();
+    timings.lpn.push(performance.now() - t0);
+    $("lpn-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms`;
+  }
+  if (P && !P.missing) {
+    P.problems = {};
+    for (const s of P.slider_symbols) {
+      const [lo, hi] = P.ranges[s];
+      const integer = s.startsWith("n_");
+      const saved = fromHash(s, number(lo, hi, false, integer));
+      values[s] = saved !== undefined ? saved : P.defaults[s];
+      control($("lpn-controls"), {key: s, name: s, label: s, log: hi / Math.max(lo, 1e-9) > 1000, lo: Math.max(lo, 1e-9), hi: hi, step: integer ? 1 : 0.1,
+        integer: integer, unit: integer ? P.stream_unit : "", check: number(lo, hi, false, integer)},
+        (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[s]);
+    }
+  }
+
+  // ================================================================ copy as command
+  function updateCommand() {
+    const lines = [];
+    if (L) {
+      const m = models[current];
+      const p = `--L ${fmt(m.L, 10)} --o ${fmt(m.o, 10)} --C ${fmt(m.C, 10)} --A ${fmt(m.A, 10)} --beta ${fmt(m.beta, 10)} --latency ${m.latency} --unit ${m.unit}`;
+      lines.push(`accelperf logca show ${p}`);
+      lines.push(`accelperf logca advise ${p} --at ${Math.round(L.at)}B`);
+    }
+    if (D) lines.push(`accelperf density bound --algorithm ${D.algorithm} --hierarchy ${D.hierarchy}` + (D.edited ? "   # with the edited layers in a hierarchy file" : ""));
+    if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}`);
+    $("command").value = lines.join("\n");
+  }
+  $("copy-command").addEventListener("click", () => {
+    const box = $("command");
+    box.select();
+    const done = () => { $("copy-status").textContent = "copied"; };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(box.value).then(done, () => { document.execCommand("copy"); done(); });
+    else { document.execCommand("copy"); done(); }
+  });
+  document.querySelectorAll("#density input").forEach((i) => i.addEventListener("change", () => { if (D) D.edited = true; }));
+
+  if (ignored.length) $("ignored").textContent = "Ignored: " + ignored.join("; ") + ".";
+  if (L) drawLogca();
+  drawDensity();
+  drawLpn();
+  updateCommand();
+  timings.ready = performance.now();     // ms since navigation started: parse + first draw
+  document.body.dataset.ready = "1";
+});

@@ -1,0 +1,159 @@
+"""What each panel of the explorer starts from: plain data the page's script reads.
+
+A panel is a small frozen dataclass with ``to_dict()``; the page (:mod:`.page`) embeds it
+as JSON beside the JavaScript printed by :mod:`.formulas`. Models are validated by their
+own constructors (LogCA, Hierarchy, the LPN library), so a bad value fails here, before
+any page is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ModelError, invalid
+from .formulas import InterfaceFormulas, interface_formulas
+
+POINTS = 400                    # the LogCA curve's granularities (issue 25: 400 points)
+# The designs a page overlays when none are named: the four SPARC AES designs of ISCA'17
+# Table 5, the demo report's "does it pay at my size?" comparison.
+DEFAULT_DESIGNS = ("ultrasparc-t2", "sparc-t3", "sparc-t4-engine", "sparc-t4-instr")
+DENSITY_ALGORITHMS = ("dot", "matmul", "allpairs")
+
+
+@dataclass(frozen=True)
+class LogcaPanel:
+    """Several LogCA models overlaid; the first is the one the sliders edit."""
+
+    models: tuple
+    at: float = 4096.0
+    lo: float = 16.0
+    hi: float = float(2**25)
+    points: int = POINTS
+    factor: float = 10.0
+    threshold: float = 0.2
+
+    def __post_init__(self):
+        if not self.models:
+            raise ModelError("no LogCA model to explore: give --preset/--kernel or --L --o "
+                             "--C --A")
+        if not (0 < self.lo < self.hi):
+            raise invalid("granularity range", f"{self.lo:g}..{self.hi:g}",
+                          "need 0 < from < to (bytes)")
+
+    def to_dict(self) -> dict:
+        return {"models": [dict(m.parameters(), name=m.label) for m in self.models],
+                "at": self.at, "range": [self.lo, self.hi], "points": self.points,
+                "factor": self.factor, "threshold": self.threshold}
+
+
+@dataclass(frozen=True)
+class DensityPanel:
+    """A hierarchy's layers (editable in the page) and the algorithms to choose from."""
+
+    hierarchy: object               # density.Hierarchy
+    algorithm: str                  # key of ``algorithms``
+    algorithms: dict = field(default_factory=dict)   # key -> density.Algorithm
+
+    def __post_init__(self):
+        if self.algorithm not in self.algorithms:
+            raise invalid("algorithm", self.algorithm,
+                          f"must be one of {', '.join(self.algorithms)}")
+
+    def to_dict(self) -> dict:
+        return {"hierarchy": self.hierarchy.name, "algorithm": self.algorithm,
+                "algorithms": {k: a.description or a.name for k, a in self.algorithms.items()},
+                "layers": [{"name": l.name, "size": l.size_bytes,
+                            "bandwidth": _json_number(l.bandwidth_bytes_per_s),
+                            "latency": l.latency_s} for l in self.hierarchy.layers]}
+
+
+def density_panel(hierarchy_name: str, algorithm: str = "matmul") -> DensityPanel:
+    """A built-in hierarchy (or a TOML file) with the three built-in algorithms of Steffen
+    2007 (the page switches between them), starting with ``algorithm``."""
+    from ..density import algorithm as density_algorithm, hierarchy
+    return DensityPanel(hierarchy(hierarchy_name), algorithm,
+                        {k: density_algorithm(k) for k in DENSITY_ALGORITHMS})
+
+
+def _json_number(v: float):
+    """JSON has no infinity: the page reads the string back as Infinity."""
+    return "inf" if v == float("inf") else v
+
+
+@dataclass(frozen=True)
+class LpnPanel:
+    """An LPN model's performance interface, or why the page has none."""
+
+    model: str
+    classes: tuple[InterfaceFormulas, ...] = ()
+    ranges: dict = field(default_factory=dict)        # symbol -> (lo, hi)
+    defaults: dict = field(default_factory=dict)      # symbol -> start value
+    frequency_hz: float = 1e9
+    stream_unit: str = "tokens"
+    svg: str = ""
+    missing: str | None = None      # the reason the panel is empty
+
+    @property
+    def slider_symbols(self) -> list[str]:
+        return sorted({s for c in self.classes for s in c.symbols})
+
+    def to_dict(self) -> dict:
+        if self.missing:
+            return {"model": self.model, "missing": self.missing}
+        counts = [s for s in self.slider_symbols if s.startswith("n_")]
+        return {"model": self.model, "classes": [c.to_dict() for c in self.classes],
+                "ranges": {s: list(self.ranges[s]) for s in self.slider_symbols},
+                "defaults": {s: self.defaults[s] for s in self.slider_symbols},
+                "slider_symbols": self.slider_symbols, "frequency_hz": self.frequency_hz,
+                "stream_symbol": counts[0] if counts else None,
+                "stream_unit": self.stream_unit, "sweep": counts[0] if counts else None}
+
+
+def _start_value(lo, hi):
+    """A slider's first position: a thousand stream tokens where the range allows, else
+    the middle of a small range."""
+    lo, hi = float(lo), float(hi)
+    if hi / max(lo, 1e-9) > 1000:
+        return max(lo, min(hi, 1200.0))
+    return round((lo + hi) / 2)
+
+
+def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9) -> LpnPanel:
+    """The interface panel of a library model (``name``) or of ``model`` over ``space``
+    (default: the model's default space). A model whose interface cannot be extracted
+    gives a panel that says why (the page shows it instead of an empty chart)."""
+    from ..lpn.analysis.classes import values_of
+    from ..lpn.analysis.interface import extract_interface
+    from ..lpn.analysis.space import default_space, symbol_ranges
+    from ..lpn.analysis.symexec import AnalysisError
+    from ..lpn.library import build
+    from ..lpn.viz import net_svg
+
+    model = model if model is not None else build(name)
+    try:
+        space = space if space is not None else default_space(model)
+        interface = extract_interface(model, space)
+    except (AnalysisError, ModelError) as exc:
+        return LpnPanel(model=name, missing=f"no performance interface for {name}: {exc}")
+    classes = interface_formulas(interface)
+    ranges = {str(s): (float(lo), float(hi)) for s, (lo, hi) in symbol_ranges(space).items()}
+    used = {s for c in classes for s in c.symbols}
+    unranged = sorted(used - set(ranges))
+    if unranged:
+        return LpnPanel(model=name, missing=f"the interface of {name} uses {', '.join(unranged)}"
+                                            f", which its input space gives no range")
+    counts = [s for s in sorted(used) if s.startswith("n_")]
+    unit = counts[0][2:] if counts else "tokens"
+    # Fixed tokens start at the first class's sample input (inside a class); streams longer
+    # than the sample's, with mid-range means.
+    sample = {str(k): float(v) for k, v in values_of(space, interface.classes[0].input_class
+                                                     .sample).items()} if classes else {}
+    defaults = {s: sample[s] if s in sample and not s.startswith(("n_", "mean_"))
+                else _start_value(*ranges[s]) for s in used}
+    return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
+                    defaults=defaults,
+                    frequency_hz=frequency_hz, stream_unit=unit, svg=net_svg(model))
+
+
+__all__ = ["LogcaPanel", "DensityPanel", "LpnPanel", "lpn_panel", "density_panel", "POINTS",
+           "DEFAULT_DESIGNS", "DENSITY_ALGORITHMS"]

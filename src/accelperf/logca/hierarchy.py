@@ -1,0 +1,274 @@
+"""LogCA whose per-byte costs depend on the memory layer that holds the working set.
+
+LogCA (ISCA'17 §2) charges the host ``C·g^β`` and the accelerator ``o + L1(g) + C·g^β/A`` at
+every granularity alike. The density model (Steffen 2007 §4) instead serves data from the
+smallest layer whose local store μ holds it, each layer at its own rate. This module puts the
+two together: the per-byte parts of both times are scaled by how much of the working set has
+outgrown each layer,
+
+* ``T0(g) = c0 + C·g^β · H(g)``,              ``H(g) = 1 + Σ_k h_k·m_k(g)``
+* ``T1(g) = o + (L1(g)^* + C·g^β/A) · Q(g)``,  ``Q(g) = 1 + Σ_k a_k·m_k(g)``
+
+(``L1(g)^*`` is L·g with granularity-dependent latency, and is left unscaled as the constant L
+otherwise). ``h_k`` and ``a_k`` are the relative extra cost per byte of the host and of the
+accelerated path once the data live beyond layer k.
+
+The transition. ``m_k`` is the share of accesses that miss layer k for a working set of
+``W = w·g`` bytes (w: bytes touched per byte offloaded, e.g. source and destination buffers):
+
+    m_k(g) = 1 / (1 + (μ_k / (w·g))^s)
+
+a logistic in ln W centred on the layer's capacity μ_k. Its limit s → ∞ is the density
+model's assignment (all data served from the layer that holds W); a finite s follows what
+measured miss-ratio curves show, that a set-associative cache with (pseudo-)LRU starts to
+miss before W reaches μ and keeps some hits well past it (conflict misses, other processes
+sharing the last level, prefetchers hiding part of the misses), so that the cost moves from
+one layer's rate to the next's over a factor of a few in size, symmetrically in log size.
+One s and one w are shared by all layers: they describe the access pattern, not a layer.
+
+With a single layer there is no transition, H = Q = 1, and every time, speedup and metric is
+the plain model's, computed by the plain model itself (exact, not approximately equal).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+
+from ..errors import ModelError, invalid
+from ..units import format_size
+from .model import LogCA
+
+# The bracket the metrics search (bytes): from one byte to far past any memory.
+SEARCH_RANGE = (1.0, 1e15)
+
+
+@dataclass(frozen=True)
+class MemoryLayer:
+    """A layer's name and the capacity μ (bytes) of its store; the outermost may be inf."""
+
+    name: str
+    capacity_bytes: float
+
+    def __repr__(self) -> str:
+        size = "unbounded" if math.isinf(self.capacity_bytes) else \
+            format_size(self.capacity_bytes)
+        return f"<layer {self.name}: {size}>"
+
+
+def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
+    """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
+    file or ``measure memory``'s probe), innermost first, then the unbounded memory beyond
+    the outermost store.
+
+    A density layer is a store of μ bytes and the link that fills it (Steffen 2007 §4; the
+    probe names it ``inner<-outer``): a working set beyond every store lives where the
+    outermost link reads from (``DRAM`` for ``L3<-DRAM``). Stores must grow outwards: one no
+    larger than the store inside it is an error naming the layer (the hierarchy is unsorted
+    or two layers overlap). A store of 0 bytes holds nothing and is skipped.
+    """
+    layers = [MemoryLayer(l.name, float(l.size_bytes)) for l in hierarchy.layers
+              if l.size_bytes > 0]
+    if not layers:
+        raise invalid("hierarchy", hierarchy.name, "needs at least one layer with a store "
+                                                   "larger than 0 bytes")
+    for inner, outer in zip(layers, layers[1:]):
+        if not outer.capacity_bytes > inner.capacity_bytes:
+            raise invalid(f"hierarchy {hierarchy.name!r}: layer {outer.name!r}",
+                          f"{outer.capacity_bytes:g} B",
+                          f"layers must be sorted from the innermost outwards, each larger "
+                          f"than the one inside it ({inner.name!r} holds "
+                          f"{inner.capacity_bytes:g} B): unsorted or overlapping layers")
+    last = layers[-1].name
+    beyond = last.split("<-", 1)[1] if "<-" in last else f"beyond {last}"
+    return tuple(layers) + (MemoryLayer(beyond, math.inf),)
+
+
+def miss_share(g, capacity: float, working_set: float, sharpness: float):
+    """``m(g) = 1/(1 + (μ/(w·g))^s)``: the share of the working set beyond a store of μ bytes
+    (see the module docstring); 0 for an unbounded store."""
+    g = np.asarray(g, float)
+    if math.isinf(capacity):
+        return np.zeros_like(g)
+    with np.errstate(divide="ignore", over="ignore"):
+        z = sharpness * (np.log(capacity) - np.log(working_set * g))
+        return 1.0 / (1.0 + np.exp(np.clip(z, -700, 700)))
+
+
+@dataclass(frozen=True)
+class HierarchicalLogCA:
+    """LogCA with per-layer costs (see the module docstring for the equations).
+
+    ``base`` holds the costs when the working set fits the innermost layer; ``host_steps[k]``
+    and ``accel_steps[k]`` (h_k, a_k) are the relative extra per-byte costs once it has
+    outgrown layer k (one per layer but the outermost). ``host_constant`` is the host's
+    per-call constant c0 (0 in the paper's model).
+
+    >>> base = LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds")
+    >>> layers = (MemoryLayer("L3", 32 * 2**20), MemoryLayer("DRAM", math.inf))
+    >>> m = HierarchicalLogCA(base, layers, host_steps=(0.1,), accel_steps=(0.2,))
+    >>> round(float(m.speedup(2**40)), 3)      # A·(1 + h)/(1 + a) far past the cache
+    3.667
+    """
+
+    base: LogCA
+    layers: tuple[MemoryLayer, ...]
+    host_steps: tuple[float, ...] = ()
+    accel_steps: tuple[float, ...] = ()
+    working_set: float = 1.0
+    sharpness: float = 4.0
+    host_constant: float = 0.0
+    name: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.base, LogCA):
+            raise invalid("base", self.base, "a LogCA model")
+        set_(self, "layers", tuple(self.layers))
+        n = len(self.layers) - 1
+        if n < 0:
+            raise ModelError("a hierarchical LogCA model needs at least one layer")
+        set_(self, "host_steps", tuple(float(x) for x in self.host_steps) or (0.0,) * n)
+        set_(self, "accel_steps", tuple(float(x) for x in self.accel_steps) or (0.0,) * n)
+        for label, steps in (("host_steps", self.host_steps), ("accel_steps", self.accel_steps)):
+            if len(steps) != n:
+                raise invalid(label, steps, f"one step per layer but the outermost ({n})")
+            for layer, x in zip(self.layers, steps):
+                if not (math.isfinite(x) and x > -1):
+                    raise invalid(f"{label} of layer {layer.name!r}", x,
+                                  "a finite relative change > -1 (the cost stays positive)")
+        for label, x in (("working_set", self.working_set), ("sharpness", self.sharpness)):
+            if not (math.isfinite(x) and x > 0):
+                raise invalid(label, x, "a finite number > 0")
+        if not (math.isfinite(self.host_constant) and self.host_constant >= 0):
+            raise invalid("host_constant", self.host_constant, "a finite number of seconds >= 0")
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def plain(self) -> bool:
+        """True when the model is plain LogCA: one layer and no host constant."""
+        return len(self.layers) == 1 and self.host_constant == 0
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.base.label} over {len(self.layers)} layer(s)"
+
+    @property
+    def A(self) -> float:
+        """The innermost layer's acceleration (the A of g_A/2)."""
+        return self.base.A
+
+    def parameters(self) -> dict:
+        return {"base": self.base.parameters(),
+                "layers": [{"name": l.name, "capacity_bytes": l.capacity_bytes}
+                           for l in self.layers],
+                "host_steps": list(self.host_steps), "accel_steps": list(self.accel_steps),
+                "working_set": self.working_set, "sharpness": self.sharpness,
+                "host_constant": self.host_constant}
+
+    # ------------------------------------------------------------------ the cost factors
+    def host_factor(self, g):
+        """H(g) = 1 + Σ h_k·m_k(g)."""
+        return self._factor(g, self.host_steps)
+
+    def accel_factor(self, g):
+        """Q(g) = 1 + Σ a_k·m_k(g)."""
+        return self._factor(g, self.accel_steps)
+
+    def _factor(self, g, steps):
+        g = np.asarray(g, float)
+        total = np.ones_like(g)
+        for layer, step in zip(self.layers, steps):
+            total = total + step * miss_share(g, layer.capacity_bytes, self.working_set,
+                                              self.sharpness)
+        return total
+
+    def layer_at(self, g: float) -> MemoryLayer:
+        """The innermost layer whose store holds the working set w·g."""
+        return next(l for l in self.layers if self.working_set * g <= l.capacity_bytes)
+
+    # ------------------------------------------------------------------ times
+    def T0(self, g):
+        """Host time ``c0 + C·g^β·H(g)``."""
+        if self.plain:
+            return self.base.T0(g)
+        return self.host_constant + self.base.T0(g) * self.host_factor(g)
+
+    def T1(self, g):
+        """Accelerated time ``o + (L1(g)^* + C·g^β/A)·Q(g)``."""
+        if self.plain:
+            return self.base.T1(g)
+        b = self.base
+        per_byte = b.T0(g) / b.A + (b.latency_time(g) if b.dependent else 0.0)
+        fixed = b.o + (0.0 if b.dependent else b.L)
+        return fixed + per_byte * self.accel_factor(g)
+
+    def speedup(self, g):
+        """``T0/T1``; the plain model's own speedup (eqs. 2, 8) when there is one layer."""
+        if self.plain:
+            return self.base.speedup(g)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self.T0(g) / self.T1(g)
+
+    def local_model(self, g: float) -> LogCA:
+        """The plain LogCA that agrees with this model at granularity g (c0 aside): C·H(g),
+        A·H(g)/Q(g) and, with dependent latency, L·Q(g) hold the layer's costs there. What
+        ISCA'17 §3 asks at one size (bound, limiting parameter) is asked of it."""
+        if self.plain:
+            return self.base
+        h, q = float(self.host_factor(g)), float(self.accel_factor(g))
+        b = self.base
+        return b.with_parameters(C=b.C * h, A=b.A * h / q, L=b.L * q if b.dependent else b.L,
+                                 name=f"{b.label} at {format_size(g)} "
+                                      f"({self.layer_at(g).name})")
+
+    # ------------------------------------------------------------------ metrics
+    def granularity_for(self, target: float, lo: float = SEARCH_RANGE[0],
+                        hi: float = SEARCH_RANGE[1]) -> float | None:
+        """The smallest g in [lo, hi] where the speedup reaches ``target`` (None if it never
+        does): a scan of 64 points per decade in log g, then Brent's method on the first
+        bracket, to a relative tolerance of 1e-12."""
+        if self.plain:
+            return None                 # the plain model's metrics answer exactly instead
+        grid = np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+        s = self.speedup(grid) - target
+        above = np.flatnonzero(s >= 0)
+        if above.size == 0:
+            return None
+        i = above[0]
+        if i == 0:
+            return float(lo)
+        f = lambda x: float(self.speedup(math.exp(x))) - target   # noqa: E731
+        x = optimize.brentq(f, math.log(grid[i - 1]), math.log(grid[i]), xtol=1e-14, rtol=1e-12)
+        return math.exp(x)
+
+    def g1(self) -> float | None:
+        """Break-even granularity: the first g with speedup 1 (ISCA'17 g1)."""
+        if self.plain:
+            r = self.base.g1()
+            return r.root if r.exists else None
+        return self.granularity_for(1.0)
+
+    def g_half(self) -> float | None:
+        """The first g with speedup A/2, A the innermost layer's acceleration."""
+        if self.plain:
+            r = self.base.g_half()
+            return r.root if r.exists else None
+        return self.granularity_for(self.A / 2)
+
+    def large_g_limit(self) -> float:
+        """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the
+        plain model's limit (eqs. 3, 9) when there is one layer."""
+        if self.plain or self.base.dependent:
+            return self.base.large_g_limit() if self.plain else \
+                float(self.speedup(SEARCH_RANGE[1]))
+        return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{l.name}: host {h:+.1%}, accel {a:+.1%}"
+                          for l, h, a in zip(self.layers, self.host_steps, self.accel_steps))
+        return (f"HierarchicalLogCA({self.label}; beyond {steps or 'no layer'}; "
+                f"w = {self.working_set:.3g}, s = {self.sharpness:.3g})")

@@ -1,0 +1,327 @@
+"""Fit LogCA with a memory hierarchy (:mod:`.hierarchy`) to measured times, and choose it
+over plain LogCA only when the data ask for it (Akaike information criterion).
+
+Steps:
+
+1. plain LogCA by :func:`.fit.fit_logca` (no bootstrap): the latency kind (chosen by AIC
+   there) and the starting values;
+2. the transitions the data can identify: a layer's transition, centred at ``μ_k/w`` for the
+   starting w, needs at least ``MIN_SIDE`` measured sizes on each side; the others are left
+   out with a warning naming the layer (the fit is still possible without them);
+3. both candidates solved by the same bounded nonlinear least squares on the same residuals
+   (log host time, log speedup, and log echo time when there is an echo run): plain
+   (no transition) and hierarchical (the identified transitions, a shared working-set factor
+   w and sharpness s, started from several w);
+4. AIC = N·ln(SSR/N) + 2k on those residuals; the hierarchical model must lower it by 2 to
+   be chosen (the rule ``fit_logca`` applies to the latency kind).
+
+Standard errors come from the Jacobian at the solution, as in :mod:`.fit`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+
+from ..errors import ModelError
+from ..units import format_size
+from .fit import (FittedParameter, GranularityEstimate, SpeedupErrors, fit_logca,
+                  measured_crossing, prepare_data)
+from .hierarchy import HierarchicalLogCA, MemoryLayer, miss_share
+from .model import LogCA
+
+MIN_SIDE = 2                         # measured sizes needed on each side of a transition
+START_WORKING_SET = 2.0              # source and destination: the least an offload touches
+WORKING_SET_STARTS = (1.0, 2.0, 4.0, 8.0)
+# Vector layout: the plain parameters, then w and s, then (h_k, a_k) per transition.
+LN_C, BETA, O, LAT, LN_A, C0, LN_W, LN_S = range(8)
+N_FIXED = 8
+STEP_BOUNDS = (-0.9, 10.0)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One solved model: its vector, standard errors, residual sum of squares and AIC."""
+
+    kind: str                        # "plain" or "hierarchical"
+    model: HierarchicalLogCA
+    x: np.ndarray = field(repr=False)
+    stderr: np.ndarray = field(repr=False)
+    ssr: float
+    aic: float
+    free: int
+
+
+@dataclass(frozen=True)
+class HierarchyFit(SpeedupErrors):
+    """The chosen model (``model``), both candidates, per-layer parameters with standard
+    errors, the speedup errors and g1/g_A/2 against the measured crossings."""
+
+    model: HierarchicalLogCA
+    chosen: str
+    plain: Candidate = field(repr=False)
+    hierarchical: Candidate | None = field(repr=False)
+    parameters: dict = field(repr=False)
+    granularity: np.ndarray = field(repr=False)
+    speedup_measured: np.ndarray = field(repr=False)
+    speedup_model: np.ndarray = field(repr=False)
+    g1: GranularityEstimate = None
+    g_half: GranularityEstimate = None
+    left_out: tuple = ()             # layers whose transition the data cannot identify
+    warnings: tuple = ()
+
+    def errors_of(self, candidate: Candidate) -> tuple[float, float]:
+        """(mean, max) relative speedup error of one candidate."""
+        e = np.abs(candidate.model.speedup(self.granularity) / self.speedup_measured - 1)
+        return float(np.mean(e)), float(np.max(e))
+
+    def to_dict(self) -> dict:
+        def cand(c):
+            if c is None:
+                return None
+            mean, worst = self.errors_of(c)
+            return {"aic": c.aic, "free_parameters": c.free, "ssr": c.ssr,
+                    "error": {"mean": mean, "max": worst}, "model": c.model.parameters()}
+        return {"chosen": self.chosen, "model": self.model.parameters(),
+                "parameters": {k: p.to_dict() for k, p in self.parameters.items()},
+                "plain": cand(self.plain), "hierarchical": cand(self.hierarchical),
+                "error": {"mean": self.mean_error, "max": self.max_error,
+                          "per_granularity": [
+                              {"granularity": float(g), "measured": float(m), "model": float(p)}
+                              for g, m, p in zip(self.granularity, self.speedup_measured,
+                                                 self.speedup_model)]},
+                "g1": self.g1.to_dict(), "g_half": self.g_half.to_dict(),
+                "layers_left_out": list(self.left_out), "warnings": list(self.warnings)}
+
+    def __repr__(self) -> str:
+        aic = "" if self.hierarchical is None else \
+            f", AIC plain {self.plain.aic:.1f} vs hierarchical {self.hierarchical.aic:.1f}"
+        return (f"HierarchyFit({self.chosen}{aic}; speedup error mean {self.mean_error:.2%}, "
+                f"max {self.max_error:.2%})")
+
+
+# ---------------------------------------------------------------------- the model of a vector
+def _model(x, layers, dependent: bool, name: str) -> HierarchicalLogCA:
+    n = len(layers) - 1
+    base = LogCA(L=x[LAT] if dependent else 0.0, o=x[O], C=math.exp(x[LN_C]),
+                 A=math.exp(x[LN_A]), beta=x[BETA],
+                 latency="dependent" if dependent else "independent", unit="seconds",
+                 name=name)
+    steps = x[N_FIXED:]
+    return HierarchicalLogCA(base, layers, tuple(steps[:n]), tuple(steps[n:]),
+                             working_set=math.exp(x[LN_W]), sharpness=math.exp(x[LN_S]),
+                             host_constant=x[C0], name=name)
+
+
+def _times(x, layers, g, dependent):
+    """(T0, T1, echo) of a vector, written out for speed (the model class validates)."""
+    n = len(layers) - 1
+    w, s = math.exp(x[LN_W]), math.exp(x[LN_S])
+    shares = [miss_share(g, l.capacity_bytes, w, s) for l in layers[:-1]]
+    h = 1 + sum(x[N_FIXED + k] * shares[k] for k in range(n))
+    q = 1 + sum(x[N_FIXED + n + k] * shares[k] for k in range(n))
+    host = np.exp(x[LN_C] + x[BETA] * np.log(g))
+    per_byte_link = x[LAT] * g if dependent else 0.0
+    fixed = x[O] + (0.0 if dependent else x[LAT])
+    t0 = x[C0] + host * h
+    t1 = fixed + (per_byte_link + host * math.exp(-x[LN_A])) * q
+    echo = fixed + per_byte_link * q
+    return t0, t1, echo
+
+
+def _residuals(x, d, layers, dependent) -> np.ndarray:
+    """Log residuals of the host time, the speedup and (with an echo run) the echo time:
+    those :func:`.fit.fit_logca` minimises, so the two fits' AICs compare."""
+    t0, t1, echo = _times(x, layers, d.g, dependent)
+    r = [np.log(t0) - np.log(d.t0)]
+    r.append(r[0] - (np.log(t1) - np.log(d.t1)))
+    if d.echo is not None:
+        r.append(np.log(np.clip(echo, 1e-300, None)) - np.log(d.echo))
+    return np.concatenate(r)
+
+
+def _aic(ssr: float, n_res: int, k: int) -> float:
+    return n_res * math.log(max(ssr, 1e-300) / n_res) + 2 * k
+
+
+def _solve(d, layers, dependent, start, free, lower, upper):
+    def residuals(v):
+        x = start.copy()
+        x[free] = v
+        return _residuals(x, d, layers, dependent)
+
+    x0 = np.clip(start[free], lower[free] + 1e-12, upper[free] - 1e-12)
+    sol = optimize.least_squares(residuals, x0, bounds=(lower[free], upper[free]),
+                                 method="trf", x_scale="jac", max_nfev=4000)
+    x = start.copy()
+    x[free] = sol.x
+    ssr = float(sol.fun @ sol.fun)
+    n_res = sol.fun.size
+    k = int(free.sum())
+    # Columns scaled to unit norm first: o and L (seconds) and the logarithms differ by
+    # ten decades, and an unscaled pinv would drop the weak directions as if exact.
+    norm = np.linalg.norm(sol.jac, axis=0)
+    norm[norm == 0] = 1.0
+    js = sol.jac / norm
+    cov = np.linalg.pinv(js.T @ js) / np.outer(norm, norm) * ssr / max(n_res - k, 1)
+    se = np.full(x.size, np.nan)
+    se[free] = np.sqrt(np.clip(np.diag(cov), 0, None))
+    return x, se, ssr, _aic(ssr, n_res, k), k
+
+
+def _bounds(n_steps: int):
+    lower = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0, 0.0, math.log(0.25), math.log(0.5)]
+                     + [STEP_BOUNDS[0]] * n_steps)
+    upper = np.array([np.inf, 5.0, np.inf, np.inf, 30.0, np.inf, math.log(64.0), math.log(30.0)]
+                     + [STEP_BOUNDS[1]] * n_steps)
+    return lower, upper
+
+
+# ---------------------------------------------------------------------- identifiability
+def identifiable_layers(layers, g) -> tuple[tuple[MemoryLayer, ...], list[str]]:
+    """The layers whose transition the sizes ``g`` can pin down (at least ``MIN_SIDE`` sizes
+    on each side of ``μ/w`` for the starting w), the outermost layer always kept; and a
+    warning for each layer left out, naming it and what is needed."""
+    g = np.asarray(g, float)
+    kept, warnings = [], []
+    for layer in layers[:-1]:
+        centre = layer.capacity_bytes / START_WORKING_SET
+        below, above = int(np.sum(g < centre)), int(np.sum(g > centre))
+        if below >= MIN_SIDE and above >= MIN_SIDE:
+            kept.append(layer)
+            continue
+        warnings.append(
+            f"layer {layer.name!r} ({format_size(layer.capacity_bytes)}) left out: its "
+            f"transition near {format_size(centre)} needs at least {MIN_SIDE} measured sizes "
+            f"on each side, the data have {below} below and {above} above")
+    return tuple(kept) + (layers[-1],), warnings
+
+
+# ---------------------------------------------------------------------- the fit
+def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
+                     latency: str = "auto", lo=None, hi=None, host_constant: bool = False,
+                     name: str | None = None) -> HierarchyFit:
+    """Fit plain and hierarchical LogCA (seconds per operation of g bytes) and choose by AIC.
+
+    ``layers`` come from :func:`.hierarchy.layers_from_hierarchy` (a density hierarchy file or
+    ``measure memory``'s probe). With one layer the answer is the plain fit.
+    """
+    layers = tuple(layers)
+    if not layers or not all(isinstance(l, MemoryLayer) for l in layers):
+        raise ModelError("layers must be a non-empty sequence of MemoryLayer "
+                         "(layers_from_hierarchy(hierarchy))")
+    name = name or "fitted"
+    plain_fit = fit_logca(granularity, t_host, t_accel, t_echo, latency=latency,
+                          bootstrap=0, lo=lo, hi=hi, host_constant=host_constant, name=name)
+    d = prepare_data(granularity, t_host, t_accel, t_echo, lo, hi)
+    dependent = plain_fit.model.dependent
+    kept, warnings = identifiable_layers(layers, d.g)
+    m = plain_fit.model
+    c0 = 0.0 if plain_fit.host_constant is None else plain_fit.host_constant.value
+    base_x = np.array([math.log(m.C), m.beta, m.o, m.L, math.log(m.A), c0,
+                       math.log(START_WORKING_SET), math.log(3.0)])
+    plain = _plain_candidate(plain_fit, d, (layers[-1],), dependent, base_x, name)
+    hier = None
+    if len(kept) > 1:
+        tries = []
+        for w in WORKING_SET_STARTS:
+            start = np.concatenate([base_x, np.full(2 * (len(kept) - 1), 0.05)])
+            start[LN_W] = math.log(w)
+            tries.append(_candidate("hierarchical", d, kept, dependent, start, host_constant,
+                                    name))
+        hier = min(tries, key=lambda c: c.ssr)
+    chosen = hier if hier is not None and hier.aic < plain.aic - 2 else plain
+    s_meas = d.t0 / d.t1
+    model = chosen.model
+    warnings += _effect_warnings(hier, chosen)
+    g1 = GranularityEstimate(measured_crossing(d.g, s_meas, 1.0), model.g1(), None, None)
+    g_half = GranularityEstimate(measured_crossing(d.g, s_meas, model.A / 2), model.g_half(),
+                                 None, None)
+    return HierarchyFit(model, chosen.kind, plain, hier, _parameters(chosen, dependent),
+                        d.g, s_meas, np.asarray(model.speedup(d.g), float), g1, g_half,
+                        tuple(l.name for l in layers[:-1] if l not in kept), tuple(warnings))
+
+
+def _candidate(kind, d, layers, dependent, start, host_constant, name) -> Candidate:
+    n_steps = 2 * (len(layers) - 1)
+    lower, upper = _bounds(n_steps)
+    free = np.ones(N_FIXED + n_steps, bool)
+    free[LAT] = dependent
+    free[C0] = host_constant
+    free[LN_W] = free[LN_S] = n_steps > 0
+    x, se, ssr, aic, k = _solve(d, layers, dependent, start.copy(), free, lower, upper)
+    return Candidate(kind, _model(x, layers, dependent, name), x, se, ssr, aic, k)
+
+
+def _plain_candidate(plain_fit, d, layers, dependent, x, name) -> Candidate:
+    """fit_logca's own solution, unchanged (so one layer is exactly plain LogCA), scored on
+    the shared residuals."""
+    r = _residuals(x, d, layers, dependent)
+    ssr = float(r @ r)
+    k = sum(p.vary for p in plain_fit.parameters.values()) + \
+        (plain_fit.host_constant is not None)
+    se = np.full(x.size, np.nan)
+    for key, i in (("o", O), ("L", LAT), ("beta", BETA)):
+        if plain_fit.parameters[key].stderr is not None:
+            se[i] = plain_fit.parameters[key].stderr
+    for key, i in (("C", LN_C), ("A", LN_A)):
+        par = plain_fit.parameters[key]
+        se[i] = np.nan if par.stderr is None else par.stderr / par.value
+    if plain_fit.host_constant is not None and plain_fit.host_constant.stderr is not None:
+        se[C0] = plain_fit.host_constant.stderr
+    model = HierarchicalLogCA(plain_fit.model, layers, host_constant=x[C0], name=name)
+    return Candidate("plain", model, x, se, ssr, _aic(ssr, r.size, k), k)
+
+
+def _parameters(c: Candidate, dependent: bool) -> dict:
+    """The chosen candidate's parameters with standard errors (ln C, ln A, ln w and ln s are
+    fitted as logarithms, so their errors scale by the value)."""
+    x, se = c.x, c.stderr
+
+    def p(name, value, err, note=None):
+        return FittedParameter(name, float(value), None if np.isnan(err) else float(err),
+                               note=note)
+    C, A = math.exp(x[LN_C]), math.exp(x[LN_A])
+    out = {"C": p("C", C, C * se[LN_C]), "A": p("A", A, A * se[LN_A]),
+           "beta": p("beta", x[BETA], se[BETA]), "o": p("o", x[O], se[O])}
+    if dependent:
+        out["L"] = p("L", x[LAT], se[LAT])
+    if not np.isnan(se[C0]):
+        out["c0"] = p("c0", x[C0], se[C0], "host per-call constant")
+    model = c.model
+    n = len(model.layers) - 1
+    if n:
+        w, s = model.working_set, model.sharpness
+        out["w"] = p("w", w, w * se[LN_W], "working-set bytes per offloaded byte")
+        out["s"] = p("s", s, s * se[LN_S], "sharpness of the transitions")
+    for k, layer in enumerate(model.layers[:-1]):
+        out[f"h[{layer.name}]"] = p(f"h[{layer.name}]", x[N_FIXED + k], se[N_FIXED + k],
+                                    f"host cost per byte beyond {layer.name}")
+        out[f"a[{layer.name}]"] = p(f"a[{layer.name}]", x[N_FIXED + n + k],
+                                    se[N_FIXED + n + k],
+                                    f"accelerated cost per byte beyond {layer.name}")
+    return out
+
+
+def _effect_warnings(hier: Candidate | None, chosen: Candidate) -> list[str]:
+    """Each outgrown layer by name and what it does to the speedup (or why the hierarchy
+    was not chosen)."""
+    if hier is None:
+        return []
+    out = []
+    if chosen is not hier:
+        out.append(f"the hierarchy does not earn its {hier.free - chosen.free} extra "
+                   f"parameters (AIC {hier.aic:.1f} against plain LogCA's {chosen.aic:.1f}; "
+                   f"it must be lower by 2): plain LogCA is reported")
+        return out
+    m = hier.model
+    for layer, h, a in zip(m.layers, m.host_steps, m.accel_steps):
+        g = layer.capacity_bytes / m.working_set
+        out.append(f"the data outgrow layer {layer.name!r} ({format_size(layer.capacity_bytes)}"
+                   f") from about {format_size(g)} offloaded (working set {m.working_set:.3g}"
+                   f"×g): host {h:+.1%} and accelerated {a:+.1%} per byte beyond it, the "
+                   f"speedup ×{(1 + h) / (1 + a):.3f}")
+    return out

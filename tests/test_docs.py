@@ -1,0 +1,243 @@
+"""The documentation cannot go stale (issue 26 item 1, issue 27 item 6).
+
+* The site (mkdocs.yml, docs/) builds with ``--strict``: a broken link, a missing page or a
+  reference to a name that no longer exists fails here.
+* Every code block of docs/**/*.md and README.md runs:
+  ``console`` blocks run each line that starts with ``$ `` (a trailing ``\\`` continues it)
+  from the repository root with the venv's ``accelperf`` on PATH, and must exit 0, or the
+  status written as ``# exit N`` at the end of the line; ``python`` blocks of one page run
+  in order in one namespace. ``<!-- docs-test: skip (reason) -->`` on the line before a
+  block skips it; other languages (``toml``, ``text``, plain fences) are not run.
+* The tutorial notebook runs top to bottom (nbclient).
+
+Commands run in a scratch directory that links every top-level entry of the repository, so
+``examples/...`` resolves as written while the files a command writes (``--out x.svg``) land
+in the scratch directory, not in the checkout.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s*\((?P<reason>[^)]*)\)\s*-->")
+EXIT = re.compile(r"#\s*exit\s+(?P<status>\d+)\s*$")
+FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)\s*$")
+COMMAND_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a page."""
+    page: Path
+    line: int            # 1-based line of the opening fence
+    lang: str
+    text: str
+    skip_reason: str | None
+
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    found, lines = [], page.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start, indent, body = i, len(m["indent"]), []
+        i += 1
+        while i < len(lines) and not FENCE.match(lines[i]):
+            body.append(lines[i][indent:] if lines[i][:indent].isspace() else lines[i])
+            i += 1
+        before = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
+        skip = SKIP.search(before)
+        found.append(Block(page, start + 1, m["lang"], "\n".join(body),
+                           skip["reason"] if skip else None))
+        i += 1
+    return found
+
+
+def commands(block: Block) -> list[tuple[str, int]]:
+    """(command, expected exit status) of each ``$ `` line of a console block."""
+    out, pending = [], None
+    for line in block.text.splitlines():
+        if pending is not None:
+            pending += "\n" + line
+        elif line.startswith("$ "):
+            pending = line[2:]
+        else:
+            continue
+        if pending.endswith("\\"):
+            continue
+        m = EXIT.search(pending)
+        out.append((pending, int(m["status"]) if m else 0))
+        pending = None
+    return out
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """A directory that looks like the repository root but keeps what commands write."""
+    d = tmp_path_factory.mktemp("docs-run")
+    for entry in ROOT.iterdir():
+        if entry.name not in {".git", ".venv", "site"}:
+            (d / entry.name).symlink_to(entry)
+    return d
+
+
+def _env():
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+               MPLBACKEND="Agg", COLUMNS="100", NO_MKDOCS_2_WARNING="1")
+    env.pop("ACCELPERF_DEBUG", None)
+    return env
+
+
+SHELL_SYNTAX = re.compile(r"[|&;<>`$*?]")
+
+
+def _in_process(command: str, cwd: Path) -> tuple[int, str, str]:
+    """`accelperf ARGS` through accelperf.cli.main in this process: the same code path as
+    the console script, without a Python start-up and imports per line (tens of lines)."""
+    import contextlib
+    import io
+    import shlex
+
+    from accelperf.cli import main
+    argv = shlex.split(command, comments=True)[1:]
+    out, err, here = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_console(block: Block, cwd: Path):
+    """Each ``$`` line: a plain ``accelperf ...`` line runs in-process, anything with shell
+    syntax (pipes, redirections, globs, variables, other programs) in bash."""
+    for command, expected in commands(block):
+        plain = command.split("#")[0]
+        if command.startswith("accelperf ") and not SHELL_SYNTAX.search(plain) \
+                and "\n" not in plain.replace("\\\n", ""):
+            code, stdout, stderr = _in_process(command.replace("\\\n", " "), cwd)
+        else:
+            done = subprocess.run(["bash", "-c", command], cwd=cwd, env=_env(), text=True,
+                                  capture_output=True, timeout=COMMAND_SECONDS,
+                                  stdin=subprocess.DEVNULL)
+            code, stdout, stderr = done.returncode, done.stdout, done.stderr
+        assert code == expected, (
+            f"{block.where()}: `{command}` exited {code}, the page says {expected}\n"
+            f"--- stdout\n{stdout[-2000:]}\n--- stderr\n{stderr[-2000:]}")
+
+
+def run_python(block: Block, namespace: dict, cwd: Path):
+    code = compile(block.text, block.where(), "exec")
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        exec(code, namespace)
+    finally:
+        os.chdir(here)
+
+
+def test_the_block_reader_follows_the_convention(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("```console\n$ accelperf --version\nout\n$ accelperf nope  # exit 2\n"
+                    "$ echo a \\\n  b\n```\n\n<!-- docs-test: skip (slow) -->\n```python\nx\n```\n"
+                    "```toml\na = 1\n```\n")
+    got = blocks(page)
+    assert [b.lang for b in got] == ["console", "python", "toml"]
+    assert commands(got[0]) == [("accelperf --version", 0), ("accelperf nope  # exit 2", 2),
+                                ("echo a \\\n  b", 0)]
+    assert got[1].skip_reason == "slow" and got[0].skip_reason is None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_code_block_runs(page, scratch):
+    namespace = {"__name__": "__docs__"}
+    runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
+    for block in runnable:
+        if block.skip_reason is not None:
+            continue
+        if block.lang == "console":
+            run_console(block, scratch)
+        else:
+            run_python(block, namespace, scratch)
+
+
+def test_the_site_builds_strictly(tmp_path):
+    mkdocs = BIN / "mkdocs"
+    if not mkdocs.exists() and shutil.which("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    done = subprocess.run([str(mkdocs if mkdocs.exists() else "mkdocs"), "build", "--strict",
+                           "--site-dir", str(tmp_path / "site")], cwd=ROOT, env=_env(),
+                          text=True, capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "tutorial" / "ten-minutes" / "index.html").exists()
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
+
+
+def test_the_notebook_is_generated_from_the_tutorial_page():
+    """docs/tutorial/ten-minutes.ipynb is tools/make_tutorial_notebook.py's output: edit the
+    page and re-run the tool, never the notebook."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_tutorial_notebook",
+                                                  ROOT / "tools" / "make_tutorial_notebook.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.NOTEBOOK.read_text(encoding="utf-8") == tool.notebook(), \
+        "run: .venv/bin/python tools/make_tutorial_notebook.py"
+
+
+def test_the_tutorial_notebook_runs(scratch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    notebook = nbformat.read(ROOT / "docs" / "tutorial" / "ten-minutes.ipynb", as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(scratch)}})
+    client.execute()
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code"
+               for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    # the objects show themselves: at least one cell ends in an HTML or SVG picture
+    assert any({"text/html", "image/svg+xml"} & set(o.get("data", {})) for o in outputs)
+
+
+def test_the_tutorial_net_is_the_shipped_example():
+    """examples/three_stage.py (what the tutorial's shell commands load) defines the same
+    pipeline() as the tutorial's first block, so the page and the commands agree."""
+    import ast
+
+    def pipeline_of(text):
+        tree = ast.parse(text)
+        [fn] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pipeline"]
+        return ast.dump(fn)
+
+    page = ROOT / "docs" / "tutorial" / "ten-minutes.md"
+    first = next(b for b in blocks(page) if b.lang == "python")
+    shipped = (ROOT / "examples" / "three_stage.py").read_text(encoding="utf-8")
+    assert pipeline_of(first.text) == pipeline_of(shipped)
+
+
+def test_the_tutorial_is_short():
+    """Issue 26's target: the reader's own code in the tutorial stays within 40 lines
+    (blank lines, comments and lines that only print or assert what the page shows aside)."""
+    page = ROOT / "docs" / "tutorial" / "ten-minutes.md"
+    code = [line for b in blocks(page) if b.lang == "python" for line in b.text.splitlines()
+            if line.strip() and not line.strip().startswith(("#", "print(", "assert "))]
+    assert len(code) <= 40, len(code)

@@ -1,0 +1,186 @@
+"""The explorer in a real browser: Debian's chromium driven by Playwright (issue 25).
+
+Moves sliders with the keyboard and types values, then checks the displayed g1 and the
+JPEG interface's latency against Python, that nothing was fetched and nothing logged an
+error, that bad input is said inline, and that the state survives a reload from the URL.
+Update times are printed (never asserted); the screenshot is kept and its path printed.
+"""
+
+import math
+import shlex
+import shutil
+import statistics
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from accelperf.cli import main
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:                  # pragma: no cover - depends on the environment
+    sync_playwright = None
+
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (apt-get install chromium)"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed "
+                                                       "(pip install -e '.[test]')"),
+]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("explore") / "explorer.html"
+    assert main(["explore", "--out", str(out)]) == 0       # the demo's models: SPARC AES,
+    return out                                             # src-map-c, jpeg-decoder
+
+
+@pytest.fixture(scope="module")
+def jpeg_interface():
+    from accelperf.lpn.analysis.interface import extract_interface
+    from accelperf.lpn.analysis.space import default_space
+    from accelperf.lpn.library import build
+    model = build("jpeg-decoder")
+    return extract_interface(model, default_space(model))
+
+
+@pytest.fixture()
+def browser_page():
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        log = {"errors": [], "requests": []}
+        page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error"
+                else None)
+        page.on("pageerror", lambda e: log["errors"].append(str(e)))
+        page.on("request", lambda r: log["requests"].append(r.url))
+        yield page, log
+        browser.close()
+
+
+def fragment(page) -> dict:
+    page.evaluate("window.explorerFlush()")        # the page writes the URL after a pause
+    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).fragment).items()}
+
+
+def shown(page, element_id) -> float:
+    return float(page.get_attribute(f"#{element_id}", "data-value"))
+
+
+def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path):
+    from accelperf.logca import LogCA
+    page, log = browser_page
+    start = time.perf_counter()
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    load = time.perf_counter() - start
+
+    # --- LogCA: three keyboard steps on the A slider (log-scaled: 10^0.01 each), a typed o
+    slider = page.locator("#in-A-slider")
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowRight")
+    page.fill("#in-C", "100000")                 # shown back as typed, not as "1"
+    page.press("#in-C", "Enter")
+    assert page.input_value("#in-C") == "100000"
+    page.fill("#in-C", "90")
+    page.press("#in-C", "Enter")
+    page.fill("#in-o", "5000")
+    page.press("#in-o", "Enter")
+    state = fragment(page)
+    m = LogCA(L=float(state["L0"]), o=float(state["o0"]), C=float(state["C0"]),
+              A=float(state["A0"]), beta=float(state["beta0"]), latency=state["latency0"])
+    assert m.o == 5000 and m.A > 19                  # the preset's A = 19, moved up
+    g1 = m.g1().root
+    assert abs(shown(page, "logca-g1") - g1) <= REL * g1
+    assert abs(shown(page, "logca-ghalf") - m.g_half().root) <= REL * m.g_half().root
+
+    # --- bad input: said inline, the last valid chart stays, no NaN anywhere
+    page.fill("#in-A", "-3")
+    page.press("#in-A", "Enter")
+    assert "A = -3 is invalid" in page.inner_text("#in-A-error")
+    assert "Not redrawn" in page.inner_text("#logca-status")
+    assert abs(shown(page, "logca-g1") - g1) <= REL * g1
+    page.fill("#density-layers tr:nth-child(2) input[data-field=size]", "-1")
+    page.press("#density-layers tr:nth-child(2) input[data-field=size]", "Enter")
+    assert "size = -1 is invalid: must be >= 0" in page.inner_text("#density-layers")
+    assert "NaN" not in page.inner_text("body")
+
+    # --- the JPEG interface: typed block count, keyboard on the mean-symbols slider
+    page.fill("#in-n_blocks", "6000")
+    page.press("#in-n_blocks", "Enter")
+    mean = page.locator("#in-mean_blocks_symbols-slider")
+    mean.focus()
+    for _ in range(5):
+        mean.press("ArrowLeft")
+    state = fragment(page)
+    cls = jpeg_interface.classes[0]
+    subs = {s: float(state[str(s)]) for s in cls.latency.free_symbols}
+    expected = float(cls.latency.evalf(30, subs=subs))
+    assert abs(shown(page, "lpn-latency") - expected) <= REL * expected
+    assert page.inner_text("#lpn-bottleneck") in {g.transition for g in cls.gaps}
+    assert page.locator("#lpn-net g.hot").count() == 1
+
+    # --- timing of updates (reported, not asserted): a 400-point LogCA curve, the interface
+    for _ in range(10):
+        slider.press("ArrowLeft")
+        mean.press("ArrowRight")
+    timings = page.evaluate("window.explorerTimings")
+
+    # --- copy as command, and the state in the URL survives a reload
+    page.click("#copy-command")
+    commands = page.input_value("#command").splitlines()
+    assert commands[0].startswith("accelperf logca show --L")
+    for line in commands:                  # what the page prints runs (the LPN one is slow)
+        if not line.startswith("accelperf lpn"):
+            assert main(shlex.split(line.split("#")[0])[1:]) == 0, line
+    screenshot = tmp_path / "explorer.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    url = page.url
+    page.goto("about:blank")
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    assert fragment(page)["o0"] == "5000" and fragment(page)["n_blocks"] == "6000"
+
+    assert log["errors"] == []
+    assert [u for u in log["requests"] if not u.startswith("file://")] == []
+    assert screenshot.stat().st_size > 10_000
+    ms = {k: statistics.median(v[1:]) for k, v in timings.items()
+          if isinstance(v, list) and len(v) > 1}
+    print(f"\nexplorer: loaded in {load:.2f} s (ready {timings['ready'] / 1000:.2f} s after "
+          f"navigation started); median update, whole (model part): "
+          f"LogCA 400 points {ms['logca']:.1f} ms ({ms['logcaCompute']:.1f} ms), "
+          f"JPEG interface {ms['lpn']:.1f} ms ({ms['lpnCompute']:.1f} ms); page "
+          f"{page_file.stat().st_size / 1e6:.2f} MB; screenshot {screenshot}")
+    assert all(math.isfinite(v) for v in ms.values())
+
+
+def test_demo_report_link_opens_the_explorer(tmp_path, browser_page):
+    from accelperf.demo import explorer_section
+    from accelperf.report import Report
+    page, log = browser_page
+    report = Report(tmp_path / "report", title="explorer")
+    explorer_section(report)
+    page.goto(report.write().as_uri())
+    page.click("text=Open the interactive explorer")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    assert page.url.split("#")[0].endswith("/report/explorer.html")
+    assert page.inner_text("#logca-g1").startswith("337.486 B")     # UltraSPARC T2, AES
+    assert log["errors"] == []
+    assert [u for u in log["requests"] if not u.startswith("file://")] == []
+
+
+def test_bad_values_in_the_address_are_ignored_and_said(page_file, browser_page):
+    page, log = browser_page
+    page.goto(page_file.as_uri() + "#A0=-5&n_blocks=0&layer1=-1,2,3&o0=300")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    said = page.inner_text("#ignored")
+    assert "A0 = -5 from the address" in said and "n_blocks = 0 from the address" in said
+    assert "layer1 = -1,2,3 from the address" in said
+    assert page.input_value("#in-o") == "300" and page.input_value("#in-A") == "19"
+    assert "NaN" not in page.inner_text("body") and log["errors"] == []

@@ -1,0 +1,100 @@
+"""`accelperf explore`: the page it writes, and bad options as one line with exit status 2."""
+
+import json
+import re
+
+import pytest
+
+from accelperf.cli import main
+from accelperf.explore import MAX_PAGE_BYTES, LpnPanel, build_page
+
+
+def run(argv, capsys):
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def page_data(html: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" id="explorer-data">(.*?)'
+                                r'</script>', html, re.S).group(1))
+
+
+def test_explore_writes_a_self_contained_page(tmp_path, capsys):
+    out = tmp_path / "e.html"
+    status, text, err = run(["explore", "--preset", "sparc-t4-engine", "--preset", "sparc-t3",
+                             "--kernel", "aes", "--model", "none", "--out", str(out)], capsys)
+    assert status == 0, err
+    assert "explorer written to" in text
+    html = out.read_text()
+    assert len(html.encode()) < MAX_PAGE_BYTES
+    # nothing fetched: no external script, stylesheet or image
+    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', html)
+    data = page_data(html)
+    assert [m["name"] for m in data["logca"]["models"]] == ["sparc-t4-engine/aes",
+                                                            "sparc-t3/aes"]
+    assert data["density"]["hierarchy"] == "src-map-c" and data["lpn"] is None
+    assert "function speedup_dependent(" in html and "function rho_matmul(" in html
+
+
+def test_explicit_parameters_and_no_density(tmp_path, capsys):
+    out = tmp_path / "e.html"
+    status, _, err = run(["explore", "--L", "1500", "--o", "29000", "--C", "90", "--A", "30",
+                          "--beta", "1.2", "--latency", "dependent", "--hierarchy", "none",
+                          "--model", "none", "--out", str(out)], capsys)
+    assert status == 0, err
+    data = page_data(out.read_text())
+    m = data["logca"]["models"][0]
+    assert (m["L"], m["o"], m["C"], m["A"], m["beta"], m["latency"]) == \
+        (1500, 29000, 90, 30, 1.2, "dependent")
+    assert data["density"] is None
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--out", "e.txt"], "--out"),
+    (["--out", "no/such/dir/e.html"], "does not exist"),
+    (["--A", "-2", "--L", "1", "--o", "1", "--C", "1", "--out", "e.html"], "A"),
+    (["--L", "1", "--out", "e.html"], "missing --o"),
+    (["--preset", "nonesuch", "--kernel", "aes", "--out", "e.html"], "nonesuch"),
+    (["--hierarchy", "nonesuch", "--out", "e.html"], "nonesuch"),
+    (["--algorithm", "fft", "--out", "e.html"], "--algorithm"),
+    (["--model", "no-such-model", "--out", "e.html"], "no-such-model"),
+    (["--at", "-4KiB", "--out", "e.html"], "--at"),
+    ([], "--out"),
+])
+def test_bad_options_are_one_line_and_status_2(argv, words, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(["explore"] + argv, capsys)
+    assert status == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("accelperf: error:") and words in err
+    assert not (tmp_path / "e.html").exists()
+
+
+def test_a_model_without_interface_says_why_in_the_page():
+    html = build_page(lpn=LpnPanel(model="toy", missing="no performance interface for toy: "
+                                                        "the net deadlocks"))
+    assert "This panel is empty: no performance interface for toy: the net deadlocks" in html
+    assert page_data(html)["lpn"] == {"model": "toy", "missing": "no performance interface "
+                                                                  "for toy: the net deadlocks"}
+
+
+def test_demo_report_links_the_explorer(tmp_path):
+    from accelperf.demo import explorer_section
+    from accelperf.report import Report
+    report = Report(tmp_path / "report", title="explorer")
+    explorer_section(report)
+    index = report.write().read_text()
+    assert '<a href="explorer.html">Open the interactive explorer</a>' in index
+    page = (tmp_path / "report" / "explorer.html").read_text()
+    assert len(page.encode()) < MAX_PAGE_BYTES
+    data = page_data(page)
+    assert data["lpn"]["model"] == "jpeg-decoder" and data["lpn"]["frequency_hz"] == 75e6
+    assert len(data["logca"]["models"]) == 4 and data["density"]["algorithm"] == "matmul"
+
+
+def test_library_model_without_interface_gives_a_panel_that_says_why():
+    from accelperf.explore import lpn_panel
+    panel = lpn_panel("credit-link")
+    assert panel.missing.startswith("no performance interface for credit-link: ")
+    assert "depends on a stream's token values" in panel.missing
+    assert "This panel is empty: no performance interface" in build_page(lpn=panel)

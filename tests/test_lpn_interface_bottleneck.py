@@ -1,0 +1,87 @@
+"""The bottleneck an interface names (issue 27, item 2): on a three-stage pipeline with a
+2-entry buffer between its last two stages, the label is the stage simulation finds
+busiest, whichever stage is slowest and whatever counts the space includes, in the
+command's text and JSON output."""
+
+import json
+import textwrap
+
+import pytest
+
+from accelperf.lpn import simulate
+from accelperf.lpn.loader import load_model
+
+PIPELINE = textwrap.dedent('''
+    from accelperf.lpn import Net
+
+
+    def build(fetch={fetch}, compute={compute}, writeback={writeback}):
+        net = Net("three-stage")
+        item, slot = net.token_type("Item"), net.token_type("Slot")
+        src, a, b, done = (net.place(n, item) for n in ("items", "fetched", "computed", "done"))
+        slots = net.place("slots", slot, initial=[()] * 2)
+        net.transition("fetch", inputs={{src: 1}}, outputs={{a: 1}}, delay=fetch)
+        net.transition("compute", inputs={{a: 1, slots: 1}}, outputs={{b: 1}}, delay=compute)
+        net.transition("writeback", inputs={{b: 1}}, outputs={{done: 1, slots: 1}},
+                       delay=writeback)
+        net.start, net.done = src, done
+        net.tokens_from_input = lambda n: [{{}}] * n
+        net.default_input = 10
+        return net.build()
+''')
+
+ORDERS = {"fetch": (5, 2, 1), "compute": (2, 5, 1), "writeback": (2, 1, 5)}
+"""Slowest stage -> (fetch, compute, writeback) delays: first, middle (the issue's own
+pipeline) and last."""
+
+SPACES = {"default": None, "1..10": (1, 10), "200..5000": (200, 5000)}
+
+
+@pytest.fixture(params=list(ORDERS))
+def pipeline(request, tmp_path):
+    fetch, compute, writeback = ORDERS[request.param]
+    path = tmp_path / "pipeline.py"
+    path.write_text(PIPELINE.format(fetch=fetch, compute=compute, writeback=writeback))
+    return f"{path}:build", request.param
+
+
+def _space(tmp_path, counts):
+    if counts is None:
+        return []
+    path = tmp_path / "space.toml"
+    path.write_text(f'model = "three-stage"\n[places.items]\ncount = [{counts[0]}, '
+                    f'{counts[1]}]\n')
+    return ["--space", str(path)]
+
+
+@pytest.mark.parametrize("space", list(SPACES))
+def test_the_label_is_the_stage_simulation_finds_busiest(cli, tmp_path, pipeline, space):
+    spec, slowest = pipeline
+    model = load_model(spec)
+    lo, hi = SPACES[space] or (1, 100_000)
+    for n in (lo, hi if hi <= 5000 else 5000):
+        assert simulate(model, n).bottleneck == slowest
+    args = ["lpn", "interface", spec, *_space(tmp_path, SPACES[space])]
+    code, out, _ = cli(*args, "--json")
+    assert code == 0
+    (c,) = json.loads(out)["classes"]
+    assert c["bottleneck"] == slowest
+    assert [p["bottleneck"] for p in c["phases"]] == [slowest]
+    code, out, _ = cli(*args)
+    assert code == 0
+    labels = [line.split("# bottleneck")[1].strip() for line in out.splitlines()
+              if "# bottleneck" in line]
+    assert labels == [slowest, slowest]
+
+
+def test_a_class_sample_is_inside_the_space(tmp_path):
+    """The cause of the wrong label: SymPy folds `n >= 1` into a positive count's
+    assumptions, so Z3 never saw the bound and sampled an empty stream, on which every
+    stage's effective delay is 0 and the first stage won the tie."""
+    from accelperf.lpn.analysis.classes import input_classes
+    from accelperf.lpn.analysis.space import default_space
+    path = tmp_path / "pipeline.py"
+    path.write_text(PIPELINE.format(fetch=2, compute=5, writeback=1))
+    model = load_model(f"{path}:build")
+    (c,) = input_classes(model, default_space(model))
+    assert len(c.sample["items"]) == 1

@@ -1,0 +1,101 @@
+"""Ctrl-C stops a compiled run (issue 22): SIGINT reaches the C loop, which stops with
+Interrupted and the report of where it was; the CLI exits 130."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from accelperf.lpn import Interrupted, Net, Out, simulate
+from accelperf.lpn import compiled
+
+pytestmark = pytest.mark.skipif(compiled.compiler_missing() is not None,
+                                reason=f"compiled backend: {compiled.compiler_missing()}")
+
+HUNDRED_MILLION = 100_000_000
+LOOP_NET = '''
+from accelperf.lpn import Net, Out
+
+
+def build():
+    """One job that goes round a one-cycle loop n times: n commits."""
+    net = Net("countdown")
+    job = net.token_type("Job", "n")
+    work, done = net.place("work", job), net.place("done", job)
+    net.transition("step", inputs={work: 1}, outputs=[], delay=1,
+                   route=[(done, lambda j: j.n == 0, Out(1, copy="work")),
+                          (work, lambda j: j.n > 0, Out(1, props=lambda j: {"n": j.n - 1}))])
+    net.start, net.done = work, done
+    net.tokens_from_input = lambda given: {"work": [(int(given["n"]),)]}
+    return net.build()
+'''
+
+
+def countdown(tmp_path: Path):
+    path = tmp_path / "countdown.py"
+    path.write_text(LOOP_NET)
+    namespace = {}
+    exec(compile(LOOP_NET, str(path), "exec"), namespace)
+    return path, namespace["build"]()
+
+
+def test_a_small_countdown_runs_to_the_end(tmp_path):
+    _, model = countdown(tmp_path)
+    r = simulate(model, {"n": 5000}, backend="compiled")
+    assert r.total_commits == 5001 and r.latency == 5001
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread() or
+                    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+                    reason="SIGINT is not Python's default handler here")
+def test_sigint_stops_a_compiled_run_in_this_process(tmp_path):
+    _, model = countdown(tmp_path)
+    compiled.engine(model)                      # compiled before the clock starts
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(Interrupted) as caught:
+            simulate(model, {"n": HUNDRED_MILLION}, backend="compiled")
+    finally:
+        timer.cancel()
+    stopped = caught.value
+    assert "interrupted at cycle" in str(stopped)
+    assert 0 < stopped.result.total_commits < HUNDRED_MILLION
+    assert stopped.result.backend == "compiled"
+    assert "work: 1 free" in stopped.report          # where it was: the job still going
+    # Python's own handler is back: the next SIGINT is a KeyboardInterrupt again
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _engine_loaded(pid: int) -> bool:
+    try:
+        return "/net-" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_on_the_cli_exits_130_with_the_report(tmp_path):
+    path, model = countdown(tmp_path)
+    compiled.engine(model)                      # the child finds the engine in the cache
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())",
+         "lpn", "simulate", f"{path}:build",
+         "--input", f'{{"n": {HUNDRED_MILLION}}}', "--backend", "compiled"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while child.poll() is None and not _engine_loaded(child.pid):
+            time.sleep(0.01)
+        time.sleep(0.2)                          # into the C loop
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted at cycle" in err and "after" in err and "work: 1 free" in err
