@@ -129,3 +129,26 @@ def test_sizing_reads_the_budget_helpers_from_their_owners():
     """Issue 26: sizing takes Budget and initial_marking as public names."""
     import accelperf.lpn.analysis.sizing as sizing
     assert sizing.Budget is refine.Budget and sizing.initial_marking is refine.initial_marking
+
+
+def test_an_endless_sample_is_recognised_before_it_is_followed(monkeypatch):
+    """A loop that never reaches done: the class search hands the sample to the fast
+    engine first, so the (slow) recorder never follows its 50,000 commits."""
+    from accelperf.lpn import Net
+
+    def no_recorder(*args, **kwargs):
+        raise AssertionError("the recorder followed an endless sample")
+    monkeypatch.setattr(refine, "Recorder", no_recorder)
+    net = Net("spin")
+    tok = net.token_type("Tok", "a")
+    loop, done = net.place("loop", tok), net.place("done", tok)
+    net.transition("spin", inputs={loop: 1}, outputs={loop: 1}, delay=lambda t: t.a + 1)
+    net.transition("never", inputs={done: 2}, outputs={done: 1})
+    net.start, net.done = loop, done
+    net.tokens_from_input = lambda values: [{"a": v} for v in values]
+    model = net.build()
+    space = space_from_dict(model, {"places": {"loop": {"count": 1,
+                                                        "properties": {"a": [0, 3]}}}})
+    r = latency_bound(model, space, "max")
+    assert r.status == "does not finish" and r.witness.simulated is None
+    assert "max_commits" in r.witness.stopped

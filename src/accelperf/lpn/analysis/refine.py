@@ -1,6 +1,7 @@
 """The input classes of a space, found by refinement (OSDI'24 §4.4): a sample is drawn
 outside the classes found so far, followed (:mod:`.encoding`), and its class's conditions
-excluded, until no input is left (:func:`partition`)."""
+excluded, until no input is left (:func:`partition`). A sample the fast engine does not
+run to the end is the counterexample at once, without being followed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...errors import invalid
-from ..net import Model
+from ..net import Marking, Model
 from ..semantics import run as reference_run
 from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
                        unfollowed)
@@ -80,9 +81,27 @@ def follow(model: Model, space: InputSpace, variables: dict, sample: dict, index
                                 f"end: {exc.message}") from None
 
 
+def _endless(model: Model, marking: dict) -> str | None:
+    """Why the fast engine does not run ``marking`` to the end (None when it does). An
+    endless sample would otherwise be followed, token by token and with its Z3 terms,
+    for all :data:`SAMPLE_MAX_COMMITS` commits (minutes on a small net); the fast engine
+    says so in about a second, and the witness is checked by it again."""
+    from ..sim import SimulationError, simulate
+    try:
+        result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
+                                                      marking.items()}),
+                          max_commits=SAMPLE_MAX_COMMITS)
+    except SimulationError as exc:
+        return str(exc)
+    return None if result.latency is not None else "no token reached the done place"
+
+
 def _follow(model, space, variables, sample, index, budget):
     import z3
     marking = initial_marking(model, space, sample)
+    why = _endless(model, marking)
+    if why is not None:
+        raise _Unfinished(sample, why)
     symbolic = {}
     for p in space.places:
         pid = model.place_id(p.place)
