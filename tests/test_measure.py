@@ -197,8 +197,9 @@ def test_an_untrusted_measurement_is_written_with_its_reason_and_exits_1(cli, tm
     out = tmp_path / "aes.csv"
     code, text, err = cli("measure", "aes", "--from", "1KiB", "--to", "4KiB", "--repeats",
                           "1", "--out", str(out), "--json")
-    assert code == 1 and len(err.strip().splitlines()) == 1
-    assert "not trustworthy: the masked host run" in err and f"kept in {out}" in err
+    plan, error = err.strip().splitlines()          # the plan first, then one error line
+    assert code == 1 and plan.startswith("accelperf: measuring aes: 3 granularities")
+    assert "not trustworthy: the masked host run" in error and f"kept in {out}" in error
     csv_text = out.read_text()
     assert "# warning: not trustworthy: the masked host run" in csv_text
     assert csv_text.count("aes,host,") == 3 and csv_text.count("aes,accel,") == 3
@@ -313,3 +314,19 @@ def test_ctrl_c_keeps_the_timings_that_finished(cli, tmp_path, monkeypatch):
     text = out.read_text()
     assert "# warning: not trustworthy: interrupted with Ctrl-C after 3 of 16 timed runs" in text
     assert len([l for l in text.splitlines() if l.startswith("aes,")]) == 3
+
+
+@needs_openssl
+def test_measure_says_how_long_it_will_take_before_it_starts(tmp_path, monkeypatch):
+    """A sweep of minutes announces its plan first (issue 27: `measure aes` ran 4 minutes
+    with no word of it); the runs themselves are a stand-in here."""
+    from click.testing import CliRunner
+    from accelperf.cli import cli
+    monkeypatch.setattr(crypto, "openssl_speed",
+                        lambda algorithm, nbytes, mask, *args: (3e-9 if mask else 1e-9) * nbytes)
+    result = CliRunner().invoke(cli, ["measure", "aes", "--from", "1KiB", "--to", "4KiB",
+                                      "--repeats", "20", "--seconds", "2",
+                                      "--out", str(tmp_path / "aes.csv")])
+    assert result.exit_code == 0, result.output
+    first = result.stderr.splitlines()[0]
+    assert "3 granularities x host/accel x 20 repeats" in first and "about 4 minutes" in first

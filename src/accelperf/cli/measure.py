@@ -64,7 +64,8 @@ def measure():
 def measure_aes(mode, host, lo, hi, seconds, huge_pages, repeats, out, as_json):
     """AES with AES-NI against AES in software, at powers of two from --from to --to.
 
-    The default sweep (16 B..16 MiB, 5 repeats) takes about 4 minutes.
+    The default sweep (16 B..32 MiB, 5 repeats, 1 s per run) takes about 4 minutes;
+    the command says how long before it starts.
 
     \b
     Examples:
@@ -97,7 +98,13 @@ def _measure_crypto(kernel, mode, host, lo, hi, repeats, seconds, huge_pages, ou
     _run(lambda tick: measure_kernel(kernel, sizes, mode, host, repeats, seconds,
                                      progress=tick, huge_pages=huge_pages),
          2 * len(sizes) * repeats, f"measuring {kernel}", out, as_json,
-         f"{len(sizes)} granularities x host/accel x {repeats} repeats")
+         f"{len(sizes)} granularities x host/accel x {repeats} repeats, "
+         f"{_duration(2 * len(sizes) * repeats * seconds)} of openssl runs")
+
+
+def _duration(seconds: float) -> str:
+    """A planned run's length in the unit a person waits in."""
+    return f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} minutes"
 
 
 @measure.command("offload")
@@ -136,6 +143,7 @@ def _run(work, steps, label, out, as_json, what):
     """Measure, then write the CSV; an untrusted measurement is written too, with its
     reason, and ends with status 1."""
     from ..measure.crypto import MeasurementInterrupted, UntrustedMeasurement
+    click.echo(f"accelperf: {label}: {what}", err=True)     # the plan, before the wait
     try:
         result, failure = progress_run(steps, label, work), None
     except UntrustedMeasurement as exc:
