@@ -291,6 +291,9 @@ def test_parquet_rows_and_resume(cli, tmp_path):
     assert sorted(r["name"] for r in table) == sorted(map(str, paths))
     assert {r["model"] for r in table} == {"block-pipeline"}
     assert not (tmp_path / "r.parquet.rows.csv").exists()
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--input", str(paths[0]),
+                       "--out", str(out), "--workers", "1")          # afresh: one row
+    assert code == 0 and [r["name"] for r in pq.read_table(out).to_pylist()] == [str(paths[0])]
     model = LIBRARY["block-pipeline"]()
     for r in table:
         assert r["latency"] == simulate(model, json.loads(Path(r["name"]).read_text())).latency

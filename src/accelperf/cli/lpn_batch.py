@@ -99,6 +99,7 @@ class RowWriter:
         self.parquet = out.suffix.lower() == ".parquet"
         self.rows_path = out.with_name(out.name + ".rows.csv") if self.parquet else out
         self.done: set[str] = set()
+        self.merge = self.parquet and resume and out.exists()   # keep its earlier rows
         if self.parquet:
             try:
                 import pyarrow  # noqa: F401
@@ -149,7 +150,7 @@ class RowWriter:
                             ("backend", pa.string()), ("error", pa.string())])
         partial = self.out.with_name(self.out.name + ".partial")
         with pq.ParquetWriter(partial, schema) as writer:
-            if self.out.exists():
+            if self.merge:
                 for part in pq.ParquetFile(self.out).iter_batches():
                     writer.write_batch(pa.RecordBatch.from_pylist(part.to_pylist(), schema))
             reader = pacsv.open_csv(self.rows_path, convert_options=pacsv.ConvertOptions(
