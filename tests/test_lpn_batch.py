@@ -7,6 +7,7 @@ from pathlib import Path
 import json
 
 import pytest
+from child_process import ACCELPERF, rows_in, signal_when
 
 from accelperf.errors import ModelError
 from accelperf.lpn import simulate
@@ -247,9 +248,7 @@ def many_inputs(folder: Path, n: int) -> list[Path]:
 
 
 def accelperf_command(*args) -> list[str]:
-    import sys
-    return [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())",
-            *args]
+    return ACCELPERF + list(args)
 
 
 def test_a_killed_client_then_resume_gives_every_input_exactly_once(tmp_path):
@@ -257,22 +256,11 @@ def test_a_killed_client_then_resume_gives_every_input_exactly_once(tmp_path):
     the file ends with every input once, with a plain loop's latencies."""
     import signal
     import subprocess
-    import time
     paths = many_inputs(tmp_path / "in", 1500)
     out = tmp_path / "r.csv"
     args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
             "--out", str(out), "--workers", "2"]
-    child = subprocess.Popen(accelperf_command(*args), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-    try:
-        while child.poll() is None and \
-                (not out.exists() or out.read_bytes().count(b"\n") < 50):
-            time.sleep(0.01)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
+    signal_when(args, rows_in(out, 50), signal.SIGKILL)
     first = list(csv.DictReader(out.open()))
     assert 49 <= len(first) < len(paths), "the client was killed mid-batch"
     done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
@@ -303,6 +291,9 @@ def test_parquet_rows_and_resume(cli, tmp_path):
     assert sorted(r["name"] for r in table) == sorted(map(str, paths))
     assert {r["model"] for r in table} == {"block-pipeline"}
     assert not (tmp_path / "r.parquet.rows.csv").exists()
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--input", str(paths[0]),
+                       "--out", str(out), "--workers", "1")          # afresh: one row
+    assert code == 0 and [r["name"] for r in pq.read_table(out).to_pylist()] == [str(paths[0])]
     model = LIBRARY["block-pipeline"]()
     for r in table:
         assert r["latency"] == simulate(model, json.loads(Path(r["name"]).read_text())).latency
@@ -389,23 +380,12 @@ def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
 def test_ctrl_c_stops_the_batch_keeps_its_rows_and_resume_finishes_it(tmp_path, workers):
     import signal
     import subprocess
-    import time
     paths = many_inputs(tmp_path / "in", 1500)
     out = tmp_path / "r.csv"
     args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
             "--out", str(out), "--workers", workers]
-    child = subprocess.Popen(accelperf_command(*args), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        while child.poll() is None and \
-                (not out.exists() or out.read_bytes().count(b"\n") < 30):
-            time.sleep(0.01)
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=120)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == 130, err
+    status, err = signal_when(args, rows_in(out, 30), signal.SIGINT)
+    assert status == 130, err
     assert "interrupted after" in err and "run again with --resume" in err
     kept = list(csv.DictReader(out.open()))
     assert 29 <= len(kept) < len(paths) and all(r["latency"] for r in kept)

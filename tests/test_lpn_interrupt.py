@@ -3,13 +3,12 @@ Interrupted and the report of where it was; the CLI exits 130."""
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from child_process import signal_when
 
 from accelperf.lpn import Interrupted, Net, Out, simulate
 from accelperf.lpn import compiled
@@ -83,19 +82,13 @@ def _engine_loaded(pid: int) -> bool:
 def test_ctrl_c_on_the_cli_exits_130_with_the_report(tmp_path):
     path, model = countdown(tmp_path)
     compiled.engine(model)                      # the child finds the engine in the cache
-    child = subprocess.Popen(
-        [sys.executable, "-c", "from accelperf.cli import main; raise SystemExit(main())",
-         "lpn", "simulate", f"{path}:build",
-         "--input", f'{{"n": {HUNDRED_MILLION}}}', "--backend", "compiled"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        while child.poll() is None and not _engine_loaded(child.pid):
-            time.sleep(0.01)
-        time.sleep(0.2)                          # into the C loop
-        child.send_signal(signal.SIGINT)
-        _, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert child.returncode == 130, err
+    def in_the_c_loop(pid):
+        if not _engine_loaded(pid):
+            return False
+        time.sleep(0.2)                          # the engine is loaded: the run starts
+        return True
+    status, err = signal_when(["lpn", "simulate", f"{path}:build", "--input",
+                               f'{{"n": {HUNDRED_MILLION}}}', "--backend", "compiled"],
+                              in_the_c_loop, signal.SIGINT, timeout=60)
+    assert status == 130, err
     assert "interrupted at cycle" in err and "after" in err and "work: 1 free" in err

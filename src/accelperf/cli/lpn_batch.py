@@ -65,28 +65,37 @@ def finished_names(path: Path, model: str, out: Path | None = None) -> set[str]:
     """The names of the rows already in the CSV ``path`` of a batch of ``model``,
     checked: the batch's columns, the same model, no half-written or unreadable row."""
     out = out or path
-    data = path.read_bytes()
-    if not data:
-        return set()
-    if not data.endswith(b"\n"):
+    with path.open("rb") as fh:                 # the last byte: is the last row whole?
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return set()
+        fh.seek(-1, os.SEEK_END)
+        whole = fh.read(1) == b"\n"
+    if not whole:
         raise _unusable(out, f"its last row is half-written (the writer was stopped "
                              f"mid-line): delete that line (sed -i '$d' {path}) and run "
                              f"again with --resume")
-    try:
-        rows = list(csv.reader(io.StringIO(data.decode("utf-8"))))
+    names = set()
+    try:                                        # row by row: only the names are kept
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = csv.reader(fh)
+            header = next(rows)
+            if tuple(header) != COLUMNS:
+                raise _unusable(out, f"its columns are {', '.join(header)[:80]}, not a "
+                                     f"batch's ({', '.join(COLUMNS)}): give another --out to "
+                                     f"start afresh")
+            for number, row in enumerate(rows, 2):
+                if len(row) != len(COLUMNS):
+                    raise _unusable(out, f"line {number} is unreadable ({len(row)} fields, "
+                                         f"not {len(COLUMNS)}): delete it and run again "
+                                         f"with --resume")
+                if row[0] != model:
+                    raise _unusable(out, f"its rows are of model {row[0]!r}, not {model!r}: "
+                                         f"give another --out, or the model that wrote it")
+                names.add(row[1])
     except (UnicodeDecodeError, csv.Error) as exc:
         raise _unusable(out, f"it is not a CSV file of rows ({exc})") from None
-    if tuple(rows[0]) != COLUMNS:
-        raise _unusable(out, f"its columns are {', '.join(rows[0])[:80]}, not a batch's "
-                             f"({', '.join(COLUMNS)}): give another --out to start afresh")
-    for number, row in enumerate(rows[1:], 2):
-        if len(row) != len(COLUMNS):
-            raise _unusable(out, f"line {number} is unreadable ({len(row)} fields, not "
-                                 f"{len(COLUMNS)}): delete it and run again with --resume")
-        if row[0] != model:
-            raise _unusable(out, f"its rows are of model {row[0]!r}, not {model!r}: give "
-                                 f"another --out, or the model that wrote it")
-    return {row[1] for row in rows[1:]}
+    return names
 
 
 class RowWriter:
@@ -99,6 +108,7 @@ class RowWriter:
         self.parquet = out.suffix.lower() == ".parquet"
         self.rows_path = out.with_name(out.name + ".rows.csv") if self.parquet else out
         self.done: set[str] = set()
+        self.merge = self.parquet and resume and out.exists()   # keep its earlier rows
         if self.parquet:
             try:
                 import pyarrow  # noqa: F401
@@ -149,7 +159,7 @@ class RowWriter:
                             ("backend", pa.string()), ("error", pa.string())])
         partial = self.out.with_name(self.out.name + ".partial")
         with pq.ParquetWriter(partial, schema) as writer:
-            if self.out.exists():
+            if self.merge:
                 for part in pq.ParquetFile(self.out).iter_batches():
                     writer.write_batch(pa.RecordBatch.from_pylist(part.to_pylist(), schema))
             reader = pacsv.open_csv(self.rows_path, convert_options=pacsv.ConvertOptions(

@@ -137,11 +137,13 @@ def _run_task(model, task, backend, limits, by_name) -> list:
     return [(i, run_one(model, name, x, backend, limits, by_name)) for i, name, x in task]
 
 
-def _pool_worker(conn, model, backend, limits, by_name, inherited):
+def _pool_worker(conn, siblings, model, backend, limits, by_name, inherited):
     """A forked worker: tasks in, rows out, until told to stop or the pipe closes. With
     ``inherited`` (the parent's list of (name, input), inherited by fork, never pickled)
     a task holds input indices only."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to handle
+    for other in siblings:       # the parent's ends of the other workers' pipes: closed,
+        other.close()            # so that each worker sees EOF when the parent dies
     while True:
         try:
             task = conn.recv()
@@ -253,7 +255,8 @@ class BatchRun:
         def spawn():
             parent, child = context.Pipe()
             process = context.Process(target=_pool_worker, daemon=True, args=(
-                child, self.model, self.backend, self.limits, self.by_name, self.inherited))
+                child, list(held) + [parent], self.model, self.backend, self.limits,
+                self.by_name, self.inherited))
             process.start()
             child.close()
             held[parent] = [process, None]
