@@ -257,15 +257,19 @@ def _type_block(name: str, k: int, interface: Interface, model,
 
 
 def module_source(interface: Interface, model, model_spec: str,
-                  frequency_hz: float = 1e9, *, phases: bool = False) -> str:
+                  frequency_hz: float = 1e9, *, phases: bool = False,
+                  form_note: str = "") -> str:
     """The Python source of the interface module (see the module docstring): one type,
-    priced unit by unit where the model has a splitter (a list of Protoacc messages)."""
+    priced unit by unit where the model has a splitter (a list of Protoacc messages).
+    ``form_note`` says in the module's docstring why ``phases`` is its default form
+    (:meth:`.accuracy.FormChoice.describe`)."""
     return typed_module_source({model.name: interface}, model, model_spec, frequency_hz,
-                               phases=phases)
+                               phases=phases, form_note=form_note)
 
 
 def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: float = 1e9,
-                        *, phases: bool = False, split: bool = True) -> str:
+                        *, phases: bool = False, split: bool = True,
+                        form_note: str = "") -> str:
     """One module for several input types ({name: Interface}), each with its own
     formulas (OSDI'24 §5.3.1, Fig. 5: Protoacc's message types). With ``split`` the input
     is cut into units by the model's splitter (:data:`.adapters.SPLITTERS`: Protoacc's
@@ -285,6 +289,9 @@ mean commit gap, with loops), and a phase-aware variant that adds phases with on
 bottleneck each. It assumes a full pipeline (inputs large enough that filling it is
 negligible), one bottleneck per class (or per phase) and the classes below; it is an
 estimate of the LPN, not the RTL.{per_unit}
+
+Default form: {form_note or ("by phase" if phases else "plain")}; latency(x, phases=...)
+takes either.
 
 Input types: {", ".join(interfaces)}.
 latency(x) -> cycles    seconds(x, frequency_hz)    throughput(x, frequency_hz)
