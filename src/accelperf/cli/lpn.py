@@ -310,7 +310,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     """
     from ..lpn.analysis.accuracy import check, choose_form
     from ..lpn.analysis.emit import load_module, module_source
-    from ..lpn.analysis.interface import extract_interface
+    from ..lpn.analysis.interface import check_interface_request, extract_interface
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
     if out is not None and out.suffix != ".py":
@@ -324,6 +324,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
                          "for the form more accurate on the space's samples")
     values = [_check_input(text, load_input) for text in inputs]
     model = load_model(model_spec)
+    check_interface_request(model)
     space = _space(model, space_path)
     iface = extract_interface(model, space, max_classes=max_classes)
     form = None

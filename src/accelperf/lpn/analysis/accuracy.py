@@ -35,13 +35,27 @@ class Accuracy:
                 "mean_error": self.mean_error, "max_error": self.max_error}
 
 
+def is_tokens(model: Model, x) -> bool:
+    """Whether ``x`` is tokens in a space's terms ({place: [{property: value}]}) rather
+    than an input for the model's Ψ."""
+    names = {p.name for p in model.places}
+    return isinstance(x, dict) and bool(x) and set(x) <= names and all(
+        isinstance(v, list) and all(isinstance(t, dict) for t in v) for v in x.values())
+
+
+def simulated_latency(model: Model, x):
+    """The simulated latency of ``x``: an input for Ψ, or tokens (:func:`is_tokens`)."""
+    from .classes import marking_of
+    return simulate(model, marking_of(model, x) if is_tokens(model, x) else x).latency
+
+
 def check(model: Model, module, inputs, *, phases: bool | None = None,
           advance=None) -> Accuracy:
     """Relative error of ``module.latency`` against ``simulate(model, x)`` for each input;
     ``advance(label)`` is called after each (a progress bar)."""
     rows = []
     for x in inputs:
-        simulated = simulate(model, x).latency
+        simulated = simulated_latency(model, x)
         predicted = float(module.latency(x, phases))
         rows.append(CheckRow(x, predicted, simulated,
                              abs(predicted - simulated) / simulated if simulated else
@@ -113,12 +127,11 @@ def choose_form(model: Model, interface, module, inputs=None) -> FormChoice:
     space's samples, :func:`sampled_inputs`) and choose the one with the lower mean error
     (the larger error breaks a tie; by phase on an exact tie, as its fill term is the
     pipeline's own). Inputs the model cannot simulate are left out."""
-    from .classes import marking_of
     tokens = inputs if inputs is not None else sampled_inputs(model, interface)
     plain_rows, phased_rows = [], []
     for toks in tokens:
         try:
-            simulated = simulate(model, marking_of(model, toks)).latency
+            simulated = simulated_latency(model, toks)
         except SimulationError:
             continue
         for rows, by_phase in ((plain_rows, False), (phased_rows, True)):
@@ -136,4 +149,4 @@ def _accuracy(rows) -> Accuracy:
 
 
 __all__ = ["Accuracy", "CheckRow", "FormChoice", "check", "choose_form", "sampled_inputs",
-           "FORM_SAMPLES"]
+           "simulated_latency", "is_tokens", "FORM_SAMPLES"]

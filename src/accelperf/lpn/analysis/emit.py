@@ -25,6 +25,7 @@ import textwrap
 
 import sympy
 
+from ..expr import parameter_name
 from .adapters import ADAPTERS
 from .interface import ClassInterface, Interface
 from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
@@ -166,7 +167,7 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
             n = count_symbol(ph.stream)
             gaps = {g.transition: sympy.simplify(g.gap * g.commits / n) for g in ci.gaps
                     if g.transition in ph.transitions}
-            prefix_ = f"mean_{ph.stream}_"
+            prefix_ = f"mean_{parameter_name(ph.stream)}_"
             means = sorted({str(s) for g in gaps.values() for s in sympy.sympify(g).free_symbols
                             if str(s).startswith(prefix_)})
             lets = "".join(f"        {m} = tok[{m[len(prefix_):]!r}]\n" for m in means)
@@ -363,15 +364,22 @@ def tokens(x):
     return out
 
 
+def _name(place):
+    """A place's name in the formulas: non-name characters become _ (link.wire: link_wire)."""
+    import re
+    name = re.sub(r"\\W", "_", place)
+    return "_" + name if name[:1].isdigit() else name
+
+
 def properties(toks, streams, fixed, ranges, structure):
     """The named properties the formulas read: n_P and mean_P_p of each stream, P_i_p of
     each token of a fixed-count place (whose other properties must be the type's)."""
     a = {}
     for place, props in streams.items():
         ts = toks.get(place, [])
-        a["n_" + place] = len(ts)
+        a["n_" + _name(place)] = len(ts)
         for p in props:
-            a["mean_" + place + "_" + p] = sum(t[p] for t in ts) / max(1, len(ts))
+            a["mean_" + _name(place) + "_" + p] = sum(t[p] for t in ts) / max(1, len(ts))
     for place, (count, props) in fixed.items():
         ts = toks.get(place, [])
         if len(ts) != count:
@@ -388,7 +396,7 @@ def properties(toks, streams, fixed, ranges, structure):
                 if not lo <= t[p] <= hi:
                     raise OutsideClasses(f"input outside the extracted space: "
                                          f"{place}[{i}].{p} = {t[p]} is not in {lo}..{hi}")
-                a[place + "_" + str(i) + "_" + p] = t[p]
+                a[_name(place) + "_" + str(i) + "_" + p] = t[p]
     return a
 '''
 
