@@ -36,6 +36,7 @@ def test_darwin_default_module_is_fig6(cli, tmp_path):
 def test_json_says_which_form_and_both_errors(cli):
     code, out, _ = cli("lpn", "interface", "darwin", "--json")
     assert code == 0
+    assert json.loads(out)["classes"][0]["grouped"] == []
     form = json.loads(out)["default_form"]
     assert form["form"] == "phases" and form["forced"] is False and form["inputs"] >= 1
     assert form["phases_max_error"] == 0 < form["plain_mean_error"] <= form["plain_max_error"]

@@ -365,7 +365,9 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         return
     for c in iface.classes:
         conds = " and ".join(c.input_class.readable_conditions()) or "the whole space"
-        console.print(f"[bold]class {c.input_class.index}[/bold] ({conds})")
+        merged = f", the symbolic run's classes {', '.join(map(str, c.grouped))}" \
+            if c.grouped else ""
+        console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
         console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
         console.print(f"  by phase = {c.phased_latency}")
         for k, ph in enumerate(c.phases, 1):
@@ -388,6 +390,7 @@ def _check_input(text, load_input):
 
 def _class_json(c) -> dict:
     return {"index": c.input_class.index, "conditions": c.input_class.readable_conditions(),
+            "grouped": list(c.grouped),
             "latency": str(c.latency), "bottleneck": c.bottleneck,
             "phased_latency": str(c.phased_latency),
             "phases": [{"transitions": list(p.transitions), "latency": str(p.latency),
