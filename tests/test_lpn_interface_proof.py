@@ -23,7 +23,7 @@ SPACE = ROOT / "examples" / "spaces" / "jpeg-decoder-18-blocks.toml"
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     out = tmp_path_factory.mktemp("iface") / "jpeg_iface.py"
-    assert main(["lpn", "interface", "jpeg-decoder", "--out", str(out)]) == 0
+    assert main(["lpn", "interface", "jpeg-decoder", "--plain", "--out", str(out)]) == 0
     return out
 
 
@@ -104,7 +104,7 @@ def test_a_generated_interface_with_token_by_token_properties(tmp_path):
     the stripes' mean (STREAMS); its 6 classes of the space are all proved or refuted,
     and a counterexample's E is the module's own value."""
     out = tmp_path / "darwin_iface.py"
-    assert main(["lpn", "interface", "darwin", "--out", str(out)]) == 0
+    assert main(["lpn", "interface", "darwin", "--plain", "--out", str(out)]) == 0
     darwin = build("darwin")
     space = load_space(darwin, ROOT / "examples" / "spaces" / "darwin-16x-steps.toml")
     term = generated_interface_term(out.read_text(), space.variables(darwin))

@@ -237,7 +237,10 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Input space (TOML); default: the one shipped for MODEL.")
 @click.option("--phases", is_flag=True,
-              help="Use the phase-aware interface (sum of phases) by default.")
+              help="Make the phase-aware form (sum of phases) the module's default.")
+@click.option("--plain", is_flag=True,
+              help="Make the plain form (§4.2's max over transitions) the module's default. "
+                   "Without either, the form more accurate on the space's samples.")
 @click.option("--frequency", type=FREQUENCY, default="1GHz", show_default=True,
               help="Clock frequency the module uses for seconds.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
@@ -250,8 +253,9 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @param_options
-def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_inputs,
-                  tolerance, max_classes, as_json, params_file=None, param_list=()):
+def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
+                  check_inputs, tolerance, max_classes, as_json, params_file=None,
+                  param_list=()):
     """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class.
 
     \b
@@ -260,9 +264,9 @@ def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_
       accelperf lpn interface jpeg-decoder --out jpeg_iface.py    # a stdlib-only module
       accelperf lpn interface jpeg-decoder --check '[1,1,1,1,1,1]' '[63,2,2,2,2,2]'
     """
-    from ..lpn.analysis.accuracy import check
+    from ..lpn.analysis.accuracy import check, choose_form
     from ..lpn.analysis.emit import load_module, module_source
-    from ..lpn.analysis.interface import extract_interface
+    from ..lpn.analysis.interface import check_interface_request, extract_interface
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
     if out is not None and out.suffix != ".py":
@@ -271,11 +275,21 @@ def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_
         raise ModelError(f"INPUT = {inputs[0]!r} is invalid here: inputs go with --check")
     if check_inputs and not inputs:
         raise ModelError("--check is invalid without inputs: give INPUT files or JSON")
+    if phases and plain:
+        raise ModelError("--phases and --plain are invalid together: give one, or neither "
+                         "for the form more accurate on the space's samples")
     values = [_check_input(text, load_input) for text in inputs]
     model = load_model(model_spec, read_params(params_file, param_list))
+    check_interface_request(model)
     space = _space(model, space_path)
     iface = extract_interface(model, space, max_classes=max_classes)
-    source = module_source(iface, model, model_spec, frequency, phases=phases)
+    form = None
+    if not (phases or plain):
+        form = progress_run(None, "choosing the form", lambda advance: choose_form(
+            model, iface, load_module(module_source(iface, model, model_spec, frequency))))
+        phases = form.phases
+    source = module_source(iface, model, model_spec, frequency, phases=phases,
+                           form_note="" if form is None else form.describe())
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(source, encoding="utf-8")
@@ -300,16 +314,23 @@ def lpn_interface(model_spec, inputs, space_path, phases, frequency, out, check_
         raise SystemExit(0 if acc.max_error <= tolerance else 1)
     if as_json:
         click.echo(dump_json({"model": model.name, "seconds": iface.seconds,
+                              "default_form": {"form": "phases" if phases else "plain",
+                                               "forced": form is None} |
+                              ({} if form is None else form.to_dict()),
                               "classes": [_class_json(c) for c in iface.classes]}))
         return
     for c in iface.classes:
         conds = " and ".join(c.input_class.readable_conditions()) or "the whole space"
-        console.print(f"[bold]class {c.input_class.index}[/bold] ({conds})")
+        merged = f", the symbolic run's classes {', '.join(map(str, c.grouped))}" \
+            if c.grouped else ""
+        console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
         console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
         console.print(f"  by phase = {c.phased_latency}")
         for k, ph in enumerate(c.phases, 1):
             console.print(f"    phase {k}: {' -> '.join(ph.transitions)}: {ph.latency}"
                           f"    [dim]# bottleneck {ph.bottleneck}[/dim]")
+    console.print("default form: " + (form.describe() if form is not None else
+                                      ("by phase" if phases else "plain") + " (forced)"))
     console.print(f"[dim]extracted in {iface.seconds:.2f} s[/dim]")
 
 
@@ -325,6 +346,7 @@ def _check_input(text, load_input):
 
 def _class_json(c) -> dict:
     return {"index": c.input_class.index, "conditions": c.input_class.readable_conditions(),
+            "grouped": list(c.grouped),
             "latency": str(c.latency), "bottleneck": c.bottleneck,
             "phased_latency": str(c.phased_latency),
             "phases": [{"transitions": list(p.transitions), "latency": str(p.latency),

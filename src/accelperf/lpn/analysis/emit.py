@@ -25,6 +25,7 @@ import textwrap
 
 import sympy
 
+from ..expr import parameter_name
 from .adapters import ADAPTERS
 from .interface import ClassInterface, Interface
 from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
@@ -166,7 +167,7 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
             n = count_symbol(ph.stream)
             gaps = {g.transition: sympy.simplify(g.gap * g.commits / n) for g in ci.gaps
                     if g.transition in ph.transitions}
-            prefix_ = f"mean_{ph.stream}_"
+            prefix_ = f"mean_{parameter_name(ph.stream)}_"
             means = sorted({str(s) for g in gaps.values() for s in sympy.sympify(g).free_symbols
                             if str(s).startswith(prefix_)})
             lets = "".join(f"        {m} = tok[{m[len(prefix_):]!r}]\n" for m in means)
@@ -257,15 +258,19 @@ def _type_block(name: str, k: int, interface: Interface, model,
 
 
 def module_source(interface: Interface, model, model_spec: str,
-                  frequency_hz: float = 1e9, *, phases: bool = False) -> str:
+                  frequency_hz: float = 1e9, *, phases: bool = False,
+                  form_note: str = "") -> str:
     """The Python source of the interface module (see the module docstring): one type,
-    priced unit by unit where the model has a splitter (a list of Protoacc messages)."""
+    priced unit by unit where the model has a splitter (a list of Protoacc messages).
+    ``form_note`` says in the module's docstring why ``phases`` is its default form
+    (:meth:`.accuracy.FormChoice.describe`)."""
     return typed_module_source({model.name: interface}, model, model_spec, frequency_hz,
-                               phases=phases)
+                               phases=phases, form_note=form_note)
 
 
 def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: float = 1e9,
-                        *, phases: bool = False, split: bool = True) -> str:
+                        *, phases: bool = False, split: bool = True,
+                        form_note: str = "") -> str:
     """One module for several input types ({name: Interface}), each with its own
     formulas (OSDI'24 §5.3.1, Fig. 5: Protoacc's message types). With ``split`` the input
     is cut into units by the model's splitter (:data:`.adapters.SPLITTERS`: Protoacc's
@@ -285,6 +290,9 @@ mean commit gap, with loops), and a phase-aware variant that adds phases with on
 bottleneck each. It assumes a full pipeline (inputs large enough that filling it is
 negligible), one bottleneck per class (or per phase) and the classes below; it is an
 estimate of the LPN, not the RTL.{per_unit}
+
+Default form: {form_note or ("by phase" if phases else "plain")}; latency(x, phases=...)
+takes either.
 
 Input types: {", ".join(interfaces)}.
 latency(x) -> cycles    seconds(x, frequency_hz)    throughput(x, frequency_hz)
@@ -356,15 +364,22 @@ def tokens(x):
     return out
 
 
+def _name(place):
+    """A place's name in the formulas: non-name characters become _ (link.wire: link_wire)."""
+    import re
+    name = re.sub(r"\\W", "_", place)
+    return "_" + name if name[:1].isdigit() else name
+
+
 def properties(toks, streams, fixed, ranges, structure):
     """The named properties the formulas read: n_P and mean_P_p of each stream, P_i_p of
     each token of a fixed-count place (whose other properties must be the type's)."""
     a = {}
     for place, props in streams.items():
         ts = toks.get(place, [])
-        a["n_" + place] = len(ts)
+        a["n_" + _name(place)] = len(ts)
         for p in props:
-            a["mean_" + place + "_" + p] = sum(t[p] for t in ts) / max(1, len(ts))
+            a["mean_" + _name(place) + "_" + p] = sum(t[p] for t in ts) / max(1, len(ts))
     for place, (count, props) in fixed.items():
         ts = toks.get(place, [])
         if len(ts) != count:
@@ -381,7 +396,7 @@ def properties(toks, streams, fixed, ranges, structure):
                 if not lo <= t[p] <= hi:
                     raise OutsideClasses(f"input outside the extracted space: "
                                          f"{place}[{i}].{p} = {t[p]} is not in {lo}..{hi}")
-                a[place + "_" + str(i) + "_" + p] = t[p]
+                a[_name(place) + "_" + str(i) + "_" + p] = t[p]
     return a
 '''
 

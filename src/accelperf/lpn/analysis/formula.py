@@ -212,7 +212,7 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
              "and PHASES tables)")
     if ast.literal_eval(tables["PHASES"]):
         fail("a phase-aware interface (PHASES = True): its latency is a loop over the "
-             "stream, not a formula; write the plain one (without --phases)")
+             "stream, not a formula; write the plain one (with --plain)")
     if len(tables["TYPES"].elts) != 1:
         fail(f"it prices {len(tables['TYPES'].elts)} input types (a stream of typed units "
              f"such as messages); the proof takes a module of one type")

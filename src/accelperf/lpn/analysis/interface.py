@@ -54,7 +54,7 @@ included, so its phase-aware latency is never worse than the plain one.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 
@@ -108,10 +108,12 @@ class ClassInterface:
     phases: tuple
     phased_latency: object
     iterations: int
+    grouped: tuple = ()       # the indices of the symbolic run's classes merged into it
 
     def __repr__(self) -> str:
-        return f"ClassInterface({self.input_class.index}: latency = {self.latency}, " \
-               f"bottleneck {self.bottleneck})"
+        merged = f" (classes {', '.join(map(str, self.grouped))})" if self.grouped else ""
+        return f"ClassInterface({self.input_class.index}{merged}: latency = " \
+               f"{self.latency}, bottleneck {self.bottleneck})"
 
 
 @dataclass(frozen=True)
@@ -489,7 +491,13 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         latency = max_effective(gaps, solver, conds)
     sample = points[0]
     top = max(gaps, key=lambda g: _value(g.effective, sample))
-    if sized_structure(cls.space):
+    path = critical_path(model, cls)
+    if path is not None:
+        path = prune_max(path, solver, conds)
+        # A fixed structure run token by token: its latency is the trace's critical path.
+        phases = [Phase(tuple(dict.fromkeys(c.transition for c in cls.commits)), path,
+                        top.transition)]
+    elif sized_structure(cls.space):
         # Nothing to split: the stages of a fixed structure overlap on its tokens, and
         # summing them as phases counted that overlap up to 3 times (Protoacc's field
         # units run side by side); its one phase is the plain formula.
@@ -505,6 +513,60 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                         p.fill / tick) for p in phases]
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
                           phased, iterations)
+
+
+CRITICAL_PATH_RECORDS = 2000
+"""Commit records past which :func:`critical_path` is not tried (its Max terms grow with
+the trace when the sizes are symbolic)."""
+
+
+def critical_path(model: Model, cls: InputClass):
+    """Beyond the paper, for a class whose run is token by token (no stream bundles): the
+    time its last token reaches the done place, derived from the commit records alone as
+    A.2 computes timestamps locally. A firing starts when the tokens it takes have been
+    committed (their records), its single server is free (its last firing committed) and
+    its initiation interval has passed; it commits after its delay. SymPy Max keeps the
+    terms that depend on the input (Fig. 2's load and compute cycles).
+
+    It assumes the records' order per transition is the order the timed run fires it in
+    (true for in-order units, which the executor's eager order follows). None when a record
+    is bundled, a unit has several servers (which frees first is an order statistic), the
+    trace is longer than :data:`CRITICAL_PATH_RECORDS`, its delays depend on more than
+    SIMPLIFY_SYMBOLS symbols or nothing reaches the done place."""
+    records = cls.commits
+    if not records or len(records) > CRITICAL_PATH_RECORDS or any(r.bundled for r in records):
+        return None
+    timing = set().union(*(sympy.sympify(e).free_symbols for r in records
+                           for e in (r.delay, r.interval)))
+    if len(timing) > SIMPLIFY_SYMBOLS:
+        return None         # a Max over every size (Protoacc, Menshen): too long to prune
+    done_place = model.places[model.done].name
+    start, done, last, taker = [], [], {}, {}
+    ends = []
+    for rec in records:
+        ready = [done[s] for s in rec.sources if s >= 0]
+        t = model.transitions[rec.tid]
+        # A queue is first in, first out: a token is taken no earlier than the one before
+        # it in its place (Fig. 2's in-order dispatch: a load waits behind a compute).
+        fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
+                if n != 0 and pid not in model.initial]
+        ready += [start[taker[pid]] for pid in fifo if pid in taker]
+        k = model.transitions[rec.tid].concurrency
+        if k not in (1, None):
+            return None
+        previous = last.get(rec.tid)
+        if previous is not None:
+            if k == 1:
+                ready.append(done[previous])
+            ready.append(start[previous] + records[previous].interval)
+        begin = _max(*ready) if ready else sympy.Integer(0)
+        start.append(begin)
+        done.append(begin + rec.delay)
+        last[rec.tid] = len(start) - 1
+        taker.update({pid: len(start) - 1 for pid in fifo})
+        if any(place == done_place and n != 0 for place, n in rec.produced):
+            ends.append(done[-1])
+    return _simplify(_max(*ends)) if ends else None
 
 
 def sized_structure(space: InputSpace) -> bool:
@@ -576,14 +638,56 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     """The performance interface of ``model`` over ``space``: one formula per class."""
     import time
     t0 = time.perf_counter()
-    classes = [c for c in input_classes(model, space, max_classes=max_classes)
-               if not c.stuck]
+    check_interface_request(model, space)
+    found = input_classes(model, space, max_classes=max_classes)
+    classes = [c for c in found if not c.stuck]
+    if not classes:
+        raise AnalysisError(f"space = {space!r} is invalid for an interface: every input "
+                            f"in it deadlocks ({', '.join(found[0].stuck)} keep work), so "
+                            f"no class has a latency; see `accelperf lpn classes`")
     solver = Solver(space_constraints(space))
     loops = find_loops(model)
     per_class = tuple(class_interface(model, c, solver, loops, max_iterations)
                       for c in classes)
-    return Interface(model.name, space, per_class, time.perf_counter() - t0)
+    return Interface(model.name, space, group_classes(per_class), time.perf_counter() - t0)
+
+
+def check_interface_request(model: Model, space: InputSpace | None = None) -> None:
+    """Issue 23's bad input, before any work: a model with no start place (an interface
+    prices the inputs Ψ puts there) and a space with no input (its constraints cannot all
+    hold, so every class would be empty)."""
+    if model.start is None:
+        raise AnalysisError(f"model = {model.name!r} is invalid for an interface: it has no "
+                            f"start place (set net.start to the place its input fills)")
+    if space is not None and not Solver(space_constraints(space)).possible([]):
+        raise AnalysisError(f"space = {space!r} is invalid: no input meets its ranges and "
+                            f"constraints ({'; '.join(space.constraints) or 'ranges'}), so "
+                            f"every input class would be empty")
+
+
+def group_classes(classes) -> tuple:
+    """Issue 23 item 3: classes whose plain and by-phase formulas are the same expression
+    become one, whose condition is the disjunction of theirs (Fig. 2's pipeline has a
+    class per order of loads and computes, 2^n, and many price alike). A merged class
+    keeps the first member's gaps, phases and sample, and lists its members' indices in
+    ``grouped``; classes are renumbered from 0 in their first member's order."""
+    groups: dict = {}
+    for ci in classes:
+        key = (sympy.srepr(ci.latency), sympy.srepr(ci.phased_latency))
+        groups.setdefault(key, []).append(ci)
+    out = []
+    for members in groups.values():
+        first = members[0]
+        conditions = first.input_class.conditions
+        if len(members) > 1:
+            conditions = (sympy.Or(*[sympy.And(*m.input_class.conditions)
+                                     for m in members]),)
+        cls = replace(first.input_class, index=len(out), conditions=conditions)
+        grouped = tuple(m.input_class.index for m in members) if len(members) > 1 else ()
+        out.append(replace(first, input_class=cls, grouped=grouped))
+    return tuple(out)
 
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
-           "extract_interface", "class_interface", "sized_structure"]
+           "extract_interface", "class_interface", "group_classes", "check_interface_request", "sized_structure",
+           "critical_path"]

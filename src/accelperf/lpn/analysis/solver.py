@@ -118,6 +118,31 @@ class Solver:
         self.queries += 1
         return self._solver(conditions).check() != z3.unsat
 
+    def constant(self, expr, ranges: dict):
+        """The one value ``expr`` takes when each of its symbols may be anything in its
+        range ({symbol: (lo, hi)}, the space's constraints left out), or None when it can
+        take two (or Z3 cannot tell)."""
+        env: dict = {}
+        s = z3.Solver()
+        s.set("timeout", self.timeout_ms)
+        value = _to_z3(sympy.sympify(expr), env)
+        for sym, var in env.items():
+            if sym not in ranges:
+                return None
+            lo, hi = ranges[sym]
+            s.add(var >= lo, var <= hi)
+        if s.check() != z3.sat:
+            return None
+        one = s.model().eval(value, model_completion=True)
+        s.add(value != one)
+        if s.check() != z3.unsat:
+            return None
+        if z3.is_int_value(one):
+            return sympy.Integer(one.as_long())
+        if z3.is_true(one) or z3.is_false(one):
+            return sympy.true if z3.is_true(one) else sympy.false
+        return sympy.Rational(one.numerator_as_long(), one.denominator_as_long())
+
     def sample(self, conditions, ranges: dict, rng: random.Random | None = None,
                prefer_low=()) -> dict | None:
         """Values of the symbols of ``ranges`` ({symbol: (lo, hi)}) meeting the

@@ -53,7 +53,8 @@ from ..expr import to_sympy, walk
 from ..graph import strong_components
 from ..net import Model, Transition
 from .solver import Solver
-from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, token_symbol)
+from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
+                    token_symbol)
 
 
 class AnalysisError(ModelError):
@@ -155,6 +156,7 @@ class Explorer:
                       for q in p.properties}
         self.means |= {token_symbol(p.place, i, q) for p in space.places if p.probe
                        for i in range(p.probe) for q in p.properties}
+        self.ranges = symbol_ranges(space)
 
     # ------------------------------------------------------------------ checks
     def _check_supported(self):
@@ -243,10 +245,18 @@ class Explorer:
         raise AnalysisError("internal: token read beyond the tokens present")
 
     def _steers(self, what: str, t: Transition, value):
+        """``value``, which steers the net: a stream's token values may not steer it,
+        unless the value is the same for every token the property ranges allow (a link
+        whose packets per transaction, ``ceil(bytes/P)``, is 1 for every block the space
+        allows); then that constant."""
         if self.means and sympy.sympify(value).free_symbols & self.means:
+            same = self.solver.constant(value, self.ranges)
+            if same is not None:
+                return same
             raise AnalysisError(f"the {what} of transition {t.name!r} depends on a stream's "
                                 f"token values ({value}): give that place a fixed count in "
                                 f"the space, so each token has its own symbols")
+        return value
 
     # ------------------------------------------------------------------ one step
     def _plan(self, path: Path, t: Transition):
@@ -256,14 +266,13 @@ class Explorer:
             if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
                 return None
         if t.guard is not None:
-            g = self._value(path, t, t.guard)
-            self._steers("guard", t, g)
+            g = self._steers("guard", t, self._value(path, t, t.guard))
             if not self._decide(path, g):
                 return None
         weights = []
         for pid, w in zip(t.inputs, t.weights):
-            need = sympy.sympify(self._value(path, t, w))
-            self._steers(f"weight on {self.model.places[pid].name!r}", t, need)
+            need = sympy.sympify(self._steers(f"weight on {self.model.places[pid].name!r}", t,
+                                              self._value(path, t, w)))
             have = self._available(q[pid])
             if not self._decide(path, have >= need):
                 return None
@@ -271,8 +280,8 @@ class Explorer:
                 need = self._concrete(path, need, int(have))
             weights.append(need)
         for pid, n in t.reads:          # read arcs only hold a firing back (R2 e)
-            need = sympy.sympify(self._value(path, t, n))
-            self._steers(f"read arc on {self.model.places[pid].name!r}", t, need)
+            need = sympy.sympify(self._steers(f"read arc on {self.model.places[pid].name!r}",
+                                              t, self._value(path, t, n)))
             if not self._decide(path, self._available(q[pid]) >= need):
                 return None
         # Which input, if any, is a stream taken token by token (a bundled firing)?
@@ -286,6 +295,8 @@ class Explorer:
             if not need.is_Integer and \
                     self._decide(path, sympy.Eq(need, self._available(q[pid]))):
                 continue                          # takes the whole stream at once
+            if not need.is_Integer and self._prefix(path, q[pid], need) is not None:
+                continue                          # takes the first entries, whole
             if need != 1:
                 raise AnalysisError(f"transition {t.name!r} takes {need} tokens at a time "
                                     f"from the stream in {self.model.places[pid].name!r}: "
@@ -313,8 +324,7 @@ class Explorer:
         if t.routes:
             chosen = None
             for r in t.routes:
-                cond = self._value(path, t, r.condition)
-                self._steers("route condition", t, cond)
+                cond = self._steers("route condition", t, self._value(path, t, r.condition))
                 if self._decide(path, cond):
                     chosen = r
                     break
@@ -323,8 +333,8 @@ class Explorer:
             arcs.append(chosen)
         outs = []
         for arc in arcs:
-            n = sympy.sympify(self._value(path, t, arc.count))
-            self._steers(f"count into {self.model.places[arc.place].name!r}", t, n)
+            n = sympy.sympify(self._steers(f"count into {self.model.places[arc.place].name!r}",
+                                           t, self._value(path, t, arc.count)))
             if arc.copy_from is not None and weights[arc.copy_from].is_Integer:
                 n = self._concrete(path, n, int(weights[arc.copy_from]))
             elif not n.is_Integer and not self.solver.possible(
@@ -337,11 +347,29 @@ class Explorer:
         interval = sympy.sympify(self._value(path, t, t.initiation_interval))
         return weights, bundled, outs, delay, interval
 
-    def _take(self, queue: list, n) -> list:
-        """Remove ``n`` tokens (an int, or the whole queue) from the head of ``queue``."""
+    PREFIX_ENTRIES = 4
+    """Leading entries of a queue :meth:`_prefix` tries to match a symbolic weight with."""
+
+    def _prefix(self, path: Path, queue: list, need):
+        """How many leading entries of ``queue`` hold exactly ``need`` tokens whatever the
+        input (proved under the path's conditions), or None. A transaction split into
+        ``floor((bytes - 1)/P)`` full packets and a last one is reassembled by a weight of
+        ``ceil(bytes/P)``: the two entries its own packets make, not a stream."""
+        total = sympy.Integer(0)
+        for k, tok in enumerate(queue[:self.PREFIX_ENTRIES], 1):
+            total += tok.mult
+            if sympy.simplify(total - need) == 0 or not self.solver.possible(
+                    path.conditions + [sympy.Ne(total, need)]):
+                return k
+        return None
+
+    def _take(self, queue: list, n, path: Path | None = None) -> list:
+        """Remove ``n`` tokens (an int, the leading entries that hold exactly ``n``, or
+        the whole queue) from the head of ``queue``."""
         if not (isinstance(n, int) or n.is_Integer):
-            taken = list(queue)
-            queue.clear()
+            k = None if path is None else self._prefix(path, queue, n)
+            taken = list(queue[:k])
+            del queue[:k]
             return taken
         n, taken = int(n), []
         while n:
@@ -372,7 +400,7 @@ class Explorer:
                 taken = [SymToken(tok.values, tok.mult, tok.source)
                          for tok in q[pid][:1]]        # used and given back
             else:
-                taken = self._take(q[pid], need)
+                taken = self._take(q[pid], need, path)
             sources.update(tok.source for tok in taken)
             taken_per_arc.append(taken)
         produced = []

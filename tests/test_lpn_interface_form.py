@@ -1,0 +1,81 @@
+"""Issue 23 item 1: `lpn interface` makes the form (plain §4.2 max, or by phase) that is more
+accurate on the space's own samples the module's default, says which with both errors,
+and --phases / --plain force one."""
+
+import json
+import types
+
+import pytest
+
+from accelperf.lpn import simulate
+from accelperf.lpn.analysis.accuracy import FormChoice, choose_form, sampled_inputs
+from accelperf.lpn.analysis.emit import load_module, module_source
+from accelperf.lpn.analysis.interface import extract_interface
+from accelperf.lpn.analysis.space import default_space
+from accelperf.lpn.library import build, darwin_latency_formula
+
+PAIRS = [dict(ref_len=320, query_len=128, steps=180), dict(ref_len=1000, query_len=400,
+                                                             steps=999),
+         dict(ref_len=17, query_len=4, steps=1), dict(ref_len=2000, query_len=8000, steps=5000)]
+
+
+def test_darwin_default_module_is_fig6(cli, tmp_path):
+    out = tmp_path / "darwin_iface.py"
+    code, text, _ = cli("lpn", "interface", "darwin", "--out", str(out))
+    assert code == 0
+    assert "default form: by phase" in text and "plain" in text
+    module = load_module(out.read_text())
+    assert module.PHASES is True
+    assert "Default form: by phase: on " in module.__doc__
+    darwin = build("darwin")
+    for pair in PAIRS:
+        assert module.latency(pair) == darwin_latency_formula(**pair) == \
+            simulate(darwin, pair).latency
+
+
+def test_json_says_which_form_and_both_errors(cli):
+    code, out, _ = cli("lpn", "interface", "darwin", "--json")
+    assert code == 0
+    assert json.loads(out)["classes"][0]["grouped"] == []
+    form = json.loads(out)["default_form"]
+    assert form["form"] == "phases" and form["forced"] is False and form["inputs"] >= 1
+    assert form["phases_max_error"] == 0 < form["plain_mean_error"] <= form["plain_max_error"]
+
+
+@pytest.mark.parametrize("flag, phases", [("--plain", False), ("--phases", True)])
+def test_a_flag_forces_the_form(cli, tmp_path, flag, phases):
+    out = tmp_path / "m.py"
+    code, text, _ = cli("lpn", "interface", "darwin", flag, "--out", str(out))
+    assert code == 0 and "(forced)" in text
+    assert load_module(out.read_text()).PHASES is phases
+    code, text, _ = cli("lpn", "interface", "darwin", flag, "--json")
+    assert json.loads(text)["default_form"] == {"form": "phases" if phases else "plain",
+                                                "forced": True}
+
+
+def test_both_flags_are_one_line_exit_2(cli):
+    code, _, err = cli("lpn", "interface", "darwin", "--plain", "--phases")
+    assert code == 2 and "--phases and --plain" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_choice_follows_the_errors():
+    """choose_form picks the form with the lower mean error: a module whose phase-aware
+    form is off by 10% while its plain form is the simulation itself gets plain."""
+    model = build("darwin")
+    iface = extract_interface(model, default_space(model))
+    inputs = sampled_inputs(model, iface)
+    assert len(inputs) >= 3
+    from accelperf.lpn.analysis.classes import marking_of
+    truth = {json.dumps(x, sort_keys=True): simulate(model, marking_of(model, x)).latency
+             for x in inputs}
+
+    def latency(x, phases=None):
+        exact = truth[json.dumps(x, sort_keys=True)]
+        return exact * 1.1 if phases else exact
+
+    choice = choose_form(model, iface, types.SimpleNamespace(latency=latency))
+    assert isinstance(choice, FormChoice) and choice.phases is False
+    assert choice.plain.max_error == 0 and choice.phased.mean_error == pytest.approx(0.1)
+    real = choose_form(model, iface, load_module(module_source(iface, model, "darwin")))
+    assert real.phases is True and real.phased.max_error == 0 < real.plain.mean_error
