@@ -83,6 +83,13 @@ def test_crossings_outside_the_simulated_sizes_are_called_extrapolations():
     assert inside.warnings == ()
 
 
+def test_from_lpn_prints_the_extrapolation_warning(cli):
+    # pipeline-over-link from 80 B: g1 is about 23 B, below the smallest size simulated
+    code, out, _ = cli("logca", "from-lpn", "pipeline-over-link", "--sizes", "64B..4KiB",
+                       "--host-C", "12.5")
+    assert code == 0 and "warning: the model's g1 = " in out and "extrapolation" in out
+
+
 def test_a_net_without_a_mapping_is_pointed_to_fit_from_latency(cli):
     code, _, err = cli("logca", "from-lpn", "darwin", "--host-C", "12.5")
     assert code == 2 and "mapping exists for" in err and "fit_from_latency" in err
