@@ -1,5 +1,6 @@
 """The tutorial's accelerator (docs/tutorial/ten-minutes.md): fetch, compute and write back,
-with a two-entry buffer between compute and write-back.
+with a two-slot buffer between compute and write-back (a slot is held from the
+start of compute to the end of write-back).
 
     accelperf lpn simulate examples/three_stage.py:pipeline --input '[4, 1, 6, 2]'
 """

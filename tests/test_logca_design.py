@@ -123,6 +123,18 @@ def test_target_met_for_every_value():
     assert r.solutions["A"].value == pytest.approx(2.0)
 
 
+def test_repr_says_whether_the_target_is_met_and_on_which_side():
+    t2 = preset("ultrasparc-t2", "aes")                   # g1 = 337 B
+    missed = repr(solve_design(t2, "g1<=64B"))
+    assert "not met now (g1 = 337 B)" in missed
+    assert "o at most 4189" in missed and "C at least 482.5" in missed
+    assert "L none" in missed and "A none" in missed    # no value of them reaches 64 B
+    met = repr(solve_design(t2, "g1<=1KiB"))
+    assert "met already (g1 = 337 B)" in met and "A at least 1.447" in met
+    # every value of C meets it: "any", not "none"
+    assert "C any" in repr(solve_design(LogCA(L=0, o=0, C=5, A=3), "speedup(4KiB)>=2"))
+
+
 def test_feasibility_curve_points_plug_back():
     m = preset("ultrasparc-t2", "aes")
     curve = feasibility_curve(m, "g1<=64B", "o", "L", points=25)

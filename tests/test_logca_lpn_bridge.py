@@ -69,6 +69,33 @@ def test_jpeg_mapping_is_whole_blocks():
         mapping("darwin")
 
 
+def test_crossings_outside_the_simulated_sizes_are_called_extrapolations():
+    # o = 300, C = 12.5, A = 25 (independent latency): g1 = o / (C (1 - 1/A)) = 25 B,
+    # below the smallest size simulated; g_A/2 = A o / C = 600 B, inside
+    t1 = lambda g: 300 + 12.5 * g / 25
+    low = fit_from_latency(t1, [64, 1024, 2**14], host_C=12.5)
+    assert low.model.g1().root == pytest.approx(25, rel=1e-6)
+    assert low.model.g_half().root == pytest.approx(600, rel=1e-6)
+    assert len(low.warnings) == 1 and "g1 = 25 B lies outside the simulated range 64 B.." \
+        in low.warnings[0] and "extrapolation" in low.warnings[0]
+    assert low.to_dict()["warnings"] == list(low.warnings) and "1 warning(s)" in repr(low)
+    inside = fit_from_latency(t1, [16, 64, 1024, 2**14], host_C=12.5)
+    assert inside.warnings == ()
+
+
+def test_from_lpn_prints_the_extrapolation_warning(cli):
+    # pipeline-over-link from 80 B: g1 is about 23 B, below the smallest size simulated
+    code, out, _ = cli("logca", "from-lpn", "pipeline-over-link", "--sizes", "64B..4KiB",
+                       "--host-C", "12.5")
+    assert code == 0 and "warning: the model's g1 = " in out and "extrapolation" in out
+
+
+def test_a_net_without_a_mapping_is_pointed_to_fit_from_latency(cli):
+    code, _, err = cli("logca", "from-lpn", "darwin", "--host-C", "12.5")
+    assert code == 2 and "mapping exists for" in err and "fit_from_latency" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_from_lpn_matches_the_simulator(cli):
     from accelperf.lpn import simulate
     from accelperf.lpn.loader import load_model

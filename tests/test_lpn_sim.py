@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from accelperf.lpn import (DeadlockError, LimitError, Net, NetError, Out, TraceError,
-                           simulate)
+from accelperf.lpn import (DeadlockError, LimitError, Net, NetError, Out, SimulationError,
+                           TraceError, simulate)
 
 
 def chain(delays, capacity=None, concurrency=1, ii=None, n_jobs=3):
@@ -61,6 +61,36 @@ def test_capacity_place_gives_backpressure():
     t0 = [(f.start, f.end) for f in r.trace if f.transition == "t0"]
     assert t0 == [(0, 1), (11, 12), (22, 23)]
     assert r.max_occupancy["p1"] == 1 and r.latency == 33
+
+
+@pytest.mark.parametrize("waiting", [0, 1, 2, 3])
+def test_capacity_counts_the_items_in_both_stages(waiting):
+    # A slot is taken when t0 starts and given back when t1 finishes (docs/tutorial
+    # ten-minutes §1): with both stages busy, capacity k + 2 leaves k items waiting.
+    r = simulate(chain([1, 10], capacity=waiting + 2), [1] * 8, trace=True)
+    t0 = [f for f in r.trace if f.transition == "t0"]
+    t1 = [f for f in r.trace if f.transition == "t1"]
+    most = 0
+    for t in range(r.latency):
+        both_busy = any(f.start <= t < f.end for f in t0) and \
+            any(f.start <= t < f.end for f in t1)
+        if both_busy:
+            most = max(most, sum(f.end <= t for f in t0) - sum(f.start <= t for f in t1))
+    assert most == waiting
+
+
+def test_exact_division_builds_and_stops_the_run_on_a_remainder():
+    # "/" is exact division: it traces, and only a value with a remainder fails
+    net = Net("halve")
+    job = net.token_type("Job", "size")
+    a, b = net.place("a", job), net.place("b", job)
+    net.transition("halve", inputs={a: 1}, outputs={b: 1}, delay=lambda a: a.size / 2)
+    net.start, net.done = a, b
+    net.tokens_from_input = lambda xs: [{"size": x} for x in xs]
+    model = net.build()
+    assert simulate(model, [4, 6]).latency == 5
+    with pytest.raises(SimulationError, match=r"3 / 2 is not a whole number.*use //"):
+        simulate(model, [4, 3])
 
 
 def test_zero_delay_chain_commits_at_the_same_time():

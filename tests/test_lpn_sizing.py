@@ -31,6 +31,9 @@ def test_buffer_sizing_finds_the_smallest_size_meeting_the_budget():
     assert all(t.holds is False for t in result.tried[:-1]) and result.tried[-1].holds is True
     for trial in result.tried[:-1]:
         assert trial.value > worst4 and trial.witness.simulated == trial.value
+    # a latency budget that holds is proved: no input is named (docs/how-to/verify.md)
+    assert result.chosen.witness is None and result.chosen.value is None
+    assert result.to_dict()["tried"][-1]["witness"] is None
 
 
 

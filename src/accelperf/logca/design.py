@@ -149,9 +149,20 @@ class DesignResult:
                 "reasons": {p: s.reason for p, s in self.solutions.items()}}
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{p}: {'none' if s.value is None else f'{s.value:.4g}'}"
-                          for p, s in self.solutions.items())
-        return f"DesignResult({self.target.text} for {self.model.label}: {parts})"
+        # As the command line says it: whether the model meets the target as it is, and
+        # per parameter the side that meets it (a bare number reads as "set it to this").
+        now = "no such granularity" if self.current is None or not \
+            math.isfinite(self.current) else self.target.describe(self.current)
+        state = "met already" if self.met_now else "not met now"
+        parts = ", ".join(_needed(s) for s in self.solutions.values())
+        return (f"DesignResult({self.target.text} for {self.model.label}: {state} "
+                f"({now}); {parts})")
+
+
+def _needed(solution: ParameterSolution) -> str:
+    if solution.value is not None:
+        return f"{solution.parameter} {solution.direction} {solution.value:.4g}"
+    return f"{solution.parameter} {'any' if solution.possible else 'none'}"
 
 
 def _met(model: LogCA, target: Target, parameters, values) -> np.ndarray:

@@ -449,11 +449,8 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     warnings += _model_warnings(d, best, model, beta, latency)
     warnings += tail_warnings(d.g, d.t0, d.t1, s_meas, s_model)
     g1, g_half = _crossings(model, d, s_meas, best, x[C0], bootstrap, seed, warnings)
-    for label, c in (("g1", g1), ("g_A/2", g_half)):
-        if c.model is not None and not (d.g[0] <= c.model <= d.g[-1]):
-            warnings.append(f"the model's {label} = {format_size(c.model)} lies outside the "
-                            f"measured range {format_size(d.g[0])}..{format_size(d.g[-1])}: it "
-                            f"is an extrapolation")
+    warnings += extrapolation_warnings({"g1": g1.model, "g_A/2": g_half.model},
+                                       d.g[0], d.g[-1])
     if frequency_hz is not None:
         model = model.to_cycles(frequency_hz)
         params = {k: _to_cycles(p, frequency_hz) for k, p in params.items()}
@@ -468,6 +465,17 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
                  f"{len(d.excluded)} granularities left out" if d.excluded else ""))
     return FitResult(model, params, d.g, s_meas, s_model, g1, g_half, tuple(warnings), method,
                      c0_param, d.excluded)
+
+
+def extrapolation_warnings(crossings: dict, lo: float, hi: float,
+                           seen: str = "measured") -> list[str]:
+    """A warning for each crossing ({label: granularity or None}) outside [lo, hi], the
+    sizes the fit saw: there the model, not the data, gives it. A root found on an end
+    (to within a root finder's rounding, 1e-9 relative) is inside."""
+    return [f"the model's {label} = {format_size(g)} lies outside the {seen} range "
+            f"{format_size(lo)}..{format_size(hi)}: it is an extrapolation"
+            for label, g in crossings.items()
+            if g is not None and not lo * (1 - 1e-9) <= g <= hi * (1 + 1e-9)]
 
 
 def _to_cycles(p: FittedParameter, frequency_hz: float) -> FittedParameter:

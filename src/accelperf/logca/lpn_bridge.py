@@ -24,7 +24,7 @@ from scipy import optimize
 from ..errors import ModelError, invalid
 from ..units import format_size
 from ..validate import real_number
-from .fit import FittedParameter, power_law
+from .fit import FittedParameter, extrapolation_warnings, power_law
 from .model import LogCA
 
 
@@ -103,7 +103,10 @@ MAPPINGS = {
 def mapping(model: str) -> Mapping:
     if model not in MAPPINGS:
         raise invalid("MODEL", model, f"a granularity → input mapping exists for "
-                                      f"{', '.join(MAPPINGS)}")
+                                      f"{', '.join(MAPPINGS)}; for your own net, write "
+                                      f"the mapping in Python: fit_from_latency(lambda g: "
+                                      f"simulate(net, input_of(g)).latency, sizes, host_C) "
+                                      f"(accelperf.logca.lpn_bridge)")
     return MAPPINGS[model]
 
 
@@ -112,7 +115,8 @@ class LpnFit:
     """LogCA fitted to simulated offloads (cycles).
 
     ``dependent`` says whether the latency grows with granularity and ``dependent_reason`` on
-    what evidence; ``errors`` holds the mean relative T1 error of each latency kind tried."""
+    what evidence; ``errors`` holds the mean relative T1 error of each latency kind tried;
+    ``warnings`` what the simulated sizes cannot support (as :func:`.fit.fit_logca` says)."""
 
     model: LogCA
     parameters: dict                                 # name -> FittedParameter
@@ -123,6 +127,7 @@ class LpnFit:
     dependent_reason: str = ""
     errors: dict = field(default_factory=dict)       # latency kind -> mean |T1 error|
     method: str = ""
+    warnings: tuple = ()
 
     @property
     def t_host(self) -> np.ndarray:
@@ -158,14 +163,14 @@ class LpnFit:
                             "t_transfer": None if e is None else float(e)}
                            for g, t, m, h, e in zip(self.granularity, self.t_accel,
                                                     self.t1_model, self.t_host, transfer)],
-                "method": self.method}
+                "method": self.method, "warnings": list(self.warnings)}
 
     def __repr__(self) -> str:
         m = self.model
         kind = "dependent" if self.dependent else "independent"
         return (f"LpnFit(L={m.L:.4g}, o={m.o:.4g}, A={m.A:.4g} (host C={m.C:.4g}, "
                 f"β={m.beta:g}); latency {kind}; T1 error mean {self.mean_error:.1%}, "
-                f"max {self.max_error:.1%})")
+                f"max {self.max_error:.1%}; {len(self.warnings)} warning(s))")
 
 
 def host_from_times(granularity, cycles) -> tuple[float, float]:
@@ -302,7 +307,12 @@ def fit_from_latency(latency_at: Callable[[float], float], sizes: Sequence[float
     method = ("ISCA'17 eq. 1 with the host's C·g^β held: o and 1/A (and L, without a "
               "transfer-only run) by non-negative linear least squares, relative weights"
               + ("; L from the transfer-only run" if echo is not None else ""))
-    return LpnFit(m, params, g, t1, echo, kind == "dependent", why, errors, method)
+    g1, g_half = m.g1(), m.g_half()
+    warnings = extrapolation_warnings({"g1": g1.root if g1.exists else None,
+                                       "g_A/2": g_half.root if g_half.exists else None},
+                                      g[0], g[-1], seen="simulated")
+    return LpnFit(m, params, g, t1, echo, kind == "dependent", why, errors, method,
+                  tuple(warnings))
 
 
 def _cycles(what: str, value, g: float) -> float:

@@ -238,3 +238,5 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
                   f"granularity: {result.dependent_reason}")
     console.print(f"fit error of T1: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
                   f"over {result.granularity.size} granularities")
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")

@@ -71,7 +71,9 @@ class Trial:
     """One size of the range: whether the budget holds on every input (None: unknown;
     for :func:`optimal_size`, whether the size attains the best worst case), the value
     of ``witness`` (its latency, or its stall ratio for a stall budget), and the input:
-    a counterexample where the budget fails, the worst input where it holds."""
+    a counterexample where the budget fails; where it holds, the worst input for a stall
+    budget and for :func:`optimal_size`, but none (``witness`` and ``value`` None) for a
+    latency budget, whose proof names no input."""
 
     size: int
     holds: bool | None
