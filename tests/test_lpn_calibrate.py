@@ -154,6 +154,8 @@ def _synthetic(name, true, inputs):
      ["link_flight_cycles", "link_receive_cycles"]),
     ("protoacc", {"mem_latency": 13, "string_header_cycles": 6},
      ["mem_latency", "string_header_cycles"]),
+    ("vta", {"dram_base_cycles": 25, "wgt_cycles_per_element": 30},
+     ["dram_base_cycles", "wgt_cycles_per_element"]),
     ("jpeg-decoder", {"entropy_per_symbol": 4, "idct_cycles": 71, "header_base": 30},
      ["entropy_per_symbol", "idct_cycles", "header_base"]),
 ])
@@ -172,6 +174,11 @@ def test_synthetic_perturbed_parameters_are_recovered_exactly(name, true, fit):
         inputs = [DEFAULT_MESSAGE, {"s": {"type": "scalar", "is_repeated": False, "data": [8]}},
                   {"t": {"type": "nonscalar", "is_repeated": True, "data": [40] * 7}},
                   [DEFAULT_MESSAGE] * 3]
+    elif name == "vta":
+        # Prefixes of the shipped stream that end on a whole cycle (a store takes 27/8
+        # cycles, and a measured latency is whole cycles).
+        program = (ROOT / "examples/inputs/program.insns").read_text().splitlines()
+        inputs = [None, program] + [program[:k] for k in (4, 16, 19, 22, 25)]
     else:
         inputs = [read_jpeg(ROOT / "examples/images" / f) for f in
                   ("hopper_64x48_q50_420.jpg", "hopper_64x48_q90_420.jpg",
