@@ -13,7 +13,8 @@ from accelperf.errors import ModelError
 from accelperf.lpn import Net, simulate
 from accelperf.lpn.calibrate import Measurement, align_trace, calibrate
 from accelperf.lpn.inputs import read_jpeg
-from accelperf.lpn.library import build
+from accelperf.lpn.library import LIBRARY, build
+from accelperf.lpn.library.protoacc import DEFAULT_MESSAGE
 
 ROOT = Path(__file__).parents[1]
 MEASURED = ROOT / "examples/measurements/core_jpeg_verilator.csv"
@@ -40,6 +41,56 @@ def test_library_models_declare_the_papers_delays_with_the_authors_defaults():
         "get_segments_cycles": 3, "fifo_cycles": 1}
     assert {p.name: p.value for p in build("darwin").parameters} == {
         "traceback_step_cycles": 3}
+    link = {"link_bytes_per_cycle": 16, "link_header_bytes": 24, "link_flight_cycles": 100,
+            "link_receive_cycles": 2}
+    assert {p.name: p.value for p in build("credit-link").parameters} == link
+    assert {p.name: p.value for p in build("pipeline-over-link").parameters} == {
+        **link, "entropy_base": 4, "entropy_per_coeff": 3, "dequant_base": 8,
+        "colour_cycles": 40}
+    assert {p.name: p.value for p in build("jpeg-decoder-pcie").parameters} == {
+        "pcie_process_ns": 7, "pcie_link_latency_ns": 405, "pcie_memory_latency_ns": 90,
+        "pcie_tlp_overhead_bytes": 30, **jpeg}
+    assert {p.name: p.value for p in build("protoacc").parameters} == {
+        "mem_latency": 10, "descriptor_fetch_cycles": 2, "submessage_adt_cycles": 2,
+        "scalar_load_cycles": 2, "string_header_cycles": 4, "repeated_array_cycles": 3,
+        "key_cycles": 1, "end_of_message_cycles": 2, "write_bytes_per_cycle": 16,
+        "write_top_end_cycles": 4}
+    assert {p.name: p.value for p in build("vta").parameters} == {
+        "read_base_cycles": 21, "read_cycles_per_instruction": 2, "dram_base_cycles": 22,
+        "inp_cycles_per_element": 2, "wgt_cycles_per_element": 32,
+        "acc_cycles_per_element": 8, "sync_cycles": 2, "compute_base_cycles": 6,
+        "store_ticks_per_element": 27}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_every_library_parameter_is_documented_and_reaches_the_timing(name):
+    # Each declared delay must act: a very different value (1000) changes the latency of
+    # the model's default input, so no parameter is declared but left unused.
+    model = build(name)
+    assert model.parameters, f"{name} declares no parameters"
+    latency = simulate(model, model.default_input).latency
+    for p in model.parameters:
+        assert p.doc and p.value == p.default
+        changed = simulate(build(name, {p.name: 1000}), model.default_input).latency
+        assert changed != latency, f"{name}: {p.name} does not reach the timing"
+
+
+def test_the_link_keyword_arguments_set_the_parameter_defaults():
+    from accelperf.lpn.library import credit_link
+    from accelperf.lpn.params import build_with
+    model = build_with(lambda: credit_link(flight_cycles=60), {"link_receive_cycles": 7})
+    assert model.parameter("link_flight_cycles").default == 60
+    assert model.parameter("link_receive_cycles").value == 7
+    with pytest.raises(ModelError, match="link_bytes_per_cycle = 0 is invalid: an integer >= 1"):
+        build("credit-link", {"link_bytes_per_cycle": 0})
+
+
+def test_cli_show_lists_the_new_models_parameters(cli):
+    for name, some in (("protoacc", "mem_latency"), ("vta", "store_ticks_per_element"),
+                       ("credit-link", "link_flight_cycles"),
+                       ("jpeg-decoder-pcie", "pcie_link_latency_ns")):
+        code, out, _ = cli("lpn", "show", name, "--parameters")
+        assert code == 0 and some in out
 
 
 def test_a_parameter_changes_exactly_the_delays_that_use_it():
@@ -99,6 +150,12 @@ def _synthetic(name, true, inputs):
     ("block-pipeline", {"entropy_base": 7, "entropy_per_coeff": 2, "dequant_base": 11,
                         "colour_cycles": 45}, None),
     ("fig2-pipeline", {"fetch_cycles": 27}, None),
+    ("credit-link", {"link_flight_cycles": 83, "link_receive_cycles": 5},
+     ["link_flight_cycles", "link_receive_cycles"]),
+    ("protoacc", {"mem_latency": 13, "string_header_cycles": 6},
+     ["mem_latency", "string_header_cycles"]),
+    ("vta", {"dram_base_cycles": 25, "wgt_cycles_per_element": 30},
+     ["dram_base_cycles", "wgt_cycles_per_element"]),
     ("jpeg-decoder", {"entropy_per_symbol": 4, "idct_cycles": 71, "header_base": 30},
      ["entropy_per_symbol", "idct_cycles", "header_base"]),
 ])
@@ -111,6 +168,17 @@ def test_synthetic_perturbed_parameters_are_recovered_exactly(name, true, fit):
                   [50, 0, 50, 0, 50]]
     elif name == "fig2-pipeline":
         inputs = [None, [[0, 5, 1], [1, 7, 1], [0, 9, 2], [1, 3, 2]]]
+    elif name == "credit-link":
+        inputs = [[64], [4096, 256, 100], [64 * 1024], [300] * 20]
+    elif name == "protoacc":
+        inputs = [DEFAULT_MESSAGE, {"s": {"type": "scalar", "is_repeated": False, "data": [8]}},
+                  {"t": {"type": "nonscalar", "is_repeated": True, "data": [40] * 7}},
+                  [DEFAULT_MESSAGE] * 3]
+    elif name == "vta":
+        # Prefixes of the shipped stream that end on a whole cycle (a store takes 27/8
+        # cycles, and a measured latency is whole cycles).
+        program = (ROOT / "examples/inputs/program.insns").read_text().splitlines()
+        inputs = [None, program] + [program[:k] for k in (4, 16, 19, 22, 25)]
     else:
         inputs = [read_jpeg(ROOT / "examples/images" / f) for f in
                   ("hopper_64x48_q50_420.jpg", "hopper_64x48_q90_420.jpg",

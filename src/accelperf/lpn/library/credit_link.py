@@ -6,6 +6,11 @@ serialisation time (header + payload at ``bytes_per_cycle``), flies ``flight_cyc
 the receiver (a pipelined wire: many packets in flight), and once the receiver has taken it
 the credit flies back. When all packets of a transaction have arrived, the transaction is
 handed on as one token.
+
+Named parameters (``accelperf lpn show credit-link --parameters``): ``link_bytes_per_cycle``
+(16), ``link_header_bytes`` (24), ``link_flight_cycles`` (100) and ``link_receive_cycles``
+(2), prefixed by the link's ``prefix``; the keyword arguments of :func:`attach_credit_link`
+set their defaults.
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ def attach_credit_link(net: Net, into: Place, *, payload_bytes: int = 256, credi
                     ("receive_cycles", receive_cycles)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise NetError(f"{name} = {v!r} is invalid: an integer >= 0")
+    # The link's timing constants are named parameters (``--param link_flight_cycles=80``);
+    # the keyword arguments give their defaults. Sizes and the credit pool stay structure.
+    per_cycle = net.parameter(f"{prefix}_bytes_per_cycle", bytes_per_cycle, minimum=1,
+                              doc="bytes the transmitter serialises per cycle")
+    header = net.parameter(f"{prefix}_header_bytes", header_bytes,
+                           doc="header bytes sent with every packet")
+    flight = net.parameter(f"{prefix}_flight_cycles", flight_cycles,
+                           doc="cycles a packet, or a returning credit, is on the wire")
+    receive = net.parameter(f"{prefix}_receive_cycles", receive_cycles,
+                            doc="cycles the receiver takes to accept one packet")
     payload = tuple(into.token_type.properties)
     carried = tuple(p for p in payload if p != "bytes")
     txn = net.token_type(f"{prefix}_Transaction", "bytes", *carried)
@@ -55,14 +70,13 @@ def attach_credit_link(net: Net, into: Place, *, payload_bytes: int = 256, credi
         (tx_queue, Out(lambda t: (t.bytes - 1) // P, props=packet_props(False))),
         (tx_queue, Out(1, props=packet_props(True)))])
     net.transition(f"{prefix}.transmit", inputs={tx_queue: 1, pool: 1}, outputs={wire: 1},
-                   delay=lambda p, c: (header_bytes + p.size + bytes_per_cycle - 1)
-                   // bytes_per_cycle)
-    net.transition(f"{prefix}.fly", inputs={wire: 1}, outputs={rx: 1}, delay=flight_cycles,
+                   delay=lambda p, c: (header + p.size + per_cycle - 1) // per_cycle)
+    net.transition(f"{prefix}.fly", inputs={wire: 1}, outputs={rx: 1}, delay=flight,
                    concurrency=None)
     net.transition(f"{prefix}.receive", inputs={rx: 1},
-                   outputs={delivered: 1, returning: 1}, delay=receive_cycles)
+                   outputs={delivered: 1, returning: 1}, delay=receive)
     net.transition(f"{prefix}.return_credit", inputs={returning: 1}, outputs={pool: 1},
-                   delay=flight_cycles, concurrency=None)
+                   delay=flight, concurrency=None)
     net.transition(f"{prefix}.reassemble", inputs={delivered: lambda p: p.packets},
                    outputs={into: Out(1, props=lambda p: {k: getattr(p, k) for k in payload})})
     return txns

@@ -34,6 +34,11 @@ rounded up):
   specification lets a switch advertise any finite amount (§2.6.1).
 * ``clock_mhz`` = 75: the accelerator's clock (OSDI'24 Fig. 4, line 1).
 
+Named parameters (``accelperf lpn show jpeg-decoder-pcie --parameters``): the four timing
+values the authors calibrated, ``pcie_process_ns``, ``pcie_link_latency_ns``,
+``pcie_memory_latency_ns`` and ``pcie_tlp_overhead_bytes`` (:func:`timing_parameters`),
+with the configuration's values as defaults.
+
 This is accelperf's own model from those facts: the authors released the topology LPN
 but not its coupling to the JPEG decoder, so there is no number of theirs to match.
 """
@@ -41,7 +46,7 @@ but not its coupling to the JPEG decoder, so there is no number of theirs to mat
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 
 from ...errors import invalid
@@ -117,10 +122,33 @@ class PcieFront:
     staged: Place
 
 
+# The authors' calibrated timing values (module docstring): the ones worth fitting to a
+# measured link; the rest of the configuration is topology and sizes.
+TIMING_PARAMETERS = {
+    "process_ns": "ns a sender spends per TLP before serialising it (plus 2 ns per 16 bytes)",
+    "link_latency_ns": "ns a TLP or a returned credit flies on one link",
+    "memory_latency_ns": "ns host memory takes to answer a read (plus 1 ns per 64 bytes)",
+    "tlp_overhead_bytes": "bytes of header, sequence number, LCRC and framing per TLP",
+}
+
+
+def timing_parameters(net: Net, config: PcieConfig, prefix: str = "pcie") -> PcieConfig:
+    """Declare the link's timing values as named parameters of ``net`` (``pcie_process_ns``
+    and so on, defaults from ``config``) and return ``config`` with the values the model is
+    being built with (``--param pcie_link_latency_ns=380`` overrides one)."""
+    values = {}
+    for field, doc in TIMING_PARAMETERS.items():
+        low = 1 if field == "tlp_overhead_bytes" else 0
+        constant = net.parameter(f"{prefix}_{field}", getattr(config, field), minimum=low,
+                                 doc=doc)
+        values[field] = constant.args[0]       # a named constant's value (params.py)
+    return replace(config, **values)
+
+
 def attach_pcie(net: Net, into: Place, config: PcieConfig, prefix: str = "pcie") -> PcieFront:
     """Put a PCIe DMA read path in front of ``into``: items wait in ``staged`` until the
     chunk holding their last byte has arrived, then move to ``into`` in order."""
-    c = config
+    c = timing_parameters(net, config, prefix)
     rate = c.bytes_per_cycle()
     num, den = rate.numerator, rate.denominator
     clk, ovh, cred = c.clock_mhz, c.tlp_overhead_bytes, CREDIT_BYTES

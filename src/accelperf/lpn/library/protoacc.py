@@ -19,6 +19,12 @@ here in accelperf's API. The serializer works in three parts:
   (a pipeline keeps the writer until its end-of-field marker) and writes it to memory:
   ``bytes // 16 + 1`` cycles per chunk, 4 for the top-level end marker.
 
+Named parameters (``accelperf lpn show protoacc --parameters``, :class:`SerializerDelays`):
+``mem_latency`` and the fixed costs above (``descriptor_fetch_cycles`` 2,
+``submessage_adt_cycles`` 2, ``scalar_load_cycles`` 2, ``string_header_cycles`` 4,
+``repeated_array_cycles`` 3, ``key_cycles`` 1, ``end_of_message_cycles`` 2,
+``write_bytes_per_cycle`` 16, ``write_top_end_cycles`` 4), defaults the authors' values.
+
 Ψ (:func:`message_tokens`) walks the messages depth-first exactly as the authors' parser
 does: each message gets an end-of-message pseudo field (1 byte) after its fields. (The
 authors' parser stores that pseudo field under the key ``"f0"``, so a real field of that
@@ -46,6 +52,8 @@ the authors' runs on their six Hyperprotobench inputs).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..expr import where
 from ..inputs.protobuf import Message, read_messages
 from ..net import Net, NetError, Out
@@ -65,6 +73,47 @@ DEFAULT_MESSAGE = {
         "label": {"type": "nonscalar", "is_repeated": False, "data": [300]}}},
     "checksum": {"type": "scalar", "is_repeated": False, "data": [4]},
 }
+
+
+@dataclass(frozen=True)
+class SerializerDelays:
+    """The serializer's named delays (each a named constant of the net being built; see
+    the module docstring for where each one acts)."""
+
+    mem_latency: object
+    descriptor_fetch: object
+    submessage_adt: object
+    scalar_load: object
+    string_header: object
+    repeated_array: object
+    key: object
+    end_of_message: object
+    write_bytes_per_cycle: object
+    write_top_end: object
+
+    @classmethod
+    def declare(cls, net: Net, mem_latency: int) -> "SerializerDelays":
+        """Declare them on ``net`` with the authors' values (``mem_latency`` as given)."""
+        p = net.parameter
+        return cls(
+            p("mem_latency", mem_latency, doc="cycles of one memory access"),
+            p("descriptor_fetch_cycles", 2,
+              doc="cycles to hand a run of field descriptors to the dispatcher"),
+            p("submessage_adt_cycles", 2,
+              doc="cycles to load a submessage's ADT besides one memory access"),
+            p("scalar_load_cycles", 2,
+              doc="cycles to load a scalar field besides one memory access"),
+            p("string_header_cycles", 4,
+              doc="cycles for a string/bytes field's pointer and header besides two "
+                  "memory accesses"),
+            p("repeated_array_cycles", 3,
+              doc="cycles to fetch a repeated field's array besides one memory access"),
+            p("key_cycles", 1, doc="cycles to emit a field element's key"),
+            p("end_of_message_cycles", 2, doc="cycles of a pipeline's end-of-message step"),
+            p("write_bytes_per_cycle", 16, minimum=1,
+              doc="bytes the write-back stage writes per cycle (bytes // this + 1 cycles "
+                  "per chunk)"),
+            p("write_top_end_cycles", 4, doc="cycles to write the top-level end marker"))
 
 
 def message_tokens(messages: tuple[Message, ...]) -> dict:
@@ -113,12 +162,12 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
                        f"paper, 1 in its Fig. 5 alternative)")
     if isinstance(mem_latency, bool) or not isinstance(mem_latency, int) or mem_latency < 0:
         raise NetError(f"mem_latency = {mem_latency!r} is invalid: an integer >= 0 (cycles)")
-    L = mem_latency
-    net = Net("protoacc", f"Protoacc serializer, {pipelines} field pipelines, memory "
-                          f"latency {L}",
+    net = Net("protoacc", f"Protoacc serializer, {pipelines} field pipelines",
               input_format="protobuf message JSON, one message or a list: {field: {type: "
                            "scalar|nonscalar|submessage, is_repeated, data: [element sizes "
                            "in bytes] | nested message}}")
+    d = SerializerDelays.declare(net, mem_latency)
+    L = d.mem_latency
     control = net.token_type("Control", "kind", "fields")
     field = net.token_type("FieldDescriptor", "kind", "elements")
     size = net.token_type("Element", "bytes")
@@ -174,15 +223,16 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     net.transition("fetch_field_descriptors",
                    inputs={run_descr: 1, descriptors: lambda c, d: c.fields},
                    outputs={to_dispatch: Out(lambda c, d: c.fields, copy="field_descriptors"),
-                            split_free: 1}, delay=2)
+                            split_free: 1}, delay=d.descriptor_fetch)
     net.transition("load_submessage_adt", inputs={sub_descr: 1, adt_idle: 1},
-                   outputs={adt_idle: 1, advance: 1, split_free: 1}, delay=L + 2)
+                   outputs={adt_idle: 1, advance: 1, split_free: 1},
+                   delay=L + d.submessage_adt)
     net.transition("issue_write", inputs={writes_in: 1},
                    outputs={writes_q: Out(1, copy="writes_in")}, delay=1)
     net.transition("write_body", inputs={writes_body: 1}, outputs={written: 1, mem_free: 1},
-                   delay=lambda w: w.bytes // 16 + 1)
+                   delay=lambda w: w.bytes // d.write_bytes_per_cycle + 1)
     net.transition("write_top_end", inputs={writes_top: 1}, outputs={written: 1, mem_free: 1},
-                   delay=4)
+                   delay=d.write_top_end)
     net.transition("route_write", inputs={writes_q: 1, mem_free: 1}, outputs=[
         (writes_body, Out(lambda w, m: where_int(w.end_of_top != 1), copy="writes_queue")),
         (writes_top, Out(lambda w, m: where_int(w.end_of_top == 1), copy="writes_queue"))])
@@ -201,7 +251,7 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
         (sub_descr, Out(lambda c, s: where_int(c.kind == SUBMESSAGE), copy="descriptor_requests"))])
 
     for i in range(1, pipelines + 1):
-        _field_pipeline(net, i, L, to_dispatch, data, dispatch_free, writes_in, write_free,
+        _field_pipeline(net, i, d, to_dispatch, data, dispatch_free, writes_in, write_free,
                         turns["dispatch"][i - 1], turns["write"][i - 1], field, size, count,
                         chunk, state)
 
@@ -226,10 +276,10 @@ def where_int(condition):
     return where(condition, 1, 0)
 
 
-def _field_pipeline(net, i, L, to_dispatch, data, dispatch_free, writes_in, write_free,
+def _field_pipeline(net, i, d, to_dispatch, data, dispatch_free, writes_in, write_free,
                     my_dispatch_turn, my_write_turn, field, size, count, chunk, state):
     """Field-serializer pipeline ``i``: its state machine from dispatch to write request."""
-    f = f"f{i}"
+    f, L = f"f{i}", d.mem_latency
     ops = state(f"{f}_ops", ttype=field)
     units = state(f"{f}_elements", ttype=size)
     n_units = state(f"{f}_element_count", ttype=count)
@@ -262,21 +312,24 @@ def _field_pipeline(net, i, L, to_dispatch, data, dispatch_free, writes_in, writ
                    outputs={string_ptr: 1, dist_hold: 1}, delay=1)
     net.transition(f"{f}_repeated_start", inputs={repeated: 1, wait_cmd: 1},
                    outputs={rep_ptr: Out(1, copy=repeated.name), dist_hold: 1}, delay=1)
-    net.transition(f"{f}_scalar_load", inputs={scalar_req: 1, hold: 1, units: 1}, delay=2 + L,
+    net.transition(f"{f}_scalar_load", inputs={scalar_req: 1, hold: 1, units: 1},
+                   delay=d.scalar_load + L,
                    outputs={out_q: Out(1, props={"bytes": lambda r, h, u: u.bytes,
                                                  "end_of_field": 0, "end_of_top": 0}),
                             write_key: 1})
-    net.transition(f"{f}_scalar_key", inputs={write_key: 1}, delay=1,
+    net.transition(f"{f}_scalar_key", inputs={write_key: 1}, delay=d.key,
                    outputs={finished: 1, hold: 1, out_q: Out(1, props=key)})
     net.transition(f"{f}_string_header", inputs={string_ptr: 1, hold: 1, units: 1},
-                   outputs={string_data: Out(1, copy=units.name)}, delay=4 + 2 * L)
+                   outputs={string_data: Out(1, copy=units.name)},
+                   delay=d.string_header + 2 * L)
     net.transition(f"{f}_string_data", inputs={string_data: 1}, delay=L,
                    outputs={out_q: Out(1, props={"bytes": lambda u: u.bytes,
                                                  "end_of_field": 0, "end_of_top": 0}),
                             string_key: 1})
-    net.transition(f"{f}_string_key", inputs={string_key: 1}, delay=1,
+    net.transition(f"{f}_string_key", inputs={string_key: 1}, delay=d.key,
                    outputs={finished: 1, out_q: Out(1, props=key), hold: 1})
-    net.transition(f"{f}_repeated_array", inputs={rep_ptr: 1}, delay=3 + L, outputs={
+    net.transition(f"{f}_repeated_array", inputs={rep_ptr: 1},
+                   delay=d.repeated_array + L, outputs={
         scalar_req: lambda r: where(r.kind == SCALAR, r.elements, 0),
         string_ptr: lambda r: where(r.kind == NONSCALAR, r.elements, 0)})
     not_end = lambda o, t: where_int(o.end_of_field == 0)
@@ -288,7 +341,8 @@ def _field_pipeline(net, i, L, to_dispatch, data, dispatch_free, writes_in, writ
     net.transition(f"{f}_resume", inputs={n_units: 1, finished: lambda n, d: n.elements},
                    outputs={wait_cmd: 1, out_q: Out(1, props={"bytes": 0, "end_of_field": 1,
                                                               "end_of_top": 0})})
-    net.transition(f"{f}_end_of_message", inputs={eom: 1, wait_cmd: 1, units: 1}, delay=2,
+    net.transition(f"{f}_end_of_message", inputs={eom: 1, wait_cmd: 1, units: 1},
+                   delay=d.end_of_message,
                    outputs=[(out_q, Out(1, props=key)),
                             (out_q, Out(lambda e, w, u: where_int(e.kind == END_OF_TOP_MESSAGE),
                                         props={"bytes": 1, "end_of_field": 0, "end_of_top": 1})),

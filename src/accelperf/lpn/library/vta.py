@@ -29,6 +29,13 @@ Structure (the accelerator of OSDI'24 §5.1, Table 1; an LPN per §3.2):
   store (any)           27·x·y/8
   ====================  ==============================
 
+Named parameters (``accelperf lpn show vta --parameters``, :class:`VtaDelays`): the
+constants of that table and of the fetch read, in cycles (``read_base_cycles`` 21,
+``read_cycles_per_instruction`` 2, ``dram_base_cycles`` 22 for every load from DRAM,
+``inp_cycles_per_element`` 2, ``wgt_cycles_per_element`` 32, ``acc_cycles_per_element`` 8,
+``sync_cycles`` 2, ``compute_base_cycles`` 6) and the store's ``store_ticks_per_element``
+27 in eighths of a cycle; defaults the artifact's values.
+
 **Time is counted in eighths of a cycle** (``TICKS_PER_CYCLE`` = 8): the artifact's store
 latency 27·x·y/8 is fractional (3.375 cycles for the 1x1 stores of ``reference.insns``)
 and its simulator keeps time as a float. Rounding the store latency up or down changes
@@ -58,7 +65,7 @@ hardware queues do, so they are flagged ``resource=True``.
 
 from __future__ import annotations
 
-from dataclasses import astuple, fields
+from dataclasses import astuple, dataclass, fields
 
 from ...errors import invalid
 from ..expr import where
@@ -73,28 +80,60 @@ TENSORS = {"inp": 0, "wgt": 1, "empty": 2, "finish": 3}
 _FIELDS = tuple(f.name for f in fields(Instruction))   # the token's properties, in order
 
 
-def _load_ticks(i):
-    """Load module latency in ticks (table in the module docstring)."""
-    per_cycle = where(i.tensor == TENSORS["inp"], 22 + 2 * i.xsize * i.ysize,
-                      22 + 32 * i.xsize * i.ysize)
-    return TICKS_PER_CYCLE * where(i.subopcode == SUBOPCODES["sync"], 2, per_cycle)
+@dataclass(frozen=True)
+class VtaDelays:
+    """VTA's named delays, each a named constant of the net being built (the table in the
+    module docstring; defaults the artifact's values)."""
 
+    read_base: object
+    read_per_instruction: object
+    dram_base: object
+    inp_per_element: object
+    wgt_per_element: object
+    acc_per_element: object
+    sync: object
+    compute_base: object
+    store_ticks_per_element: object
 
-def _compute_ticks(i):
-    """Compute module latency in ticks (table in the module docstring)."""
-    loops = (i.uop_end - i.uop_begin) * i.lp_1 * i.lp_0
-    sub = i.subopcode
-    c = where(sub == SUBOPCODES["gemm"], 6 + loops,
-        where(sub == SUBOPCODES["alu"], 6 + loops * (2 - i.use_alu_imm),
-        where(sub == SUBOPCODES["loadAcc"], 22 + 8 * i.xsize * i.ysize,
-        where(sub == SUBOPCODES["loadUop"],
-              22 + i.xsize * (i.ysize + 2 - i.ysize % 2) // 2, 2))))
-    return TICKS_PER_CYCLE * c
+    @classmethod
+    def declare(cls, net: Net) -> "VtaDelays":
+        p = net.parameter
+        return cls(
+            p("read_base_cycles", 21, doc="cycles of one instruction read besides its "
+                                          "instructions"),
+            p("read_cycles_per_instruction", 2, doc="read cycles per fetched instruction"),
+            p("dram_base_cycles", 22, doc="fixed cycles of a load inp/wgt, loadUop or loadAcc"),
+            p("inp_cycles_per_element", 2, doc="load inp cycles per x·y element"),
+            p("wgt_cycles_per_element", 32, doc="load wgt cycles per x·y element"),
+            p("acc_cycles_per_element", 8, doc="compute loadAcc cycles per x·y element"),
+            p("sync_cycles", 2, doc="cycles of a load or compute sync"),
+            p("compute_base_cycles", 6, doc="fixed cycles of a gemm or alu instruction"),
+            p("store_ticks_per_element", 27,
+              doc="store eighths of a cycle per x·y element (27·x·y/8 cycles)"))
 
+    def load_ticks(self, i):
+        """Load module latency in ticks (table in the module docstring)."""
+        elements = i.xsize * i.ysize
+        per_cycle = where(i.tensor == TENSORS["inp"], self.dram_base + self.inp_per_element
+                          * elements, self.dram_base + self.wgt_per_element * elements)
+        return TICKS_PER_CYCLE * where(i.subopcode == SUBOPCODES["sync"], self.sync,
+                                       per_cycle)
 
-def _store_ticks(i):
-    """Store module latency: 27·x·y/8 cycles = 27·x·y ticks."""
-    return 27 * i.xsize * i.ysize
+    def compute_ticks(self, i):
+        """Compute module latency in ticks (table in the module docstring)."""
+        loops = (i.uop_end - i.uop_begin) * i.lp_1 * i.lp_0
+        sub = i.subopcode
+        c = where(sub == SUBOPCODES["gemm"], self.compute_base + loops,
+            where(sub == SUBOPCODES["alu"], self.compute_base + loops * (2 - i.use_alu_imm),
+            where(sub == SUBOPCODES["loadAcc"],
+                  self.dram_base + self.acc_per_element * i.xsize * i.ysize,
+            where(sub == SUBOPCODES["loadUop"],
+                  self.dram_base + i.xsize * (i.ysize + 2 - i.ysize % 2) // 2, self.sync))))
+        return TICKS_PER_CYCLE * c
+
+    def store_ticks(self, i):
+        """Store module latency: 27·x·y/8 cycles = 27·x·y ticks."""
+        return self.store_ticks_per_element * i.xsize * i.ysize
 
 
 def _is_opcode(code: int):
@@ -118,6 +157,7 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
     program = net.token_type("Program", "total_insn")
     read_cmd = net.token_type("ReadCommand", "insn_count")
     B = fetch_batch
+    d = VtaDelays.declare(net)
 
     launch = net.place("launch", program)
     stream = net.place("instruction_memory", insn)
@@ -145,8 +185,8 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
     count = lambda read_commands: read_commands.insn_count
     net.transition("read", inputs={read_cmds: 1, control: 1, stream: count},
                    outputs={fetched: Out(count, copy=stream.name), control_back: 1},
-                   delay=lambda read_commands: TICKS_PER_CYCLE * (21 + 2 *
-                                                                  read_commands.insn_count))
+                   delay=lambda read_commands: TICKS_PER_CYCLE * (
+                       d.read_base + d.read_per_instruction * read_commands.insn_count))
     net.transition("split", inputs={launch: 1}, outputs=[
         (read_cmds, Out(lambda launch: launch.total_insn // B, props={"insn_count": B})),
         (read_cmds, Out(lambda launch: where(launch.total_insn % B > 0, 1, 0),
@@ -180,15 +220,15 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
     net.transition("compute_done", inputs={running["compute"]: 1},
                    outputs={retired: 1, dep["compute", "load"]: push_prev,
                             dep["compute", "store"]: push_next, slots["compute"]: 1},
-                   delay=_compute_ticks)
+                   delay=d.compute_ticks)
     net.transition("store_done", inputs={running["store"]: 1},
                    outputs={retired: 1, dep["store", "compute"]: push_prev,
                             slots["store"]: 1},
-                   delay=_store_ticks)
+                   delay=d.store_ticks)
     net.transition("load_done", inputs={running["load"]: 1},
                    outputs={retired: 1, dep["load", "compute"]: push_next,
                             slots["load"]: 1},
-                   delay=_load_ticks)
+                   delay=d.load_ticks)
 
     net.start, net.done = [stream, launch], retired
     net.tokens_from_input = instruction_tokens
