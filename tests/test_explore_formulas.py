@@ -18,7 +18,9 @@ from accelperf.explore.formulas import density_javascript, interface_formulas, l
 from accelperf.logca import LogCA
 from accelperf.logca.advise import advise
 from accelperf.logca.metrics import bound_type, peak_speedup
-from accelperf.lpn.expr import JAVASCRIPT_HELPERS, evaluate_on, to_javascript, trace
+from accelperf.lpn.expr import evaluate_on, trace
+from accelperf.lpn.expr_backends import to_javascript
+from accelperf.lpn.operators import JAVASCRIPT_HELPERS
 from accelperf.lpn.net import TokenType
 
 NODE = shutil.which("node")

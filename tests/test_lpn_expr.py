@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accelperf.lpn import TraceError, both, either, maximum, minimum, negate, where
-from accelperf.lpn.expr import compile_python, evaluate_on as evaluate, to_sympy, trace
+from accelperf.lpn.expr import evaluate_on as evaluate, trace
+from accelperf.lpn.expr_backends import compile_python, to_sympy
 from accelperf.lpn.net import TokenType
 
 T = TokenType("Blk", ("x", "y"))
@@ -111,7 +112,7 @@ def test_sympy_form_is_readable():
 
 # ---------------------------------------------------------------- the operator table
 def test_every_operator_has_every_backend_and_one_definition():
-    from accelperf.lpn.expr import OPERATORS, Operator
+    from accelperf.lpn.operators import OPERATORS, Operator
     columns = [f for f in Operator.__dataclass_fields__ if f not in ("name", "arity",
                                                                      "operands", "result", "lazy")]
     assert set(columns) == {"evaluate", "python", "sympy", "text", "c", "z3", "javascript"}
@@ -126,7 +127,7 @@ def test_every_operator_has_every_backend_and_one_definition():
     (lambda a, b: a.x % b.x, [(7, 0), (0, 0)], "modulo by zero"),
 ])
 def test_division_errors_are_named_in_every_backend(func, tokens, message):
-    from accelperf.lpn.expr import EvaluationError
+    from accelperf.lpn.operators import EvaluationError
     e = trace(func, INPUTS, "delay")
     with pytest.raises(EvaluationError, match=message):
         evaluate(e, tokens)

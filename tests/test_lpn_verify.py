@@ -17,7 +17,9 @@ from accelperf.lpn import semantics, simulate
 from accelperf.lpn.analysis.space import load_space, space_from_dict
 from accelperf.lpn.analysis.verify import (VerificationError, follow, latency_bound,
                                            partition, prove, shared_places, within)
-from accelperf.lpn.expr import OPERATORS, Expr, evaluate, prop, to_z3
+from accelperf.lpn.expr import Expr, evaluate, prop
+from accelperf.lpn.expr_backends import to_z3
+from accelperf.lpn.operators import OPERATORS
 from accelperf.lpn.library import build
 from lpn_random import nets
 

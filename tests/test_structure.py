@@ -26,7 +26,6 @@ REASON_MARK = "One module because"
 # >>> The lead empties this set when those branches are merged. <<<
 PENDING_SPLITS = {
     "accelperf.lpn.compiled",   # h22batch: 686 lines; imports measure.native._compiler
-    "accelperf.lpn.expr",       # deferred: parsing / operator table / backends (820 lines)
     "accelperf.lpn.analysis.interface",   # grew to 693 lines with the form choice (#23)
 }
 

@@ -21,7 +21,8 @@ the rules. The source is generated from our own trees, never from user text.
 
 from __future__ import annotations
 
-from .expr import PYTHON_HELPERS, to_python
+from .expr_backends import to_python
+from .operators import PYTHON_HELPERS
 from .net import Model, Transition
 from .semantics import NO_ROUTE, FiringError, below_zero, too_few_to_copy
 

@@ -67,7 +67,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import ModelError
-from ..expr import defined_when, evaluate, to_z3
+from ..expr import evaluate
+from ..expr_backends import defined_when, to_z3
 from ..net import Model
 
 SAMPLE_MAX_COMMITS = 50_000

@@ -20,7 +20,8 @@ import ast
 import re
 
 from ...errors import ModelError
-from ..expr import z3_floordiv, z3_mod, parameter_name
+from ..expr import parameter_name
+from ..operators import z3_floordiv, z3_mod
 
 
 class Tokens:

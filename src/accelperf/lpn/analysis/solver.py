@@ -1,7 +1,7 @@
 """Path conditions: are they satisfiable, and an input that satisfies them (Z3).
 
 Conditions are SymPy relations over the input space's symbols (the symbolic executor
-builds them from the traced expression trees with :func:`accelperf.lpn.expr.to_sympy`);
+builds them from the traced expression trees with :func:`accelperf.lpn.expr_backends.to_sympy`);
 this module translates them to Z3 once per question. Token values and counts are integers,
 a stream's means are reals.
 """

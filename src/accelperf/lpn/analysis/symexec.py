@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 import sympy
 
 from ...errors import ModelError
-from ..expr import to_sympy, walk
+from ..expr import walk
+from ..expr_backends import to_sympy
 from ..graph import strong_components
 from ..net import Model, Transition
 from .solver import Solver
