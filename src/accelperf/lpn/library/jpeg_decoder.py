@@ -184,20 +184,18 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
               f"the JPEG decoder behind {config.name} with {config.switches} switch(es)",
               input_format="a baseline .jpg (the whole file crosses the link)")
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
-    # The header stage starts at once: an approximation (its bytes cross the link first,
-    # in well under its parse time at a byte a cycle); 0 cycles by default.
-    header = net.place("header", net.token_type("Header", "bytes"))
+    # No header stage here: the authors' PCIe model has none, and one that started at once
+    # would only approximate a parse of bytes still crossing the link; its interface
+    # (lpn2pi) also needs an entropy decoder no header gate inhibits.
     front = attach_pcie(net, blocks, config)
-    net.start, net.done = [front.chunks, front.staged, header], \
-        add_decoder(net, blocks, header)
+    net.start, net.done = [front.chunks, front.staged], add_decoder(net, blocks)
 
     def tokens(image):
         if isinstance(image, JpegSample):
             image = image.read()
         if not isinstance(image, JpegBlocks):
             raise invalid("input", image, "a JPEG file: the link needs each block's bytes")
-        return {**chunk_tokens(front, block_tokens(image), image.ends, image.size, config),
-                header.name: header_tokens(image)}
+        return chunk_tokens(front, block_tokens(image), image.ends, image.size, config)
 
     net.tokens_from_input = tokens
     net.default_input = JpegSample(DEFAULT_SAMPLE)
