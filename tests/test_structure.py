@@ -25,9 +25,7 @@ REASON_MARK = "One module because"
 # test lands. Findings that involve them are reported as expected failures, not errors.
 # >>> The lead empties this set when those branches are merged. <<<
 PENDING_SPLITS = {
-    "accelperf.lpn.compiled",   # h22batch: 686 lines; imports measure.native._compiler
     "accelperf.lpn.expr",       # deferred: parsing / operator table / backends (820 lines)
-    "accelperf.lpn.analysis.interface",   # grew to 693 lines with the form choice (#23)
 }
 
 
