@@ -10,9 +10,9 @@ or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.To
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition, written by :mod:`.csource` from the traced
-expressions), so it follows the rules of :mod:`.semantics`
-(R1–R8) with the same tie order, limits, trace, statistics and error texts; the tests hold
-it to the reference trace for trace.
+expressions), so it follows the rules of :mod:`.semantics` (R1–R8) with the same tie
+order, limits, trace, statistics and error texts; the tests hold it to the reference
+trace for trace. This module builds that source, loads it and runs it.
 
 **Range.** Token properties, expression values and times are int64 in C, where Python's
 integers are unbounded: an input value outside [-2**63, 2**63 - 1] is refused before the
