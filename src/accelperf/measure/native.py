@@ -24,7 +24,8 @@ def cache_dir() -> Path:
     return Path(base) / "accelperf"
 
 
-def _compiler() -> str | None:
+def find_compiler() -> str | None:
+    """The path of the C compiler to use ($CC, cc, gcc or clang on PATH), or None."""
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):
             return shutil.which(name)
@@ -43,7 +44,7 @@ def load_kernels():
 def build_shared(stem: str, source: str) -> Path | None:
     """``source`` (C) compiled into a shared library in the cache, once per content, or
     None when there is no C compiler or it fails."""
-    cc = _compiler()
+    cc = find_compiler()
     if cc is None:
         return None
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]

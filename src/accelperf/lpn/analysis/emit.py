@@ -196,7 +196,7 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
     period it may take while the stages after it are the bottleneck: the S slots of
     first's A.3 loop (the buffer between them, 4 coefficient slots for the decoder) less
     the one the period's last token holds, S − 1."""
-    from .interface import find_loops
+    from .loops import find_loops
     period = 1
     for g in ci.gaps:
         per_token = sympy.simplify(g.commits / n)

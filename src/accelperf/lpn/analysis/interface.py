@@ -60,6 +60,8 @@ import sympy
 
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
+from .loops import Loop, find_loops
+from .measured import BIG_SIZE, MEASURED_FILL, MEASURED_FLOOR, simulated_at, uniform_slopes
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
@@ -147,58 +149,6 @@ def unit_overlap(model: Model, interface: Interface) -> int:
     except SimulationError:
         return 0
     return max(0, 2 * once - twice)
-
-
-# ---------------------------------------------------------------------- loops (A.3)
-@dataclass(frozen=True)
-class Loop:
-    place: str                 # the loop's one place with initial tokens
-    tokens: int                # M
-    transitions: tuple         # T1..Tn in flow order
-    factors: tuple             # F_Ti
-
-
-def find_loops(model: Model, limit: int = 1000) -> list[Loop]:
-    """A.3's loops: elementary cycles through exactly one place holding the model's own
-    initial tokens, with constant weights, token conserving."""
-    out_arcs = {}                                  # place -> [(transition, weight)]
-    for t in model.transitions:
-        for pid, w in zip(t.inputs, t.weights):
-            out_arcs.setdefault(pid, []).append((t, w))
-    loops = []
-    for start, tokens in model.initial.items():
-        if not tokens:
-            continue
-
-        def walk(pid, chain, seen):
-            for t, w_in in out_arcs.get(pid, []):
-                if ("t", t.id) in seen or w_in.op != "const" or w_in.args[0] == 0:
-                    continue
-                for arc in t.outputs:
-                    if arc.count.op != "const" or arc.count.args[0] == 0:
-                        continue
-                    step = chain + [(t, w_in.args[0], arc.count.args[0])]
-                    if arc.place == start:
-                        yield step
-                    elif arc.place not in model.initial and ("p", arc.place) not in seen:
-                        yield from walk(arc.place, step, seen | {("t", t.id), ("p", arc.place)})
-
-        for chain in walk(start, [], {("p", start)}):
-            if len(loops) >= limit:
-                return loops
-            ratio = sympy.Integer(1)
-            for _, w_in, w_out in chain:
-                ratio *= sympy.Rational(w_out, w_in)
-            if ratio != 1:
-                continue                           # not token conserving
-            factors, f = [], sympy.Rational(len(tokens), chain[0][1])
-            for i, (_, w_in, _) in enumerate(chain):
-                if i:
-                    f = f * sympy.Rational(chain[i - 1][2], w_in)
-                factors.append(f)
-            loops.append(Loop(model.places[start].name, len(tokens),
-                              tuple(t.name for t, _, _ in chain), tuple(factors)))
-    return loops
 
 
 # ---------------------------------------------------------------------- one class
@@ -324,67 +274,6 @@ def _probe_scaled(cls: InputClass, counts, delays, intervals):
             {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
 
 
-def _uniform_slopes(model: Model, cls: InputClass, points):
-    """Beyond the paper: cycles per stream token that the simulation of two long uniform
-    streams shows, at the lowest property values and at each sampled point (means
-    rounded): [(point, n symbol, cycles per token)], or None without exactly one
-    stream."""
-    from ..sim import SimulationError, simulate
-    from .classes import marking_of, tokens_for
-    streams = [p for p in cls.space.places if p.stream]
-    if len(streams) != 1:
-        return None
-    ps = streams[0]
-    n_sym, step = count_symbol(ps.place), ps.probe or 1
-    n1 = max(ps.count[0], 300 // step * step or step)
-    n2 = n1 + max(step, 300 // step * step)
-    if n2 > ps.count[1]:
-        return None
-    means = {mean_symbol(ps.place, q): lo for q, (lo, _) in ps.properties.items()}
-    out = []
-    for point in [{**points[0], **means}] + list(points):
-        point = {k: (round(v) if k in means else v) for k, v in point.items()}
-        lat = []
-        for n in (n1, n2):
-            try:
-                lat.append(simulate(model, marking_of(model, tokens_for(
-                    cls.space, model, {**point, n_sym: n}))).latency)
-            except (SimulationError, KeyError, ZeroDivisionError):
-                return None
-        out.append(({**point, n_sym: n1}, n_sym, sympy.Rational(
-            (lat[1] - lat[0]) * model.ticks_per_cycle, n2 - n1)))
-    return out
-
-
-MEASURED_FLOOR, MEASURED_FILL = "measured_floor", "measured_fill"
-"""The names of the measured terms of a fixed structure (see :func:`_simulated_at`)."""
-
-BIG_SIZE = 4096
-"""The large sizes of a fixed structure's second measured run: this times each ranged
-property's lower bound (at least 1), within its range."""
-
-
-def _simulated_at(model: Model, cls: InputClass, pick):
-    """Beyond the paper, for a fixed structure whose token properties range (a Protoacc
-    message type, a Menshen packet stream): (point, cycles) of the simulated run with
-    every ranged property at ``pick(lo, hi)``; None for streams, for fully fixed inputs
-    (a VTA program: measuring it would be the simulation itself) and where the point
-    leaves the class."""
-    from ..sim import SimulationError, simulate
-    from .classes import marking_of, tokens_for
-    space = cls.space
-    if any(p.stream for p in space.places):
-        return None
-    point = {sym: pick(lo, hi) for sym, (lo, hi) in symbol_ranges(space).items()}
-    if not point or not cls.holds(point):
-        return None
-    try:
-        cycles = simulate(model, marking_of(model, tokens_for(space, model, point))).latency
-    except SimulationError:
-        return None
-    return point, sympy.Integer(cycles * model.ticks_per_cycle)   # in the delays' ticks
-
-
 def _slope(counts, gap, point, n_sym) -> float:
     """d(max_T N_T·ḡ_T)/dn at ``point``, numerically."""
     def total(n):
@@ -425,7 +314,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
-    slopes = _uniform_slopes(model, cls, points)
+    slopes = uniform_slopes(model, cls, points)
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
         previous = (dict(gap), dict(bound))
@@ -466,8 +355,8 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                         "measured on uniform inputs"))
         latency = max_effective(gaps, solver, conds)
     # Beyond the paper, for a fixed structure whose sizes range: two simulated runs.
-    big = _simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * BIG_SIZE))
-    bigger = _simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * 2 * BIG_SIZE))
+    big = simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * BIG_SIZE))
+    bigger = simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * 2 * BIG_SIZE))
     if big is not None and bigger is not None and big[0] != bigger[0]:
         # At large sizes the size-bound term rules; what the simulation adds to it is the
         # time before that stage starts and after it ends (its fill), which a max over
@@ -481,7 +370,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                             top.effective + fill, 0, f"{top.transition} + fill measured "
                                                      f"at large sizes"))
             latency = max_effective(gaps, solver, conds)
-    small = _simulated_at(model, cls, lambda lo, hi: lo)
+    small = simulated_at(model, cls, lambda lo, hi: lo)
     if small is not None and small[1] > _value(latency, small[0]) * 1.001:
         # At its smallest sizes a fixed structure is bound by work the loops do not see
         # (Protoacc's round-robin turns, whose counts depend on the turn index): the
@@ -689,5 +578,5 @@ def group_classes(classes) -> tuple:
 
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
-           "extract_interface", "class_interface", "group_classes", "check_interface_request", "sized_structure",
-           "critical_path"]
+           "extract_interface", "class_interface", "group_classes", "check_interface_request",
+           "sized_structure", "critical_path"]
