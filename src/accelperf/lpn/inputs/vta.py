@@ -17,6 +17,12 @@ load -> compute -> store order (VTA's dependency queues, Moreau et al., IEEE Mic
 Spaces are ignored, as by the artifact's reader; blank lines and lines starting with ``#``
 are skipped. Any other malformed line is one :class:`~accelperf.errors.ModelError` naming
 the line number, the field and what it may hold.
+
+Two readers give the same instructions: :func:`parse_instructions`, line by line into
+:class:`Instruction` objects (the reference, and the one that names what is wrong), and
+:func:`instruction_table`, which checks a whole well-formed stream in bulk into one NumPy
+array (issue 22: the line-by-line reader was all of a large VTA run's time) and hands
+anything it does not accept to the reference reader.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ SUBOPCODES = {
     "store": ("store", "sync"),
 }
 TENSORS = ("inp", "wgt", "empty", "finish")
+SUBOPCODE_NAMES = ("load", "sync", "loadUop", "loadAcc", "gemm", "alu", "store")
+"""Every sub-opcode once: an :class:`InstructionTable` numbers sub-opcodes by this order,
+opcodes by SUBOPCODES' order and tensors by TENSORS' order."""
 DEFAULT_STREAM = Path(__file__).parent / "data" / "vta_mixed.insns"
 """VTA's default input: 19 instructions written for accelperf that use every sub-opcode
 and odd sizes (the artifact's ``reference.insns`` is the authors' file: give it with
@@ -91,6 +100,78 @@ _NUMBERS = [f.name for f in fields(Instruction)][3:]
 _FLAGS = ("use_alu_imm", "pop_prev", "pop_next", "push_prev", "push_next")
 
 
+@dataclass(frozen=True, eq=False)
+class InstructionTable:
+    """A well-formed instruction stream as one (n, 14) int64 array, a row per
+    instruction: opcode, sub-opcode and tensor as indices (see SUBOPCODE_NAMES), then the
+    11 numbers in the text format's order."""
+
+    rows: object
+    source: str
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def instructions(self) -> tuple[Instruction, ...]:
+        """The same stream as :class:`Instruction` objects."""
+        ops, tensors = tuple(SUBOPCODES), TENSORS
+        return tuple(Instruction(ops[r[0]], SUBOPCODE_NAMES[r[1]], tensors[r[2]], *r[3:])
+                     for r in self.rows.tolist())
+
+    def __repr__(self) -> str:
+        return f"InstructionTable({len(self)} instructions from {self.source})"
+
+
+def _code_triples() -> dict:
+    """(opcode, sub-opcode, tensor) names of every valid combination -> their indices."""
+    triples = {}
+    for o, (opcode, subs) in enumerate(SUBOPCODES.items()):
+        for sub in subs:
+            for t, tensor in enumerate(TENSORS):
+                if opcode == sub == "load" and tensor not in ("inp", "wgt"):
+                    continue
+                triples[opcode, sub, tensor] = (o, SUBOPCODE_NAMES.index(sub), t)
+    return triples
+
+
+_TRIPLES = _code_triples()
+
+
+def instruction_table(text: str, source: str = "instruction stream") -> InstructionTable | None:
+    """The instructions of ``text`` checked in bulk as one :class:`InstructionTable`, or
+    None when any line is not plainly well formed (a field that is not ASCII digits, a
+    wrong field count, a bad name or flag, a number beyond int64): the caller then uses
+    :func:`parse_instructions`, which accepts or names the same lines as before."""
+    import numpy as np
+    kept = [line for line in (raw.strip() for raw in
+                              text.replace(" ", "").replace("\t", "").splitlines())
+            if line and line[0] != "#"]
+    if not kept or any(line.count(",") != 14 for line in kept):
+        return None
+    parts = ",".join(kept).split(",")
+    if any(word != "insn" for word in parts[0::15]):
+        return None
+    codes = [_TRIPLES.get(t) for t in zip(parts[1::15], parts[2::15], parts[3::15])]
+    if None in codes:
+        return None
+    columns = []
+    for k in range(4, 15):
+        column = parts[k::15]
+        digits = "".join(column)
+        if "" in column or not (digits.isascii() and digits.isdigit()):
+            return None
+        try:
+            columns.append(np.array(list(map(int, column)), dtype=np.int64))
+        except OverflowError:
+            return None
+    numbers = np.column_stack(columns)
+    flags = numbers[:, [_NUMBERS.index(name) for name in _FLAGS]]
+    uop_begin, uop_end = (numbers[:, _NUMBERS.index(n)] for n in ("uop_begin", "uop_end"))
+    if (flags > 1).any() or (uop_end < uop_begin).any():
+        return None
+    return InstructionTable(np.hstack((np.array(codes, dtype=np.int64), numbers)), source)
+
+
 def parse_instructions(text: str, source: str = "instruction stream") -> tuple[Instruction, ...]:
     """Every instruction of ``text``; ``source`` names it in error messages."""
     program = []
@@ -108,12 +189,25 @@ def parse_instructions(text: str, source: str = "instruction stream") -> tuple[I
 def read_instructions(path: str | Path) -> tuple[Instruction, ...]:
     """The instructions of the file at ``path`` (see the module docstring for the format)."""
     path = Path(path)
+    return parse_instructions(_text_of(path), path.name)
+
+
+def read_instruction_table(path: str | Path) -> InstructionTable | tuple[Instruction, ...]:
+    """The instructions of the file at ``path`` as one :class:`InstructionTable` when the
+    whole file is well formed, else as :func:`read_instructions` gives them (or the same
+    error it raises)."""
+    path = Path(path)
+    text = _text_of(path)
+    table = instruction_table(text, path.name)
+    return table if table is not None else parse_instructions(text, path.name)
+
+
+def _text_of(path: Path) -> str:
     try:
-        text = path.read_text("utf-8")
+        return path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise invalid("instruction file", str(path),
                       f"a readable text file ({type(exc).__name__})") from None
-    return parse_instructions(text, path.name)
 
 
 def _parse_line(line: str, where: str) -> Instruction:

@@ -154,6 +154,72 @@ def message_tokens(messages: tuple[Message, ...]) -> dict:
     return {"message_tasks": control, "field_descriptors": fields, "field_data": sizes}
 
 
+class _NotPlain(Exception):
+    """Raised inside :func:`message_token_arrays` at the first entry it leaves to the
+    reference reader."""
+
+
+def message_token_arrays(doc) -> dict | None:
+    """Ψ in one pass over decoded JSON (issue 22): the tokens :func:`message_tokens` makes
+    of ``read_messages(doc)``, as NumPy arrays (control and descriptor tokens (n, 2) in
+    their types' property order, element sizes (n,)), without building a Message; None
+    when any entry is not plainly well formed, so that :func:`read_messages` names it."""
+    import numpy as np
+    if type(doc) is dict:
+        messages = [doc]
+    elif type(doc) is list and doc:
+        messages = doc
+    else:
+        return None
+    control, fields, sizes = [], [], []
+
+    def close(run):
+        while run:
+            n = min(run, MAX_RUN)
+            control.extend((FIELD_RUN, n))
+            run -= n
+
+    def walk(msg, top):
+        if type(msg) is not dict or not msg:
+            raise _NotPlain
+        run = 0
+        for spec in msg.values():
+            # three keys, each holding a value of its kind, are exactly the three keys
+            if type(spec) is not dict or len(spec) != 3 or \
+                    type(spec.get("is_repeated")) is not bool:
+                raise _NotPlain
+            kind, data = spec.get("type"), spec.get("data")
+            if kind == "submessage":
+                close(run)
+                run = 0
+                control.extend((SUBMESSAGE, 0))
+                walk(data, False)
+            elif (kind == "scalar" or kind == "nonscalar") and type(data) is list and data \
+                    and (len(data) == 1 or spec["is_repeated"]):
+                run += 1
+                fields.extend((_KIND[kind], len(data)))
+                sizes.extend(data)
+            else:
+                raise _NotPlain
+        fields.extend((END_OF_TOP_MESSAGE if top else END_OF_MESSAGE, 1))
+        sizes.append(1)
+        close(run + 1)
+
+    try:
+        for m in messages:
+            walk(m, True)
+        if not all(type(b) is int for b in sizes):
+            return None
+        data = np.array(sizes, dtype=np.int64)
+    except (_NotPlain, OverflowError, RecursionError):
+        return None
+    if data.min() < 0:
+        return None
+    return {"message_tasks": np.array(control, dtype=np.int64).reshape(-1, 2),
+            "field_descriptors": np.array(fields, dtype=np.int64).reshape(-1, 2),
+            "field_data": data}
+
+
 def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     """Build the serializer with ``pipelines`` field pipelines (1..6) and a memory access
     latency of ``mem_latency`` cycles (10 in the authors' model)."""
@@ -259,7 +325,8 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     net.done = written
 
     def tokens(doc):
-        return message_tokens(read_messages(doc))
+        arrays = message_token_arrays(doc)
+        return arrays if arrays is not None else message_tokens(read_messages(doc))
 
     net.tokens_from_input = tokens
     net.default_input = DEFAULT_MESSAGE

@@ -69,7 +69,8 @@ from dataclasses import astuple, dataclass, fields
 
 from ...errors import invalid
 from ..expr import where
-from ..inputs.vta import DEFAULT_STREAM, Instruction, parse_instructions, read_instructions
+from ..inputs.vta import (DEFAULT_STREAM, SUBOPCODE_NAMES, Instruction, InstructionTable,
+                          parse_instructions, read_instruction_table, read_instructions)
 from ..net import Net, Out
 
 TICKS_PER_CYCLE = 8
@@ -232,7 +233,7 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
 
     net.start, net.done = [stream, launch], retired
     net.tokens_from_input = instruction_tokens
-    net.input_reader = read_instructions
+    net.input_reader = read_instruction_table
     net.default_input = read_instructions(DEFAULT_STREAM)
     return net.build()
 
@@ -242,8 +243,12 @@ def instruction_tokens(stream) -> dict:
 
     ``stream`` is a sequence of :class:`~accelperf.lpn.inputs.vta.Instruction` (from
     :func:`~accelperf.lpn.inputs.vta.read_instructions`), a list of instruction lines in the
-    artifact's text format, or that text as one string.
+    artifact's text format, or that text as one string; or an
+    :class:`~accelperf.lpn.inputs.vta.InstructionTable` (what the file reader gives for a
+    well-formed file), whose instruction tokens come as one NumPy array, the same tokens.
     """
+    if isinstance(stream, InstructionTable):
+        return {"instruction_memory": _table_tokens(stream), "launch": [(len(stream),)]}
     if isinstance(stream, str):
         stream = parse_instructions(stream)
     elif isinstance(stream, (list, tuple)) and stream and all(isinstance(s, str)
@@ -257,6 +262,16 @@ def instruction_tokens(stream) -> dict:
     tokens = [(OPCODES[i.opcode], SUBOPCODES[i.subopcode], TENSORS[i.tensor])
               + astuple(i)[3:] for i in stream]
     return {"instruction_memory": tokens, "launch": [(len(tokens),)]}
+
+
+def _table_tokens(table: InstructionTable):
+    """The table's rows with its sub-opcode indices renumbered as SUBOPCODES here numbers
+    them (opcode and tensor indices already follow OPCODES' and TENSORS' order)."""
+    import numpy as np
+    renumber = np.array([SUBOPCODES[name] for name in SUBOPCODE_NAMES], dtype=np.int64)
+    tokens = table.rows.copy()
+    tokens[:, 1] = renumber[tokens[:, 1]]
+    return tokens
 
 
 def _short(value) -> str:
