@@ -394,11 +394,17 @@ def _effect_warnings(hier: Candidate | None, chosen: Candidate) -> list[str]:
     m = hier.model
     for k, layer in enumerate(m.layers[:-1]):
         g = m.transition(k)
-        inside, beyond = m.speedup(g / 4), m.speedup(g * 4)
-        link = f", transfer {m.link_steps[k]:+.0%}" if m.base.dependent else ""
+        bends = [g]
+        link = copies = ""
+        if m.base.dependent:
+            bends.append(layer.capacity_bytes / m.link_working_set[k])
+            link = f", transfer {m.link_steps[k]:+.0%}"
+            copies = f"; the copies' bend about {format_size(bends[1])}"
+        lo, hi = min(bends) / 4, max(bends) * 4      # both bends, with a factor 4 either side
         out.append(f"the data outgrow layer {layer.name!r} ({format_size(layer.capacity_bytes)}"
                    f") about {format_size(g)} offloaded (working set {m.working_set[k]:.3g}"
-                   f"×g): per byte beyond it host {m.host_steps[k]:+.0%}, accelerator "
-                   f"{m.accel_steps[k]:+.0%}{link}; the speedup goes from {inside:.3g} at "
-                   f"{format_size(g / 4)} to {beyond:.3g} at {format_size(g * 4)}")
+                   f"×g{copies}): per byte beyond it host {m.host_steps[k]:+.0%}, accelerator "
+                   f"{m.accel_steps[k]:+.0%}{link}; the speedup goes from "
+                   f"{m.speedup(lo):.3g} at {format_size(lo)} to {m.speedup(hi):.3g} at "
+                   f"{format_size(hi)}")
     return out
