@@ -322,4 +322,10 @@ class HierarchicalLogCA:
                                                 self.link_steps))
         return (f"HierarchicalLogCA({self.label}; beyond {steps or 'no layer'}; "
                 f"w = {', '.join(f'{w:.3g}' for w in self.working_set)}, "
-                f"s = {', '.join(f'{s:.3g}' for s in self.sharpness)})")
+                f"s = {', '.join(f'{s:.3g}' for s in self.sharpness)}{self._copies_repr()})")
+
+    def _copies_repr(self) -> str:
+        if (self.link_working_set, self.link_sharpness) == (self.working_set, self.sharpness):
+            return ""
+        return (f"; the copies' w' = {', '.join(f'{w:.3g}' for w in self.link_working_set)}, "
+                f"s' = {', '.join(f'{s:.3g}' for s in self.link_sharpness)}")
