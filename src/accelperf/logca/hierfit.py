@@ -11,7 +11,8 @@ Steps:
 3. both candidates solved by the same bounded nonlinear least squares on the same residuals
    (log host time, log speedup, and log echo time when there is an echo run): plain
    (no transition) and hierarchical (the identified transitions, each with its own
-   working-set factor w_k and sharpness s_k, from several starts, the best refined);
+   working-set factor w_k and sharpness s_k for the computations and w'_k, s'_k for the
+   copies when the latency is dependent, from several starts, the best refined);
 4. AIC = N·ln(SSR/N) + 2k on those residuals; the hierarchical model must lower it by 2 to
    be chosen (the rule ``fit_logca`` applies to the latency kind).
 
