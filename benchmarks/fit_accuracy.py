@@ -21,7 +21,7 @@ chances to catch a quiet cache.
    measured crossing. No measuring: this row reads the committed files.
 
 Run: .venv/bin/python benchmarks/fit_accuracy.py [--quick] [--save DIR]   (about 7 minutes)
-     .venv/bin/python benchmarks/fit_accuracy.py --hierarchy-only          (about 30 s)
+     .venv/bin/python benchmarks/fit_accuracy.py --hierarchy-only          (about 25 s of CPU)
 --save DIR keeps the two measurement CSVs, so `accelperf logca fit` can be re-run on them.
 """
 

@@ -11,7 +11,8 @@ Steps:
 3. both candidates solved by the same bounded nonlinear least squares on the same residuals
    (log host time, log speedup, and log echo time when there is an echo run): plain
    (no transition) and hierarchical (the identified transitions, each with its own
-   working-set factor w_k and sharpness s_k, from several starts, the best refined);
+   working-set factor w_k and sharpness s_k for the computations and w'_k, s'_k for the
+   copies when the latency is dependent, from several starts, the best refined);
 4. AIC = N·ln(SSR/N) + 2k on those residuals; the hierarchical model must lower it by 2 to
    be chosen (the rule ``fit_logca`` applies to the latency kind).
 
@@ -38,9 +39,11 @@ START_WORKING_SET = 2.0              # source and destination: the least an offl
 WORKING_SET_STARTS = (1.0, 2.0, 4.0)
 # A working set from half the offloaded bytes (a victim last level holds what the level
 # inside it evicts, so the two add up) to eight buffers of them.
-W_BOUNDS = (0.5, 8.0)
+W_BOUNDS = (0.125, 16.0)
+S_BOUNDS = (0.5, 60.0)
 QUICK_NFEV = 150                     # evaluations per start before the best is refined
-# Vector layout: the plain parameters, then w and s, then h_k, a_k and l_k per transition.
+# Vector layout: the plain parameters, then per transition h_k, a_k, l_k, the computations'
+# w_k and s_k, and the copies' w'_k and s'_k.
 LN_C, BETA, O, LAT, LN_A, C0, LN_W, LN_S, O_ECHO = range(9)
 N_FIXED = 9
 STEP_BOUNDS = (-0.9, 10.0)
@@ -118,18 +121,23 @@ def _model(x, layers, dependent: bool, name: str) -> HierarchicalLogCA:
     return HierarchicalLogCA(base, layers, tuple(steps[:n]), tuple(steps[n:2 * n]),
                              tuple(steps[2 * n:3 * n]),
                              working_set=tuple(np.exp(steps[3 * n:4 * n])) or 1.0,
-                             sharpness=tuple(np.exp(steps[4 * n:])) or 4.0,
-                             host_constant=x[C0], name=name)
+                             sharpness=tuple(np.exp(steps[4 * n:5 * n])) or 4.0,
+                             host_constant=x[C0], name=name,
+                             link_working_set=tuple(np.exp(steps[5 * n:6 * n])) or 1.0,
+                             link_sharpness=tuple(np.exp(steps[6 * n:7 * n])) or 4.0)
 
 
 def _times(x, layers, g, dependent):
     """(T0, T1, echo) of a vector, written out for speed (the model class validates)."""
     n = len(layers) - 1
-    w, s = np.exp(x[N_FIXED + 3 * n:N_FIXED + 4 * n]), np.exp(x[N_FIXED + 4 * n:])
-    shares = [miss_share(g, l.capacity_bytes, w[k], s[k]) for k, l in enumerate(layers[:-1])]
+    v = np.exp(x[N_FIXED + 3 * n:N_FIXED + 7 * n]).reshape(4, n) if n else np.ones((4, 0))
+    shares = [miss_share(g, l.capacity_bytes, v[0, k], v[1, k])
+              for k, l in enumerate(layers[:-1])]
+    copies = [miss_share(g, l.capacity_bytes, v[2, k], v[3, k])
+              for k, l in enumerate(layers[:-1])]
     h = 1 + sum(x[N_FIXED + k] * shares[k] for k in range(n))
     q = 1 + sum(x[N_FIXED + n + k] * shares[k] for k in range(n))
-    r = 1 + sum(x[N_FIXED + 2 * n + k] * shares[k] for k in range(n))
+    r = 1 + sum(x[N_FIXED + 2 * n + k] * copies[k] for k in range(n))
     host = np.exp(x[LN_C] + x[BETA] * np.log(g))
     link = x[LAT] * g * r if dependent else x[LAT]
     t0 = x[C0] + host * h
@@ -180,11 +188,11 @@ def _solve(d, layers, dependent, start, free, lower, upper, max_nfev=4000):
 
 def _bounds(n: int):
     lower = np.array([-np.inf, 0.01, 0.0, 0.0, -30.0, 0.0, math.log(0.25), math.log(0.5), 0.0]
-                     + [STEP_BOUNDS[0]] * 3 * n + [math.log(W_BOUNDS[0])] * n
-                     + [math.log(0.5)] * n)
+                     + ([STEP_BOUNDS[0]] * 3 * n
+                        + ([math.log(W_BOUNDS[0])] * n + [math.log(S_BOUNDS[0])] * n) * 2))
     upper = np.array([np.inf, 5.0, np.inf, np.inf, 30.0, np.inf, math.log(64.0), math.log(30.0),
-                      np.inf] + [STEP_BOUNDS[1]] * 3 * n + [math.log(W_BOUNDS[1])] * n
-                     + [math.log(30.0)] * n)
+                      np.inf] + ([STEP_BOUNDS[1]] * 3 * n
+                                + ([math.log(W_BOUNDS[1])] * n + [math.log(S_BOUNDS[1])] * n) * 2))
     return lower, upper
 
 
@@ -238,8 +246,8 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
         for base in [base_x] + _inner_start(d, t_echo, latency, host_constant, lo, hi):
             for w in WORKING_SET_STARTS:
                 n = len(kept) - 1
-                start = np.concatenate([base, np.full(3 * n, 0.05),
-                                        np.full(n, math.log(w)), np.full(n, math.log(3.0))])
+                ws = np.concatenate([np.full(n, math.log(w)), np.full(n, math.log(3.0))])
+                start = np.concatenate([base, np.full(3 * n, 0.05), ws, ws])
                 tries.append(_candidate("hierarchical", d, kept, dependent, start,
                                         host_constant, name, max_nfev=QUICK_NFEV))
         best = min(tries, key=lambda c: c.ssr)             # refine the best start only
@@ -297,7 +305,7 @@ def _candidate(kind, d, layers, dependent, start, host_constant, name,
                max_nfev: int = 4000) -> Candidate:
     n = len(layers) - 1
     lower, upper = _bounds(n)
-    free = np.ones(N_FIXED + 5 * n, bool)
+    free = np.ones(N_FIXED + 7 * n, bool)
     free[LAT] = dependent
     free[C0] = host_constant
     free[LN_W] = free[LN_S] = False             # unused: w and s are per layer, at the end
@@ -305,6 +313,7 @@ def _candidate(kind, d, layers, dependent, start, host_constant, name,
     if not dependent:                       # a constant L has no per-byte transfer to scale
         free[N_FIXED + 2 * n:N_FIXED + 3 * n] = False
         start[N_FIXED + 2 * n:N_FIXED + 3 * n] = 0.0
+        free[N_FIXED + 5 * n:] = False          # nor the copies' transition
     x, se, ssr, aic, k = _solve(d, layers, dependent, start.copy(), free, lower, upper,
                                 max_nfev)
     return Candidate(kind, _model(x, layers, dependent, name), x, se, ssr, aic, k)
@@ -361,6 +370,14 @@ def _parameters(c: Candidate, dependent: bool) -> dict:
                                     f"{format_size(model.transition(k))}")
         out[f"s[{layer.name}]"] = p(f"s[{layer.name}]", s, s * se[N_FIXED + 4 * n + k],
                                     "sharpness of the bend")
+        if dependent:
+            w, s = model.link_working_set[k], model.link_sharpness[k]
+            out[f"w'[{layer.name}]"] = p(f"w'[{layer.name}]", w, w * se[N_FIXED + 5 * n + k],
+                                         f"the copies' working set per offloaded byte: their "
+                                         f"bend is centred at "
+                                         f"{format_size(layer.capacity_bytes / w)}")
+            out[f"s'[{layer.name}]"] = p(f"s'[{layer.name}]", s, s * se[N_FIXED + 6 * n + k],
+                                         "sharpness of the copies' bend")
     return out
 
 
@@ -378,11 +395,17 @@ def _effect_warnings(hier: Candidate | None, chosen: Candidate) -> list[str]:
     m = hier.model
     for k, layer in enumerate(m.layers[:-1]):
         g = m.transition(k)
-        inside, beyond = m.speedup(g / 4), m.speedup(g * 4)
-        link = f", transfer {m.link_steps[k]:+.0%}" if m.base.dependent else ""
+        bends = [g]
+        link = copies = ""
+        if m.base.dependent:
+            bends.append(layer.capacity_bytes / m.link_working_set[k])
+            link = f", transfer {m.link_steps[k]:+.0%}"
+            copies = f"; the copies' bend about {format_size(bends[1])}"
+        lo, hi = min(bends) / 4, max(bends) * 4      # both bends, with a factor 4 either side
         out.append(f"the data outgrow layer {layer.name!r} ({format_size(layer.capacity_bytes)}"
                    f") about {format_size(g)} offloaded (working set {m.working_set[k]:.3g}"
-                   f"×g): per byte beyond it host {m.host_steps[k]:+.0%}, accelerator "
-                   f"{m.accel_steps[k]:+.0%}{link}; the speedup goes from {inside:.3g} at "
-                   f"{format_size(g / 4)} to {beyond:.3g} at {format_size(g * 4)}")
+                   f"×g{copies}): per byte beyond it host {m.host_steps[k]:+.0%}, accelerator "
+                   f"{m.accel_steps[k]:+.0%}{link}; the speedup goes from "
+                   f"{m.speedup(lo):.3g} at {format_size(lo)} to {m.speedup(hi):.3g} at "
+                   f"{format_size(hi)}")
     return out
