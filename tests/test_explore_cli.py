@@ -92,9 +92,30 @@ def test_demo_report_links_the_explorer(tmp_path):
     assert len(data["logca"]["models"]) == 4 and data["density"]["algorithm"] == "matmul"
 
 
-def test_library_model_without_interface_gives_a_panel_that_says_why():
+GATED_NET = """
+from accelperf.lpn import Net
+
+def build():
+    net = Net("gated")
+    job = net.token_type("Job", "size")
+    src, busy, done = (net.place(n, job) for n in ("src", "busy", "done"))
+    net.transition("fill", inputs={src: 1}, inhibit={busy: 1}, outputs={busy: 1},
+                   delay=lambda src: src.size)
+    net.transition("drain", inputs={busy: 1}, outputs={done: 1}, delay=5)
+    net.start, net.done = src, done
+    net.tokens_from_input = lambda sizes: [{"size": s} for s in sizes]
+    net.default_input = [3, 4]
+    return net.build()
+"""
+
+
+def test_model_without_interface_gives_a_panel_that_says_why(tmp_path):
+    """Every library model has an interface now (#23); a net whose inhibitor arc makes its
+    timing decide its classes still has none, and the page says why."""
     from accelperf.explore import lpn_panel
-    panel = lpn_panel("credit-link")
-    assert panel.missing.startswith("no performance interface for credit-link: ")
-    assert "depends on a stream's token values" in panel.missing
+    from accelperf.lpn.loader import load_model
+    (tmp_path / "gated.py").write_text(GATED_NET)
+    panel = lpn_panel("gated", load_model(f"{tmp_path / 'gated.py'}:build"))
+    assert panel.missing.startswith("no performance interface for ")
+    assert "inhibitor arcs" in panel.missing
     assert "This panel is empty: no performance interface" in build_page(lpn=panel)
