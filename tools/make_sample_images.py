@@ -54,21 +54,27 @@ def write(out: Path, samples: list) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for source, name, size, quality, subsampling in samples:
         with Image.open(cbook.get_sample_data(source, asfileobj=False)) as img:
-            img = img.convert("RGB")
-            w, h = img.size
-            # Crop to the target aspect ratio around the centre, then scale.
-            target = size[0] / size[1]
-            if w / h > target:
-                cw = round(h * target)
-                img = img.crop(((w - cw) // 2, 0, (w - cw) // 2 + cw, h))
-            else:
-                ch = round(w / target)
-                img = img.crop((0, (h - ch) // 2, w, (h - ch) // 2 + ch))
-            img = img.resize(size, Image.LANCZOS)
-            img.save(out / name, "JPEG", quality=quality, subsampling=subsampling,
-                     optimize=False, progressive=False)
+            save_jpeg(img, size, out / name, quality, subsampling)
         print(f"{out.name}/{name}: {(out / name).stat().st_size} bytes")
 
+
+def save_jpeg(img: Image.Image, size: tuple[int, int], path: Path, quality: int,
+              subsampling: str) -> None:
+    """Crop ``img`` to the aspect ratio of ``size`` around its centre, scale it (Lanczos)
+    and write a baseline JPEG with the standard Huffman tables (``optimize=False``: the
+    OSDI'24 decoder model and core_jpeg's default build take only those)."""
+    img = img.convert("RGB")
+    w, h = img.size
+    target = size[0] / size[1]
+    if w / h > target:
+        cw = round(h * target)
+        img = img.crop(((w - cw) // 2, 0, (w - cw) // 2 + cw, h))
+    else:
+        ch = round(w / target)
+        img = img.crop((0, (h - ch) // 2, w, (h - ch) // 2 + ch))
+    img.resize(size, Image.LANCZOS).save(path, "JPEG", quality=quality,
+                                         subsampling=subsampling, optimize=False,
+                                         progressive=False)
 
 if __name__ == "__main__":
     main()

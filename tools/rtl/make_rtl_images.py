@@ -29,6 +29,9 @@ from pathlib import Path
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from make_sample_images import save_jpeg  # noqa: E402  (one crop-scale-encode rule)
+
 OUT = ROOT / "examples" / "measurements" / "core_jpeg"
 
 # (photograph, width, height, quality)
@@ -75,22 +78,10 @@ def source_path(photo: str) -> Path:
 
 
 def write(photo: str, width: int, height: int, quality: int, out: Path) -> Path:
+    path = out / f"{photo.replace('_', '-')}_{width}x{height}_q{quality}_420.jpg"
     with Image.open(source_path(photo)) as img:
-        img = img.convert("RGB")
-        w, h = img.size
-        target = width / height
-        if w / h > target:
-            cw = round(h * target)
-            img = img.crop(((w - cw) // 2, 0, (w - cw) // 2 + cw, h))
-        else:
-            ch = round(w / target)
-            img = img.crop((0, (h - ch) // 2, w, (h - ch) // 2 + ch))
-        img = img.resize((width, height), Image.LANCZOS)
-        path = out / f"{photo.replace('_', '-')}_{width}x{height}_q{quality}_420.jpg"
-        img.save(path, "JPEG", quality=quality, subsampling="4:2:0", optimize=False,
-                 progressive=False)
+        save_jpeg(img, (width, height), path, quality, "4:2:0")
     return path
-
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
