@@ -205,6 +205,51 @@ class HierarchicalLogCA:
                 "link_sharpness": self.link_sharpness,
                 "host_constant": self.host_constant}
 
+    # ------------------------------------------------------------------ tunable parameters
+    def tunable(self) -> tuple[str, ...]:
+        """The parameters regions and design vary: LogCA's L, o, C and A, then per layer but
+        the outermost the accelerator's extra cost ``a[layer]`` and, with dependent latency,
+        the copies' ``l[layer]`` (the host's h_k is the host's, like C's work, not a
+        design choice of the accelerator)."""
+        names = ["L", "o", "C", "A"] + [f"a[{l.name}]" for l in self.layers[:-1]]
+        if self.base.dependent:
+            names += [f"l[{l.name}]" for l in self.layers[:-1]]
+        return tuple(names)
+
+    def _step_index(self, name: str) -> tuple[str, int]:
+        kinds = {"a": "accel_steps", "l": "link_steps"}
+        for k, layer in enumerate(self.layers[:-1]):
+            for letter, attr in kinds.items():
+                if name == f"{letter}[{layer.name}]" and name in self.tunable():
+                    return attr, k
+        raise invalid("parameter", name, f"one of {', '.join(self.tunable())}")
+
+    def value_of(self, name: str) -> float:
+        """A tunable parameter's value (a step is the relative extra cost, e.g. 0.3)."""
+        if name in ("L", "o", "C", "A"):
+            return float(getattr(self.base, name))
+        attr, k = self._step_index(name)
+        return getattr(self, attr)[k]
+
+    def with_value(self, name: str, value: float) -> "HierarchicalLogCA":
+        """A copy with one tunable parameter set (validated like a new model)."""
+        from dataclasses import replace
+        if name in ("L", "o", "C", "A"):
+            return replace(self, base=self.base.with_parameters(**{name: value}))
+        attr, k = self._step_index(name)
+        steps = list(getattr(self, attr))
+        steps[k] = value
+        return replace(self, **{attr: tuple(steps)})
+
+    def improved(self, name: str, factor: float) -> "HierarchicalLogCA":
+        """The model with one parameter improved ``factor``-fold, as ISCA'17 §3.2 improves
+        LogCA's: L and o divided, C and A multiplied — each at every layer, since the
+        per-layer factors H, Q, R multiply them (C·g^β·H, C·g^β/A·Q, L·g·R) — and a
+        per-layer step divided (the layer's extra cost cut ``factor``-fold; a step below 0,
+        a layer that is faster beyond, moves towards 0 and the gain is negative)."""
+        value = self.value_of(name)
+        return self.with_value(name, value * factor if name in ("C", "A") else value / factor)
+
     # ------------------------------------------------------------------ the cost factors
     def host_factor(self, g):
         """H(g) = 1 + Σ h_k·m_k(g)."""

@@ -60,6 +60,8 @@ class Candidate:
     ssr: float
     aic: float
     free: int
+    # the covariance of x from the Jacobian (0 in the rows and columns of held entries)
+    covariance: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class HierarchyFit(SpeedupErrors):
     g_half: GranularityEstimate = None
     left_out: tuple = ()             # layers whose transition the data cannot identify
     warnings: tuple = ()
+    plain_fit: object = field(default=None, repr=False)   # fit_logca's own FitResult
 
     def errors_of(self, candidate: Candidate) -> tuple[float, float]:
         """(mean, max) relative speedup error of one candidate."""
@@ -111,7 +114,8 @@ class HierarchyFit(SpeedupErrors):
 
 
 # ---------------------------------------------------------------------- the model of a vector
-def _model(x, layers, dependent: bool, name: str) -> HierarchicalLogCA:
+def model_of_vector(x, layers, dependent: bool, name: str | None = None) -> HierarchicalLogCA:
+    """The model a parameter vector (the layout above) stands for."""
     n = len(layers) - 1
     base = LogCA(L=x[LAT] if dependent else 0.0, o=x[O], C=math.exp(x[LN_C]),
                  A=math.exp(x[LN_A]), beta=x[BETA],
@@ -171,13 +175,22 @@ def _residuals(x, d, layers, dependent) -> np.ndarray:
 
 
 def _jacobian(x, d, layers, dependent) -> np.ndarray:
-    """The exact derivatives of :func:`_residuals` with respect to every entry of x (rows:
-    residuals, columns: the vector layout). With the logistic share ``m = 1/(1 + e^z)``,
+    """The exact derivatives of :func:`_residuals` (rows: residuals, columns: the vector
+    layout); see :func:`_time_jacobians`."""
+    j0, j1, je = _time_jacobians(x, layers, d.g, dependent)
+    blocks = [j0, j0 - j1]
+    if d.echo is not None:
+        blocks.append(je)
+    return np.vstack(blocks)
+
+
+def _time_jacobians(x, layers, g, dependent):
+    """The exact derivatives of ln T0, ln T1 and ln echo at each g with respect to every
+    entry of x. With the logistic share ``m = 1/(1 + e^z)``,
     ``z = s·(ln μ − ln w − ln g)``: ``∂m/∂ln w = s·m(1 − m)`` and ``∂m/∂ln s = −z·m(1 − m)``;
     the rest is the chain rule through the logarithms of T0, T1 and the echo time. Exact
     derivatives make each solver step one evaluation instead of one per parameter (the
     finite differences cost 9 + 7n evaluations a step)."""
-    g = d.g
     n = len(layers) - 1
     host, h, q, r, (shares, copies) = _parts(x, layers, g, n)
     lat = x[LAT]
@@ -219,10 +232,7 @@ def _jacobian(x, d, layers, dependent) -> np.ndarray:
                             (N_FIXED + 6 * n + k, -z * spread)):
                 j1[:, col] = lat * g * lk * dm / t1
                 je[:, col] = lat * g * lk * dm / echo
-    blocks = [j0, j0 - j1]
-    if d.echo is not None:
-        blocks.append(je)
-    return np.vstack(blocks)
+    return j0, j1, je
 
 
 def _aic(ssr: float, n_res: int, k: int) -> float:
@@ -256,7 +266,9 @@ def _solve(d, layers, dependent, start, free, lower, upper, max_nfev=4000):
     cov = np.linalg.pinv(js.T @ js) / np.outer(norm, norm) * ssr / max(n_res - k, 1)
     se = np.full(x.size, np.nan)
     se[free] = np.sqrt(np.clip(np.diag(cov), 0, None))
-    return x, se, ssr, _aic(ssr, n_res, k), k
+    full = np.zeros((x.size, x.size))
+    full[np.ix_(free, free)] = cov
+    return x, se, ssr, _aic(ssr, n_res, k), k, full
 
 
 def _bounds(n: int):
@@ -334,7 +346,8 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
                                  None, None)
     return HierarchyFit(model, chosen.kind, plain, hier, _parameters(chosen, dependent),
                         d.g, s_meas, np.asarray(model.speedup(d.g), float), g1, g_half,
-                        tuple(l.name for l in layers[:-1] if l not in kept), tuple(warnings))
+                        tuple(l.name for l in layers[:-1] if l not in kept), tuple(warnings),
+                        plain_fit)
 
 
 def _inner_start(d, t_echo, latency, host_constant, lo, hi) -> list:
@@ -387,9 +400,9 @@ def _candidate(kind, d, layers, dependent, start, host_constant, name,
         free[N_FIXED + 2 * n:N_FIXED + 3 * n] = False
         start[N_FIXED + 2 * n:N_FIXED + 3 * n] = 0.0
         free[N_FIXED + 5 * n:] = False          # nor the copies' transition
-    x, se, ssr, aic, k = _solve(d, layers, dependent, start.copy(), free, lower, upper,
-                                max_nfev)
-    return Candidate(kind, _model(x, layers, dependent, name), x, se, ssr, aic, k)
+    x, se, ssr, aic, k, cov = _solve(d, layers, dependent, start.copy(), free, lower, upper,
+                                     max_nfev)
+    return Candidate(kind, model_of_vector(x, layers, dependent, name), x, se, ssr, aic, k, cov)
 
 
 def _plain_candidate(plain_fit, d, layers, dependent, x, name) -> Candidate:
@@ -482,3 +495,13 @@ def _effect_warnings(hier: Candidate | None, chosen: Candidate) -> list[str]:
                    f"{m.speedup(lo):.3g} at {format_size(lo)} to {m.speedup(hi):.3g} at "
                    f"{format_size(hi)}")
     return out
+
+
+# ---------------------------------------------------------------------- sensitivity of a fit
+def log_speedup_gradient(candidate: Candidate, g) -> np.ndarray:
+    """∂ ln speedup(g)/∂x at the candidate's solution, exactly (rows: g, columns: the vector
+    layout, as its ``covariance``)."""
+    model = candidate.model
+    j0, j1, _ = _time_jacobians(candidate.x, model.layers, np.atleast_1d(np.asarray(g, float)),
+                                model.base.dependent)
+    return j0 - j1
