@@ -113,6 +113,29 @@ def test_regions_of_a_bent_model():
     assert any("l[L3]" in b.members for b in r.bands)
 
 
+# ---------------------------------------------------------------------- bounds
+@pytest.mark.parametrize("plain", [LogCA(L=3, o=10, C=35, A=6),
+                                   LogCA(L=1500, o=2.9e4, C=90, A=19, beta=0.8,
+                                         latency="dependent")])
+def test_one_layer_bound_is_plain_logcas(plain):
+    from accelperf.logca.metrics import bound_type
+    (only,) = HierarchicalLogCA(plain, ONE).layer_bounds()
+    assert only.bound == bound_type(plain) and only.start == 0
+
+
+def test_bounds_per_layer():
+    """Each layer's plain model has the layer's costs; past every cache its limit is the
+    hierarchical model's own (eq. 3: A·H∞/Q∞ with constant latency)."""
+    m = HierarchicalLogCA(LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds"), LAYERS,
+                          (0.1, 0.2), (0.3, 0.5))
+    bounds = m.layer_bounds()
+    assert [b.layer.name for b in bounds] == ["L2", "L3", "DRAM"]
+    assert bounds[1].bound.limit == pytest.approx(4 * 1.1 / 1.3, rel=1e-12)
+    assert bounds[-1].bound.limit == pytest.approx(m.large_g_limit(), rel=1e-12)
+    assert float(m.speedup(2.0**44)) == pytest.approx(m.large_g_limit(), rel=1e-6)
+    assert bounds[2].start == pytest.approx(m.transition(1))
+
+
 # ---------------------------------------------------------------------- design
 @pytest.mark.parametrize("target", ["speedup(64MiB)>=1.5", "g1<=8KiB"])
 def test_design_on_a_bent_model_meets_the_target_exactly(target):
@@ -186,10 +209,16 @@ def test_regions_design_and_fit_draws_with_a_hierarchy(cli, bent, tmp_path):
     assert code == 0, err
     u = json.loads(stdout)["uncertainty"]
     assert u["g1"]["p5"] < u["g1"]["p50"] < u["g1"]["p95"]
+    code, stdout, err = cli("logca", "bounds", "--hierarchy", str(hier), "--data", str(data),
+                            "--json")
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert [b["layer"] for b in d["layers"]] == ["L2", "L3", "beyond L3"]
 
 
 @pytest.mark.parametrize("args, words", [
     (["regions", "--hierarchy", "{hier}"], "needs --data"),
+    (["bounds", "--probe"], "needs --data"),
     (["regions", "--hierarchy", "{hier}", "--data", "{data}", "--out", "{tmp}/r.png",
       "--sensitivity"], "--sensitivity draws plain LogCA"),
     (["regions", "--hierarchy", "{bad}", "--data", "{data}"], "layer 'L2'"),

@@ -76,6 +76,25 @@ class MemoryLayer:
         return f"<layer {self.name}: {size}>"
 
 
+@dataclass(frozen=True)
+class LayerBound:
+    """The bound (a :class:`.metrics.Bound`) of the data living in one layer, from the
+    granularity where the bend into it is half way (0 for the innermost)."""
+
+    layer: MemoryLayer
+    start: float
+    bound: object                  # metrics.Bound
+    reach: object                  # metrics.BoundReach: is that limit reached in practice?
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer.name, "from": self.start, **self.bound.to_dict(),
+                "reach": self.reach.to_dict()}
+
+    def __repr__(self) -> str:
+        return (f"<{self.layer.name} from {format_size(self.start)}: {self.bound.kind}-bound, "
+                f"speedup → {self.bound.limit:.4g}>")
+
+
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
     """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
     file or ``density probe``), innermost first, then the unbounded memory beyond
@@ -318,6 +337,34 @@ class HierarchicalLogCA:
         L = b.L * float(self.link_factor(g)) if b.dependent else b.L
         return b.with_parameters(C=C, A=A, L=L, name=f"{b.label} at {format_size(g)} "
                                                       f"({self.layer_at(g).name})")
+
+    def layer_model(self, k: int) -> LogCA:
+        """Plain LogCA with the costs of data that live in layer k: every bend inside it
+        passed, none beyond it (the density model's step, s → ∞): C·H_k, A·H_k/Q_k and,
+        with dependent latency, L·R_k, where ``H_k = 1 + Σ_{j<k} h_j`` and Q_k, R_k alike.
+        The host's per-call constant is left out: per byte it vanishes as g grows. For the
+        outermost layer this is the model far past every cache, whose limit (eqs. 3, 9) is
+        the hierarchical model's own."""
+        if not 0 <= k < len(self.layers):
+            raise invalid("layer index", k, f"0 to {len(self.layers) - 1}")
+        H = 1 + sum(self.host_steps[:k])
+        Q = 1 + sum(self.accel_steps[:k])
+        R = 1 + sum(self.link_steps[:k])
+        b = self.base
+        return b.with_parameters(C=b.C * H, A=b.A * H / Q, L=b.L * R if b.dependent else b.L,
+                                 name=f"{b.label} in {self.layers[k].name}")
+
+    def layer_bounds(self) -> tuple["LayerBound", ...]:
+        """The bound type and large-g limit (ISCA'17 §3.1, eqs. 3, 9) of each layer's plain
+        model (:meth:`layer_model`), innermost first: what the speedup would level off at if
+        the data stayed in that layer; the last is where it goes past every cache."""
+        from .metrics import bound_reach, bound_type
+        out = []
+        for k, layer in enumerate(self.layers):
+            start = 0.0 if k == 0 else self.transition(k - 1)
+            local = self.layer_model(k)
+            out.append(LayerBound(layer, start, bound_type(local), bound_reach(local)))
+        return tuple(out)
 
     # ------------------------------------------------------------------ metrics
     def granularity_for(self, target: float, lo: float = SEARCH_RANGE[0],
