@@ -234,3 +234,25 @@ def test_bad_input_on_the_new_paths_is_one_line_and_exit_2(cli, bent, tmp_path, 
     argv = [a.format(data=data, hier=hier, bad=bad, tmp=tmp_path) for a in args]
     code, _, err = cli("logca", *argv)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_parameters_at_the_fits_bounds_are_named(shipped_fit):
+    """A step the data do not pin runs to the fit's bound; its note says so (the shipped
+    fit's copies past the L3: l[L3<-DRAM] = 10, the bound)."""
+    notes = {k: p.note or "" for k, p in shipped_fit.parameters.items()}
+    flagged = [k for k, n in notes.items() if "at the fit's bound" in n]
+    assert "l[L3<-DRAM]" in flagged
+    assert "w[L2<-L3]" not in flagged
+
+
+def test_a_layer_the_data_cannot_pin_is_named_on_the_new_commands(cli, bent, tmp_path):
+    """The sizes start at 4 KiB: an L1 of 2 KiB has no measured size below its bend; the
+    answer uses the other layers and says so."""
+    data, _ = bent
+    hier = write_toml(tmp_path / "l1.toml", [("L1", 2048), ("L2", MiB), ("L3", 32 * MiB)])
+    for command in (["regions"], ["bounds"], ["design", "--target", "g1<=8KiB"]):
+        code, stdout, err = cli("logca", *command, "--hierarchy", str(hier), "--data",
+                                str(data), "--json")
+        assert code == 0, err
+        warnings = json.loads(stdout)["warnings"]
+        assert any("layer 'L1' (2 KiB) left out" in w for w in warnings), warnings

@@ -429,8 +429,13 @@ def _parameters(c: Candidate, dependent: bool) -> dict:
     """The chosen candidate's parameters with standard errors (ln C, ln A, ln w and ln s are
     fitted as logarithms, so their errors scale by the value)."""
     x, se = c.x, c.stderr
+    lower, upper = _bounds(len(c.model.layers) - 1)
+    at_bound = (c.kind == "hierarchical") & ((np.abs(x - lower) <= 1e-6 * (1 + np.abs(lower)))
+                                             | (np.abs(x - upper) <= 1e-6 * (1 + np.abs(upper))))
 
-    def p(name, value, err, note=None):
+    def p(name, value, err, note=None, index=None):
+        if index is not None and at_bound[index]:
+            note = f"{note}; at the fit's bound: the data do not pin it"
         return FittedParameter(name, float(value), None if np.isnan(err) else float(err),
                                note=note)
     C, A = math.exp(x[LN_C]), math.exp(x[LN_A])
@@ -449,21 +454,22 @@ def _parameters(c: Candidate, dependent: bool) -> dict:
                 continue
             key = f"{letter}[{layer.name}]"
             out[key] = p(key, x[N_FIXED + i * n + k], se[N_FIXED + i * n + k],
-                         f"{what} cost per byte beyond {layer.name}")
+                         f"{what} cost per byte beyond {layer.name}", N_FIXED + i * n + k)
         w, s = model.working_set[k], model.sharpness[k]
         out[f"w[{layer.name}]"] = p(f"w[{layer.name}]", w, w * se[N_FIXED + 3 * n + k],
                                     f"working set per offloaded byte: the bend is centred at "
-                                    f"{format_size(model.transition(k))}")
+                                    f"{format_size(model.transition(k))}", N_FIXED + 3 * n + k)
         out[f"s[{layer.name}]"] = p(f"s[{layer.name}]", s, s * se[N_FIXED + 4 * n + k],
-                                    "sharpness of the bend")
+                                    "sharpness of the bend", N_FIXED + 4 * n + k)
         if dependent:
             w, s = model.link_working_set[k], model.link_sharpness[k]
             out[f"w'[{layer.name}]"] = p(f"w'[{layer.name}]", w, w * se[N_FIXED + 5 * n + k],
                                          f"the copies' working set per offloaded byte: their "
                                          f"bend is centred at "
-                                         f"{format_size(layer.capacity_bytes / w)}")
+                                         f"{format_size(layer.capacity_bytes / w)}",
+                                         N_FIXED + 5 * n + k)
             out[f"s'[{layer.name}]"] = p(f"s'[{layer.name}]", s, s * se[N_FIXED + 6 * n + k],
-                                         "sharpness of the copies' bend")
+                                         "sharpness of the copies' bend", N_FIXED + 6 * n + k)
     return out
 
 
