@@ -376,7 +376,7 @@ def _from_search(name: str, u: float) -> float:
     return math.expm1(u) if "[" in name else math.exp(u)
 
 
-def _hierarchical_boundary(met, name: str, now: float, span_lo: float, span_hi: float):
+def _hierarchical_boundary(met, name: str, span_lo: float, span_hi: float):
     """(value, met at the low end, met at the high end): a bisection on ``met(value)``, a
     yes/no question monotone in the parameter, over its search variable."""
     a, b = span_lo, span_hi
@@ -423,7 +423,7 @@ def solve_hierarchical_design(model, target: Target | str) -> DesignResult:
         def met(value, name=name):
             return bool(target.met(hierarchical_metric(model.with_value(name, value), target)))
         lo, hi = _search_range(model, name)
-        value, met_lo, met_hi = _hierarchical_boundary(met, name, now, lo, hi)
+        value, met_lo, met_hi = _hierarchical_boundary(met, name, lo, hi)
         if value is not None:
             achieved = hierarchical_metric(model.with_value(name, value), target)
             direction = "at most" if met_lo else "at least"
@@ -467,7 +467,7 @@ def hierarchical_feasibility(model, target: Target | str, x_parameter: str, y_pa
         def met(value):
             return bool(target.met(hierarchical_metric(moved.with_value(y_parameter, value),
                                                        target)))
-        value, _, _ = _hierarchical_boundary(met, y_parameter, 0.0, lo, hi)
+        value, _, _ = _hierarchical_boundary(met, y_parameter, lo, hi)
         ys[i] = np.nan if value is None else value
     direction = "at least" if y_parameter in ("C", "A") else "at most"
     return FeasibilityCurve(model, target, x_parameter, y_parameter, xs, ys, direction)
