@@ -113,6 +113,21 @@ def test_regions_of_a_bent_model():
     assert any("l[L3]" in b.members for b in r.bands)
 
 
+def test_one_layer_g_A_is_plain_logcas():
+    plain = LogCA(L=3, o=10, C=35, A=6, beta=1.2)
+    assert HierarchicalLogCA(plain, ONE).g_A() == plain.g_A().root
+
+
+def test_the_peak_of_a_bent_curve():
+    """The bent model rises to A-ish, then the copies past the L2 and L3 pull it down: the
+    peak is a maximum (no point of a fine grid higher, flat to first order there)."""
+    g, s = BENT.peak()
+    grid = np.geomspace(1, 1e15, 20000)
+    assert s >= float(np.max(BENT.speedup(grid))) * (1 - 1e-9)
+    assert float(BENT.speedup(g * 1.001)) <= s and float(BENT.speedup(g / 1.001)) <= s
+    assert 4096 < g < 2 * MiB
+
+
 # ---------------------------------------------------------------------- bounds
 @pytest.mark.parametrize("plain", [LogCA(L=3, o=10, C=35, A=6),
                                    LogCA(L=1500, o=2.9e4, C=90, A=19, beta=0.8,
@@ -214,6 +229,11 @@ def test_regions_design_and_fit_draws_with_a_hierarchy(cli, bent, tmp_path):
     assert code == 0, err
     d = json.loads(stdout)
     assert [b["layer"] for b in d["layers"]] == ["L2", "L3", "beyond L3"]
+    code, stdout, err = cli("logca", "show", "--hierarchy", str(hier), "--data", str(data),
+                            "--json")
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["metrics"]["g1"]["model"] == pytest.approx(d["metrics"]["g1"]["measured"], rel=0.1)
 
 
 @pytest.mark.parametrize("args, words", [
@@ -250,7 +270,7 @@ def test_a_layer_the_data_cannot_pin_is_named_on_the_new_commands(cli, bent, tmp
     answer uses the other layers and says so."""
     data, _ = bent
     hier = write_toml(tmp_path / "l1.toml", [("L1", 2048), ("L2", MiB), ("L3", 32 * MiB)])
-    for command in (["regions"], ["bounds"], ["design", "--target", "g1<=8KiB"]):
+    for command in (["regions"], ["bounds"], ["show"], ["design", "--target", "g1<=8KiB"]):
         code, stdout, err = cli("logca", *command, "--hierarchy", str(hier), "--data",
                                 str(data), "--json")
         assert code == 0, err

@@ -400,6 +400,30 @@ class HierarchicalLogCA:
             return r.root if r.exists else None
         return self.granularity_for(self.A / 2)
 
+    def g_A(self) -> float | None:
+        """The first g with speedup A (the innermost layer's); None if it never gets there."""
+        if self.plain:
+            r = self.base.g_A()
+            return r.root if r.exists else None
+        return self.granularity_for(self.A)
+
+    def peak(self) -> tuple[float, float]:
+        """(g, speedup) of the highest speedup in the search range: a scan of 64 points per
+        decade in log g, then a bounded scalar search (Brent) between the neighbours of the
+        best point. The curve of a hierarchy rises and falls at each bend, so this is the
+        global maximum only to the scan's resolution of which bump is highest."""
+        lo, hi = SEARCH_RANGE
+        grid = np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+        s = np.asarray(self.speedup(grid), float)
+        i = int(np.nanargmax(s))
+        a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
+        best = optimize.minimize_scalar(lambda x: -float(self.speedup(math.exp(x))),
+                                        bounds=(a, b), method="bounded",
+                                        options={"xatol": 1e-10})
+        g = math.exp(best.x)
+        return (g, float(self.speedup(g))) if -best.fun >= s[i] else (float(grid[i]),
+                                                                       float(s[i]))
+
     def large_g_limit(self) -> float:
         """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the
         plain model's limit (eqs. 3, 9) when there is one layer."""

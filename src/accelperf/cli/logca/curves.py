@@ -25,7 +25,7 @@ from ..common import (
 )
 from . import logca
 from .layers import (check_hierarchy_options, data_option, hierarchy_bounds, hierarchy_curve,
-                     hierarchy_options)
+                     hierarchy_options, hierarchy_show)
 from .options import (draws_options, json_option, out_option, output_path, save,
                       split_uncertain, uncertain_model_options, wrote)
 
@@ -70,9 +70,17 @@ def _render_summary(info: ModelSummary) -> None:
 
 @logca.command("show")
 @model_options
+@hierarchy_options
+@data_option
 @json_option("Print one JSON object.")
-def logca_show(as_json, **spec):
-    """Parameters, g1, g_A/2, g_A, bound type and peak of one model."""
+def logca_show(hier, probe, data, as_json, **spec):
+    """Parameters, g1, g_A/2, g_A, bound type and peak of one model.
+
+    With --hierarchy/--probe and --data: those of the model fitted to the measurements with
+    the memory layers (the bound per layer is `logca bounds`).
+    """
+    if check_hierarchy_options(hier, probe, data, spec):
+        return hierarchy_show(data, hier, probe, as_json)
     models = build_models(**spec)
     if len(models) != 1:
         raise ModelError(f"--preset was given {len(models)} times: `logca show` describes "
