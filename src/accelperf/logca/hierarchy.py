@@ -50,7 +50,7 @@ the plain model's, computed by the plain model itself (exact, not approximately 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
@@ -252,7 +252,6 @@ class HierarchicalLogCA:
 
     def with_value(self, name: str, value: float) -> "HierarchicalLogCA":
         """A copy with one tunable parameter set (validated like a new model)."""
-        from dataclasses import replace
         if name in ("L", "o", "C", "A"):
             return replace(self, base=self.base.with_parameters(**{name: value}))
         attr, k = self._step_index(name)

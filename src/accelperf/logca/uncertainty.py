@@ -277,7 +277,7 @@ def monte_carlo_hierarchy(fit, granularity=None, samples: int = 2000,
     ``ln speedup(g)`` by ``∇ln s(g)·z`` (the exact gradient) and a crossing g* of the level
     ℓ (1, or A/2) by ``δ ln g* = −(∇ln s(g*) − ∇ln ℓ)·z / (∂ln s/∂ln g)`` (implicit
     function theorem). Why not the nonlinear model at drawn parameters: with 35 parameters
-    on 72 residuals the single parameters are poorly pinned (A ± 600% on the shipped AES
+    on 72 residuals the single parameters are poorly pinned (A ± 640% on the shipped AES
     data) while the curve they make together is not; such draws leave the region where
     the fit's covariance means anything (a 90% band from 1e-7 to 1e6 on those data).
 

@@ -24,8 +24,24 @@ LAYER_COLOURS = ("#fd8d3c", "#8c510a", "#c51b7d", "#35978f", "#737373", "#bf812d
 def _colour(analysis: RegionAnalysis, p: str) -> str:
     if p in PARAMETER_COLOURS:
         return PARAMETER_COLOURS[p]
-    extra = [q for q in analysis.regions if q not in PARAMETER_COLOURS]
+    extra = [q for q, r in analysis.regions.items() if q not in PARAMETER_COLOURS and r.present]
     return LAYER_COLOURS[extra.index(p) % len(LAYER_COLOURS)]
+
+
+def _short(analysis: RegionAnalysis, p: str) -> str:
+    """A per-layer parameter as the chart writes it: a1 for the first layer's a[...], l3
+    for the third's l[...] (the legend spells them out); LogCA's letters as they are."""
+    if "[" not in p:
+        return p
+    same = [q for q in analysis.regions if q.startswith(p[:2])]
+    return f"{p[0]}{same.index(p) + 1}"
+
+
+def _band_label(analysis: RegionAnalysis, band) -> str:
+    if not band.members:
+        return band.parameters
+    return ("" if all(len(p) == 1 for p in band.members) else " ").join(
+        _short(analysis, p) for p in band.members)
 
 
 def _band_colour(analysis: RegionAnalysis, band):
@@ -47,13 +63,16 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
     s = m.speedup(g)
     for band in analysis.bands:
         ax.axvspan(band.start, band.end, color=_band_colour(analysis, band), lw=0)
-        if band.parameters and np.log2(band.end / band.start) > 0.6:
-            ax.text(np.sqrt(band.start * band.end), 0.5, band.parameters,
+        label = _band_label(analysis, band)
+        # octaves a label needs: the paper's "oCA" fits in 0.6, per-layer names take more
+        width = 0.6 if label == band.parameters else 0.2 * len(label)
+        if band.parameters and np.log2(band.end / band.start) > width:
+            ax.text(np.sqrt(band.start * band.end), 0.5, label,
                     transform=ax.get_xaxis_transform(), ha="center", va="center",
                     fontsize=11, fontweight="bold", color="0.15")
         elif band.parameters:           # too thin to hold its name: point at it from below
             mid = np.sqrt(band.start * band.end)
-            ax.annotate(band.parameters, xy=(mid, 0.3), xytext=(mid * 1.8, 0.18),
+            ax.annotate(label, xy=(mid, 0.3), xytext=(mid * 1.8, 0.18),
                         xycoords=("data", "axes fraction"), textcoords=("data", "axes fraction"),
                         fontsize=9, fontweight="bold", color="0.15",
                         arrowprops=dict(arrowstyle="-", color="0.3", lw=0.8))
@@ -72,21 +91,23 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
                             arrowprops=dict(arrowstyle="<->", color=_colour(analysis, p), lw=1.5))
             if r.cutoff is not None:
                 ax.axvline(r.cutoff, color=_colour(analysis, p), lw=0.8, ls=":")
-            ax.text(r.intervals[0][0], y + 0.012, f" {p}", transform=ax.get_xaxis_transform(),
+            ax.text(r.intervals[0][0], y + 0.012, f" {_short(analysis, p)}",
+                    transform=ax.get_xaxis_transform(),
                     color=_colour(analysis, p), fontsize=8, va="bottom")
     granularity_axis(ax, lo, hi)
     ax.set_ylabel("speedup")
     if legend:
         from matplotlib.patches import Patch
         handles = [Patch(color=_colour(analysis, p), alpha=0.5,
-                         label=f"{p}: {PARAMETER_NAMES[p] if p in PARAMETER_NAMES else _layer_name(p)}")
+                         label=f"{_short(analysis, p)}: "
+                               f"{PARAMETER_NAMES[p] if p in PARAMETER_NAMES else _layer_name(p)}")
                    for p in analysis.regions if analysis.regions[p].present]
         ax.legend(handles=handles, fontsize=7, loc="lower right")
 
 
 def _layer_name(p: str) -> str:
     what = {"a": "accelerator's extra cost", "l": "copies' extra cost"}[p[0]]
-    return f"{what} beyond {p[2:-1]}"
+    return f"{p}, {what} beyond {p[2:-1]}"
 
 
 def regions_figure(analysis: RegionAnalysis, title: str | None = None) -> Figure:
