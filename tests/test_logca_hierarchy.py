@@ -247,7 +247,7 @@ def test_demo_section_fits_the_shipped_full_range_dataset(tmp_path):
     assert data["error"]["max"] < data["plain"]["error"]["max"] / 5
     assert data["g1"]["model"] == pytest.approx(data["g1"]["measured"], rel=0.05)
     assert data["error"]["mean"] <= 0.015                 # issue 24's targets: mean 1.5%,
-    assert data["error"]["max"] <= 0.03                   # max 3% (2.97% measured)
+    assert data["error"]["max"] <= 0.03                   # max 3% (2.73% measured)
     sizes = [r["granularity"] for r in data["error"]["per_granularity"]]
     assert sizes[0] == 16 and sizes[-1] == 4 * 32 * MiB
 

@@ -342,3 +342,132 @@ def check_pair(text: str) -> tuple[str, str]:
                                       "comma, e.g. o,L")
     return parts[0], parts[1]
 
+
+
+# ---------------------------------------------------------------------- with a memory hierarchy
+# Bisection steps in ln(value): from a bracket of ln(1e120) to 1e-13, i.e. the value to a
+# relative 1e-13 (each step one exact root of the hierarchical model, so not to the last ulp
+# as for plain LogCA, whose batch makes 2100 steps cheap).
+HIERARCHY_STEPS = 64
+STEP_SPAN = 1e6              # a step's cost factor 1 + a_k searched over /1e6 .. ×1e6
+
+
+def hierarchical_metric(model, target: Target) -> float:
+    """The target's metric on a :class:`.hierarchy.HierarchicalLogCA` (NaN where it does not
+    exist): g1, g_A/2 and g_A the first sizes where its speedup reaches 1, A/2 and A (A the
+    innermost layer's), the speedup at the target's size."""
+    if target.metric == "speedup":
+        return float(model.speedup(target.at))
+    if model.plain:
+        return float(evaluate(target, model.base.L, model.base.o, model.base.C, model.base.A,
+                              model.base.beta, model.base.dependent))
+    level = {"g1": 1.0, "g_half": model.A / 2, "g_A": model.A}[target.metric]
+    g = model.granularity_for(level)
+    return math.nan if g is None else g
+
+
+def _to_search(name: str, value: float) -> float:
+    """The variable the search bisects: ln(value) for L, o, C, A; ln(1 + step) for a
+    per-layer step (which lives above −1)."""
+    return math.log(1 + value) if "[" in name else math.log(value)
+
+
+def _from_search(name: str, u: float) -> float:
+    return math.expm1(u) if "[" in name else math.exp(u)
+
+
+def _hierarchical_boundary(met, name: str, span_lo: float, span_hi: float):
+    """(value, met at the low end, met at the high end): a bisection on ``met(value)``, a
+    yes/no question monotone in the parameter, over its search variable."""
+    a, b = span_lo, span_hi
+    met_lo, met_hi = met(_from_search(name, a)), met(_from_search(name, b))
+    if met_lo == met_hi:
+        return None, met_lo, met_hi
+    for _ in range(HIERARCHY_STEPS):
+        mid = 0.5 * (a + b)
+        if met(_from_search(name, mid)) == met_lo:
+            a = mid
+        else:
+            b = mid
+    return _from_search(name, a if met_lo else b), met_lo, met_hi
+
+
+def _search_range(model, name: str) -> tuple[float, float]:
+    now = model.value_of(name)
+    if "[" in name:
+        centre = _to_search(name, now)
+        return centre - math.log(STEP_SPAN), centre + math.log(STEP_SPAN)
+    b = model.base
+    scale = now if now > 0 else max(b.o + b.L, b.C, 1.0)
+    return math.log(scale / SPAN), math.log(scale * SPAN)
+
+
+def solve_hierarchical_design(model, target: Target | str) -> DesignResult:
+    """:func:`solve_design` for LogCA with a memory hierarchy: for each tunable parameter
+    (L, o, C, A and the per-layer steps a[layer], l[layer]; see
+    :meth:`.hierarchy.HierarchicalLogCA.tunable`), the others held, the value that meets
+    ``target`` on the hierarchical model, to a relative 1e-13 by bisection.
+
+    The speedup at every size falls as L, o or a step grows and rises with A, so the set
+    meeting a target is again an interval with one finite end; C is monotone too unless
+    the host's per-call constant dominates, where the bisection returns one boundary. With
+    one layer and no host constant the plain solution is returned (exact)."""
+    target = parse_target(target) if isinstance(target, str) else target
+    if model.plain:
+        return solve_design(model.base, target)
+    current = hierarchical_metric(model, target)
+    solutions = {}
+    for name in model.tunable():
+        now = model.value_of(name)
+
+        def met(value, name=name):
+            return bool(target.met(hierarchical_metric(model.with_value(name, value), target)))
+        lo, hi = _search_range(model, name)
+        value, met_lo, met_hi = _hierarchical_boundary(met, name, lo, hi)
+        if value is not None:
+            achieved = hierarchical_metric(model.with_value(name, value), target)
+            direction = "at most" if met_lo else "at least"
+            solutions[name] = ParameterSolution(name, now, value, direction, achieved,
+                                                _edge(target, name, value, achieved, direction))
+        elif met_lo:
+            solutions[name] = ParameterSolution(name, now, None, None, current,
+                                                f"met for every value of {name} (the others "
+                                                f"held)")
+        else:
+            solutions[name] = ParameterSolution(
+                name, now, None, None, None,
+                f"no value of {name} from {_from_search(name, lo):.6g} to "
+                f"{_from_search(name, hi):.6g} meets {target.text} (the others held)")
+    return DesignResult(model, target, current if math.isfinite(current) else None,
+                        bool(target.met(current)), solutions)
+
+
+def hierarchical_feasibility(model, target: Target | str, x_parameter: str, y_parameter: str,
+                             points: int = 60, spread: float = 1e3) -> FeasibilityCurve:
+    """:func:`feasibility_curve` for LogCA with a memory hierarchy: x over its value
+    ``/spread .. ×spread`` (a step's cost factor 1 + a_k), y solved at each x as in
+    :func:`solve_hierarchical_design`. A per-layer parameter may be either."""
+    target = parse_target(target) if isinstance(target, str) else target
+    if model.plain and "[" not in x_parameter + y_parameter:
+        return feasibility_curve(model.base, target, x_parameter, y_parameter, points, spread)
+    names = model.tunable()
+    for p in (x_parameter, y_parameter):
+        if p not in names:
+            raise invalid("--pair", p, f"parameters are {', '.join(names)}")
+    if x_parameter == y_parameter:
+        raise invalid("--pair", f"{x_parameter},{y_parameter}", "give two different parameters")
+    centre = _to_search(x_parameter, model.value_of(x_parameter))
+    xs = np.array([_from_search(x_parameter, u) for u in
+                   np.linspace(centre - math.log(spread), centre + math.log(spread), points)])
+    lo, hi = _search_range(model, y_parameter)
+    ys = np.full(points, np.nan)
+    for i, x in enumerate(xs):
+        moved = model.with_value(x_parameter, float(x))
+
+        def met(value):
+            return bool(target.met(hierarchical_metric(moved.with_value(y_parameter, value),
+                                                       target)))
+        value, _, _ = _hierarchical_boundary(met, y_parameter, lo, hi)
+        ys[i] = np.nan if value is None else value
+    direction = "at least" if y_parameter in ("C", "A") else "at most"
+    return FeasibilityCurve(model, target, x_parameter, y_parameter, xs, ys, direction)

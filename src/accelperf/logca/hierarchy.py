@@ -50,7 +50,7 @@ the plain model's, computed by the plain model itself (exact, not approximately 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
@@ -74,6 +74,25 @@ class MemoryLayer:
         size = "unbounded" if math.isinf(self.capacity_bytes) else \
             format_size(self.capacity_bytes)
         return f"<layer {self.name}: {size}>"
+
+
+@dataclass(frozen=True)
+class LayerBound:
+    """The bound (a :class:`.metrics.Bound`) of the data living in one layer, from the
+    granularity where the bend into it is half way (0 for the innermost)."""
+
+    layer: MemoryLayer
+    start: float
+    bound: object                  # metrics.Bound
+    reach: object                  # metrics.BoundReach: is that limit reached in practice?
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer.name, "from": self.start, **self.bound.to_dict(),
+                "reach": self.reach.to_dict()}
+
+    def __repr__(self) -> str:
+        return (f"<{self.layer.name} from {format_size(self.start)}: {self.bound.kind}-bound, "
+                f"speedup → {self.bound.limit:.4g}>")
 
 
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
@@ -205,6 +224,50 @@ class HierarchicalLogCA:
                 "link_sharpness": self.link_sharpness,
                 "host_constant": self.host_constant}
 
+    # ------------------------------------------------------------------ tunable parameters
+    def tunable(self) -> tuple[str, ...]:
+        """The parameters regions and design vary: LogCA's L, o, C and A, then per layer but
+        the outermost the accelerator's extra cost ``a[layer]`` and, with dependent latency,
+        the copies' ``l[layer]`` (the host's h_k is the host's, like C's work, not a
+        design choice of the accelerator)."""
+        names = ["L", "o", "C", "A"] + [f"a[{l.name}]" for l in self.layers[:-1]]
+        if self.base.dependent:
+            names += [f"l[{l.name}]" for l in self.layers[:-1]]
+        return tuple(names)
+
+    def _step_index(self, name: str) -> tuple[str, int]:
+        kinds = {"a": "accel_steps", "l": "link_steps"}
+        for k, layer in enumerate(self.layers[:-1]):
+            for letter, attr in kinds.items():
+                if name == f"{letter}[{layer.name}]" and name in self.tunable():
+                    return attr, k
+        raise invalid("parameter", name, f"one of {', '.join(self.tunable())}")
+
+    def value_of(self, name: str) -> float:
+        """A tunable parameter's value (a step is the relative extra cost, e.g. 0.3)."""
+        if name in ("L", "o", "C", "A"):
+            return float(getattr(self.base, name))
+        attr, k = self._step_index(name)
+        return getattr(self, attr)[k]
+
+    def with_value(self, name: str, value: float) -> "HierarchicalLogCA":
+        """A copy with one tunable parameter set (validated like a new model)."""
+        if name in ("L", "o", "C", "A"):
+            return replace(self, base=self.base.with_parameters(**{name: value}))
+        attr, k = self._step_index(name)
+        steps = list(getattr(self, attr))
+        steps[k] = value
+        return replace(self, **{attr: tuple(steps)})
+
+    def improved(self, name: str, factor: float) -> "HierarchicalLogCA":
+        """The model with one parameter improved ``factor``-fold, as ISCA'17 §3.2 improves
+        LogCA's: L and o divided, C and A multiplied — each at every layer, since the
+        per-layer factors H, Q, R multiply them (C·g^β·H, C·g^β/A·Q, L·g·R) — and a
+        per-layer step divided (the layer's extra cost cut ``factor``-fold; a step below 0,
+        a layer that is faster beyond, moves towards 0 and the gain is negative)."""
+        value = self.value_of(name)
+        return self.with_value(name, value * factor if name in ("C", "A") else value / factor)
+
     # ------------------------------------------------------------------ the cost factors
     def host_factor(self, g):
         """H(g) = 1 + Σ h_k·m_k(g)."""
@@ -274,6 +337,34 @@ class HierarchicalLogCA:
         return b.with_parameters(C=C, A=A, L=L, name=f"{b.label} at {format_size(g)} "
                                                       f"({self.layer_at(g).name})")
 
+    def layer_model(self, k: int) -> LogCA:
+        """Plain LogCA with the costs of data that live in layer k: every bend inside it
+        passed, none beyond it (the density model's step, s → ∞): C·H_k, A·H_k/Q_k and,
+        with dependent latency, L·R_k, where ``H_k = 1 + Σ_{j<k} h_j`` and Q_k, R_k alike.
+        The host's per-call constant is left out: per byte it vanishes as g grows. For the
+        outermost layer this is the model far past every cache, whose limit (eqs. 3, 9) is
+        the hierarchical model's own."""
+        if not 0 <= k < len(self.layers):
+            raise invalid("layer index", k, f"0 to {len(self.layers) - 1}")
+        H = 1 + sum(self.host_steps[:k])
+        Q = 1 + sum(self.accel_steps[:k])
+        R = 1 + sum(self.link_steps[:k])
+        b = self.base
+        return b.with_parameters(C=b.C * H, A=b.A * H / Q, L=b.L * R if b.dependent else b.L,
+                                 name=f"{b.label} in {self.layers[k].name}")
+
+    def layer_bounds(self) -> tuple["LayerBound", ...]:
+        """The bound type and large-g limit (ISCA'17 §3.1, eqs. 3, 9) of each layer's plain
+        model (:meth:`layer_model`), innermost first: what the speedup would level off at if
+        the data stayed in that layer; the last is where it goes past every cache."""
+        from .metrics import bound_reach, bound_type
+        out = []
+        for k, layer in enumerate(self.layers):
+            start = 0.0 if k == 0 else self.transition(k - 1)
+            local = self.layer_model(k)
+            out.append(LayerBound(layer, start, bound_type(local), bound_reach(local)))
+        return tuple(out)
+
     # ------------------------------------------------------------------ metrics
     def granularity_for(self, target: float, lo: float = SEARCH_RANGE[0],
                         hi: float = SEARCH_RANGE[1]) -> float | None:
@@ -307,6 +398,30 @@ class HierarchicalLogCA:
             r = self.base.g_half()
             return r.root if r.exists else None
         return self.granularity_for(self.A / 2)
+
+    def g_A(self) -> float | None:
+        """The first g with speedup A (the innermost layer's); None if it never gets there."""
+        if self.plain:
+            r = self.base.g_A()
+            return r.root if r.exists else None
+        return self.granularity_for(self.A)
+
+    def peak(self) -> tuple[float, float]:
+        """(g, speedup) of the highest speedup in the search range: a scan of 64 points per
+        decade in log g, then a bounded scalar search (Brent) between the neighbours of the
+        best point. The curve of a hierarchy rises and falls at each bend, so this is the
+        global maximum only to the scan's resolution of which bump is highest."""
+        lo, hi = SEARCH_RANGE
+        grid = np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+        s = np.asarray(self.speedup(grid), float)
+        i = int(np.nanargmax(s))
+        a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
+        best = optimize.minimize_scalar(lambda x: -float(self.speedup(math.exp(x))),
+                                        bounds=(a, b), method="bounded",
+                                        options={"xatol": 1e-10})
+        g = math.exp(best.x)
+        return (g, float(self.speedup(g))) if -best.fun >= s[i] else (float(grid[i]),
+                                                                       float(s[i]))
 
     def large_g_limit(self) -> float:
         """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the

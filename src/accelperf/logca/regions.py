@@ -15,6 +15,7 @@ closer than 1/resolution of an octave would be merged (never seen in practice).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,6 +153,7 @@ class Band:
     start: float
     end: float
     parameters: str          # e.g. "oC"; "" where no parameter reaches the threshold
+    members: tuple = field(default=(), compare=False, repr=False)   # the names in the label
 
     def to_dict(self) -> dict:
         return {"from": self.start, "to": self.end, "parameters": self.parameters}
@@ -164,7 +166,7 @@ class Band:
 class RegionAnalysis:
     """Optimization regions of one design (ISCA'17 Fig. 6)."""
 
-    model: LogCA
+    model: LogCA             # or a HierarchicalLogCA (:func:`hierarchical_regions`)
     factor: float
     threshold: float
     lo: float
@@ -203,22 +205,26 @@ def _cutoff(parameter: str, spans, lo: float, hi: float) -> float | None:
     interior = [x for span in spans for x in span if lo < x < hi]
     if not interior:
         return None
-    # A pays above its cut-off; the others pay below theirs.
-    return interior[0] if parameter == "A" else interior[-1]
+    # A and a per-layer step (which pays once the data outgrow its layer) pay above their
+    # cut-off; the others pay below theirs.
+    return interior[0] if parameter == "A" or "[" in parameter else interior[-1]
 
 
 def _bands(regions: dict, lo: float, hi: float) -> tuple[Band, ...]:
     points = sorted({lo, hi, *(x for r in regions.values() for span in r.intervals
                                for x in span)})
+    # LogCA's one-letter names read as the paper's "oC"; per-layer names need a separator
+    sep = "" if all(len(p) == 1 for p in regions) else " "
     bands: list[Band] = []
     for a, b in zip(points[:-1], points[1:]):
         mid = np.sqrt(a * b)
-        label = "".join(p for p in PARAMETERS
+        members = tuple(p for p in regions
                         if any(s <= mid <= e for s, e in regions[p].intervals))
+        label = sep.join(members)
         if bands and bands[-1].parameters == label:
-            bands[-1] = Band(bands[-1].start, b, label)
+            bands[-1] = Band(bands[-1].start, b, label, members)
         else:
-            bands.append(Band(a, b, label))
+            bands.append(Band(a, b, label, members))
     return tuple(bands)
 
 
@@ -269,3 +275,52 @@ def optimization_regions(model: LogCA, factor: float = 10.0, threshold: float = 
     samples = powers_of_two(lo, hi) if samples is None else np.asarray(samples, float)
     return _assemble(model, factor, threshold, lo, hi, batch.boundaries[0],
                      batch.inside_at_lo[0], samples)
+
+
+def hierarchical_regions(model, factor: float = 10.0, threshold: float = 0.2,
+                         lo: float = DEFAULT_RANGE[0], hi: float = DEFAULT_RANGE[1],
+                         samples=None, resolution: int = 16) -> RegionAnalysis:
+    """Optimization regions (ISCA'17 §3.2, Fig. 6) of LogCA with a memory hierarchy
+    (:class:`.hierarchy.HierarchicalLogCA`), on its own curves: the gain of improving a
+    parameter is ``speedup_p(g)/speedup(g) − 1`` with both speedups the hierarchical model's.
+
+    How a parameter enters (:meth:`~.hierarchy.HierarchicalLogCA.improved`): L and o are
+    divided and C and A multiplied at every layer at once, because the per-layer factors
+    multiply them (T1 = o + L·g·R(g) + C·g^β/A·Q(g)); a per-layer parameter ``a[layer]``
+    (the accelerator's extra cost per byte once the data outgrow that layer) or
+    ``l[layer]`` (the copies') is divided, so it pays only where the data have outgrown the
+    layer: its region starts near the layer's bend. The host's constant c0 and its steps
+    h_k are held.
+
+    Boundaries are found as for plain LogCA (sign changes of ``gain − threshold`` on a grid
+    of ``resolution`` points per octave, each refined by Brent's method to 1e-12). With one
+    layer and no host constant the plain analysis is returned, so it is exact.
+    """
+    from scipy.optimize import brentq
+    if model.plain:
+        return optimization_regions(model.base, factor, threshold, lo, hi, samples, resolution)
+    _check_arguments(factor, threshold, lo, hi)
+    names = model.tunable()
+    better = {p: model.improved(p, factor) for p in names}
+
+    def gain(p, g):
+        return np.asarray(better[p].speedup(g), float) / np.asarray(model.speedup(g), float) - 1
+
+    x = np.linspace(np.log(lo), np.log(hi), int(np.ceil(np.log2(hi / lo) * resolution)) + 1)
+    dense = np.geomspace(lo, hi, 512)
+    samples = powers_of_two(lo, hi) if samples is None else np.asarray(samples, float)
+    regions, gains = {}, {}
+    for p in names:
+        above = gain(p, np.exp(x)) >= threshold
+        roots = [math.exp(brentq(lambda t: gain(p, math.exp(t)) - threshold, x[k], x[k + 1],
+                                 xtol=1e-14, rtol=1e-12))
+                 for k in np.flatnonzero(above[1:] != above[:-1])]
+        spans = _intervals(np.array(roots), bool(above[0]), lo, hi)
+        g_dense = gain(p, dense)
+        best = int(np.argmax(g_dense))
+        regions[p] = ParameterRegion(p, bool(spans), spans, _cutoff(p, spans, lo, hi),
+                                     float(g_dense[best]), float(dense[best]))
+        gains[p] = gain(p, samples)
+    return RegionAnalysis(model=model, factor=float(factor), threshold=float(threshold),
+                          lo=lo, hi=hi, regions=regions, bands=_bands(regions, lo, hi),
+                          samples=samples, gains=gains)

@@ -55,16 +55,20 @@ def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") 
     return fig
 
 
-def hierarchy_fit_figure(result, title: str | None = None) -> Figure:
+def hierarchy_fit_figure(result, title: str | None = None, band=None) -> Figure:
     """Measured speedup (points) with plain LogCA and LogCA with the memory hierarchy
     (lines), each with its errors in the legend; dotted verticals where the working set
-    w·g reaches a layer's capacity, with the layer's name."""
+    w·g reaches a layer's capacity, with the layer's name; ``band`` (an UncertaintyResult
+    of the chosen model) shaded."""
     g = result.granularity
     lo, hi = float(g.min()) / 2, float(g.max()) * 2
     grid = np.geomspace(lo, hi, 400)
     fig = Figure(figsize=(7.5, 4.6))
     ax = fig.add_subplot()
     ax.plot(g, result.speedup_measured, "o", color="black", label="measured", zorder=5)
+    if band is not None:
+        ax.fill_between(band.granularity, band.band["p5"], band.band["p95"], color="C0",
+                        alpha=0.2, lw=0, label=f"90% band, {band.samples} draws of the fit")
     styles = {"plain": ("C1", "--", "plain LogCA"), "hierarchical": ("C0", "-", "with the hierarchy")}
     for cand in (result.plain, result.hierarchical):
         if cand is None:

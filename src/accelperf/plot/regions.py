@@ -17,12 +17,40 @@ PARAMETER_NAMES = {"L": "latency", "o": "overhead", "C": "computational index",
                    "A": "acceleration"}
 
 
-def _band_colour(label: str):
+# Per-layer parameters of a hierarchical model (a[L3<-DRAM], ...) take these in turn.
+LAYER_COLOURS = ("#fd8d3c", "#8c510a", "#c51b7d", "#35978f", "#737373", "#bf812d")
+
+
+def _colour(analysis: RegionAnalysis, p: str) -> str:
+    if p in PARAMETER_COLOURS:
+        return PARAMETER_COLOURS[p]
+    extra = [q for q, r in analysis.regions.items() if q not in PARAMETER_COLOURS and r.present]
+    return LAYER_COLOURS[extra.index(p) % len(LAYER_COLOURS)]
+
+
+def _short(analysis: RegionAnalysis, p: str) -> str:
+    """A per-layer parameter as the chart writes it: a1 for the first layer's a[...], l3
+    for the third's l[...] (the legend spells them out); LogCA's letters as they are."""
+    if "[" not in p:
+        return p
+    same = [q for q in analysis.regions if q.startswith(p[:2])]
+    return f"{p[0]}{same.index(p) + 1}"
+
+
+def _band_label(analysis: RegionAnalysis, band) -> str:
+    if not band.members:
+        return band.parameters
+    return ("" if all(len(p) == 1 for p in band.members) else " ").join(
+        _short(analysis, p) for p in band.members)
+
+
+def _band_colour(analysis: RegionAnalysis, band):
     """Mix the colours of the parameters in a band (a blend reads as 'several at once')."""
-    if not label:
+    names = band.members or tuple(band.parameters)
+    if not names:
         return (1, 1, 1, 0)
-    rgb = np.mean([[int(PARAMETER_COLOURS[p][i:i + 2], 16) / 255 for i in (1, 3, 5)]
-                   for p in label], axis=0)
+    rgb = np.mean([[int(_colour(analysis, p)[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+                   for p in names], axis=0)
     return (*rgb, 0.28)
 
 
@@ -34,14 +62,17 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
     g = np.geomspace(lo, hi, points)
     s = m.speedup(g)
     for band in analysis.bands:
-        ax.axvspan(band.start, band.end, color=_band_colour(band.parameters), lw=0)
-        if band.parameters and np.log2(band.end / band.start) > 0.6:
-            ax.text(np.sqrt(band.start * band.end), 0.5, band.parameters,
+        ax.axvspan(band.start, band.end, color=_band_colour(analysis, band), lw=0)
+        label = _band_label(analysis, band)
+        # octaves a label needs: the paper's "oCA" fits in 0.6, per-layer names take more
+        width = 0.6 if label == band.parameters else 0.2 * len(label)
+        if band.parameters and np.log2(band.end / band.start) > width:
+            ax.text(np.sqrt(band.start * band.end), 0.5, label,
                     transform=ax.get_xaxis_transform(), ha="center", va="center",
                     fontsize=11, fontweight="bold", color="0.15")
         elif band.parameters:           # too thin to hold its name: point at it from below
             mid = np.sqrt(band.start * band.end)
-            ax.annotate(band.parameters, xy=(mid, 0.3), xytext=(mid * 1.8, 0.18),
+            ax.annotate(label, xy=(mid, 0.3), xytext=(mid * 1.8, 0.18),
                         xycoords=("data", "axes fraction"), textcoords=("data", "axes fraction"),
                         fontsize=9, fontweight="bold", color="0.15",
                         arrowprops=dict(arrowstyle="-", color="0.3", lw=0.8))
@@ -51,25 +82,32 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(max(float(s.min()) / 3, m.A * 1e-7), m.A * 3)
     if arrows:
-        present = [p for p in PARAMETERS if analysis.regions[p].present]
+        present = [p for p in analysis.regions if analysis.regions[p].present]
         for k, p in enumerate(present):
             y = 0.93 - 0.07 * k
             r = analysis.regions[p]
             for a, b in r.intervals:
                 ax.annotate("", xy=(b, y), xytext=(a, y), xycoords=("data", "axes fraction"),
-                            arrowprops=dict(arrowstyle="<->", color=PARAMETER_COLOURS[p], lw=1.5))
+                            arrowprops=dict(arrowstyle="<->", color=_colour(analysis, p), lw=1.5))
             if r.cutoff is not None:
-                ax.axvline(r.cutoff, color=PARAMETER_COLOURS[p], lw=0.8, ls=":")
-            ax.text(r.intervals[0][0], y + 0.012, f" {p}", transform=ax.get_xaxis_transform(),
-                    color=PARAMETER_COLOURS[p], fontsize=8, va="bottom")
+                ax.axvline(r.cutoff, color=_colour(analysis, p), lw=0.8, ls=":")
+            ax.text(r.intervals[0][0], y + 0.012, f" {_short(analysis, p)}",
+                    transform=ax.get_xaxis_transform(),
+                    color=_colour(analysis, p), fontsize=8, va="bottom")
     granularity_axis(ax, lo, hi)
     ax.set_ylabel("speedup")
     if legend:
         from matplotlib.patches import Patch
-        handles = [Patch(color=PARAMETER_COLOURS[p], alpha=0.5,
-                         label=f"{p}: {PARAMETER_NAMES[p]}") for p in PARAMETERS
-                   if analysis.regions[p].present]
+        handles = [Patch(color=_colour(analysis, p), alpha=0.5,
+                         label=f"{_short(analysis, p)}: "
+                               f"{PARAMETER_NAMES[p] if p in PARAMETER_NAMES else _layer_name(p)}")
+                   for p in analysis.regions if analysis.regions[p].present]
         ax.legend(handles=handles, fontsize=7, loc="lower right")
+
+
+def _layer_name(p: str) -> str:
+    what = {"a": "accelerator's extra cost", "l": "copies' extra cost"}[p[0]]
+    return f"{p}, {what} beyond {p[2:-1]}"
 
 
 def regions_figure(analysis: RegionAnalysis, title: str | None = None) -> Figure:

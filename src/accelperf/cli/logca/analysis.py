@@ -7,6 +7,7 @@ import sys
 
 import click
 import numpy as np
+from rich.markup import escape
 from rich.table import Table
 
 from ...logca import presets as preset_table
@@ -24,7 +25,8 @@ from ..common import (
     size_or_dash,
 )
 from . import logca
-from .layers import check_hierarchy_options, data_option, hierarchy_advice, hierarchy_options
+from .layers import (check_hierarchy_options, data_option, fit_from_data, hierarchy_advice,
+                     hierarchy_options)
 from .options import json_option, out_option, output_path, save
 
 
@@ -41,10 +43,18 @@ from .options import json_option, out_option, output_path, save
 @out_option("Draw the regions chart (Fig. 6) to FILE.png or FILE.svg.")
 @click.option("--sensitivity", is_flag=True,
               help="With --out, also draw Fig. 5 (each parameter improved) to FILE-sensitivity.")
+@hierarchy_options
+@data_option
 @json_option("Print one JSON object.")
-def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, as_json, **spec):
-    """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2)."""
-    from ...logca.regions import optimization_regions
+def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, probe, data,
+                  as_json, **spec):
+    """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2).
+
+    With --hierarchy/--probe and --data: the regions of the model fitted to the
+    measurements with the memory layers, on its own curve, with each layer's extra
+    accelerator (a[layer]) and copy (l[layer]) cost as parameters too.
+    """
+    from ...logca.regions import hierarchical_regions, optimization_regions
     from ...units import log_grid
     check_range(lo, hi)
     if samples == "powers-of-two":
@@ -54,14 +64,25 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, as_json,
     else:
         raise ModelError(f"--samples = {samples!r} is invalid: 'powers-of-two' or a whole "
                          f"number of points from 2 to 100000")
-    model = single_model(spec, "regions")
+    layered = check_hierarchy_options(hier, probe, data, spec)
     out = output_path(out)
     if sensitivity and out is None:
         raise ModelError("--sensitivity needs --out FILE.png|svg: it draws a figure")
+    if sensitivity and layered:
+        raise ModelError("--sensitivity draws plain LogCA's Fig. 5; with --hierarchy/--probe "
+                         "drop it (the regions chart shows the hierarchical model)")
     if sensitivity:
         output_path(out.with_name(f"{out.stem}-sensitivity{out.suffix}"))
-    analysis = optimization_regions(model, factor=factor, threshold=threshold, lo=lo, hi=hi,
-                                    samples=sample_points)
+    notes = []
+    if layered:
+        result, notes = fit_from_data(data, hier, probe)
+        model, notes = result.model, notes + list(result.warnings)
+        analysis = hierarchical_regions(model, factor=factor, threshold=threshold, lo=lo,
+                                        hi=hi, samples=sample_points)
+    else:
+        model = single_model(spec, "regions")
+        analysis = optimization_regions(model, factor=factor, threshold=threshold, lo=lo,
+                                        hi=hi, samples=sample_points)
     if out is not None:
         from ...plot.regions import regions_figure, sensitivity_figure
         save(regions_figure(analysis), out)
@@ -69,22 +90,25 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, as_json,
             save(sensitivity_figure(model, factor, lo, hi),
                  out.with_name(f"{out.stem}-sensitivity{out.suffix}"))
     if as_json:
-        click.echo(dump_json(analysis.to_dict()))
+        click.echo(dump_json(dict(analysis.to_dict(), warnings=notes) if layered else
+                             analysis.to_dict()))
         return
     if out is not None and not sys.stdout.isatty():
         return
-    table = Table(title=f"Optimization regions of {model.label}: {factor:g}x improvement, "
+    table = Table(title=f"Optimization regions of {escape(model.label)}: {factor:g}x improvement, "
                         f">= {threshold:.0%} speedup gain")
     for col in ("parameter", "present", "from", "to", "cut-off", "largest gain"):
         table.add_column(col, justify="right")
     for p, r in analysis.regions.items():
-        table.add_row(p, "yes" if r.present else "no", size_or_dash(r.start),
+        table.add_row(escape(p), "yes" if r.present else "no", size_or_dash(r.start),
                       size_or_dash(r.end), size_or_dash(r.cutoff),
                       f"{r.max_gain:.1%} at {format_size(r.max_gain_at)}")
     console.print(table)
     console.print("bands: " + ", ".join(
-        f"[bold]{b.parameters or 'none'}[/bold] {format_size(b.start)}–{format_size(b.end)}"
-        for b in analysis.bands))
+        f"[bold]{escape(b.parameters) or 'none'}[/bold] {format_size(b.start)}–"
+        f"{format_size(b.end)}" for b in analysis.bands))
+    for w in notes:
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
 @logca.command("case-study")
@@ -206,20 +230,38 @@ def _break_even_text(advice) -> str:
 @click.option("--points", type=click.IntRange(3, 10_000), default=60, show_default=True,
               help="Points on the feasibility curve.")
 @out_option("Draw the feasibility curve (needs --pair) to FILE.png or FILE.svg.")
+@hierarchy_options
+@data_option
 @json_option("Print one JSON object.")
-def logca_design(target, pair, points, out, as_json, **spec):
+def logca_design(target, pair, points, out, hier, probe, data, as_json, **spec):
     """Which L, o, C or A (one at a time, the others held) meets a target exactly, or why
-    none can; with --pair, two at once (ISCA'17 §3 backwards)."""
-    from ...logca.design import check_pair, feasibility_curve, parse_target, solve_design
+    none can; with --pair, two at once (ISCA'17 §3 backwards).
+
+    With --hierarchy/--probe and --data: solved on the model fitted to the measurements with
+    the memory layers; each layer's extra accelerator cost a[layer] and copy cost l[layer]
+    can be solved for too, and named in --pair (e.g. --pair 'A,l[L3<-DRAM]').
+    """
+    from ...logca.design import (check_pair, feasibility_curve, hierarchical_feasibility,
+                                 parse_target, solve_design, solve_hierarchical_design)
     goal = parse_target(target)
-    xy = None if pair is None else check_pair(pair)
+    layered = check_hierarchy_options(hier, probe, data, spec)
+    xy = None if pair is None else (tuple(p.strip() for p in pair.split(",")) if layered
+                                    and pair.count(",") == 1 else check_pair(pair))
     out = output_path(out)
     if out is not None and xy is None:
         raise ModelError("--out needs --pair X,Y: the figure is the feasibility curve of two "
                          "parameters")
-    model = single_model(spec, "design")
-    result = solve_design(model, goal)
-    curve = None if xy is None else feasibility_curve(model, goal, *xy, points=points)
+    notes = []
+    if layered:
+        fitted, notes = fit_from_data(data, hier, probe)
+        model, notes = fitted.model, notes + list(fitted.warnings)
+        result = solve_hierarchical_design(model, goal)
+        curve = None if xy is None else hierarchical_feasibility(model, goal, *xy,
+                                                                 points=points)
+    else:
+        model = single_model(spec, "design")
+        result = solve_design(model, goal)
+        curve = None if xy is None else feasibility_curve(model, goal, *xy, points=points)
     if out is not None:
         from ...plot.design import feasibility_figure
         save(feasibility_figure(curve), out)
@@ -227,27 +269,34 @@ def logca_design(target, pair, points, out, as_json, **spec):
         data = result.to_dict()
         if curve is not None:
             data["feasibility"] = curve.to_dict()
+        if layered:
+            data["warnings"] = notes
         click.echo(dump_json(data))
         return
     now = "does not exist" if result.current is None else goal.describe(result.current)
-    console.print(f"[bold]{model.label}[/bold]: {now} now; target {goal.text} is "
+    console.print(f"[bold]{escape(model.label)}[/bold]: {now} now; target {goal.text} is "
                   + ("met" if result.met_now else "not met"))
     table = Table(title=f"Meeting {goal.text}, one parameter at a time")
     for col in ("parameter", "now", "needed", "change"):
         table.add_column(col, justify="right")
     for p, sol in result.solutions.items():
         if sol.value is None:
-            table.add_row(p, f"{sol.current:.4g}", "—",
+            table.add_row(escape(p), f"{sol.current:.4g}", "—",
                           "any value" if sol.possible else "impossible")
         else:
             change = "—" if sol.current == 0 else f"{sol.value / sol.current:.3g}x"
-            table.add_row(p, f"{sol.current:.4g}", f"{sol.direction} {sol.value:.6g}", change)
+            if "[" in p:        # a step: the layer's cost factor 1 + step changes
+                change = f"{(1 + sol.value) / (1 + sol.current):.3g}x of 1+{escape(p)}"
+            table.add_row(escape(p), f"{sol.current:.4g}", f"{sol.direction} {sol.value:.6g}",
+                          change)
     console.print(table)
     for sol in result.solutions.values():
         if sol.reason:
-            console.print(f"[bold]{sol.parameter}[/bold]: {sol.reason}")
+            console.print(f"[bold]{escape(sol.parameter)}[/bold]: {escape(sol.reason)}")
     if curve is not None:
         ok = np.isfinite(curve.y)
-        console.print(f"feasibility curve {curve.y_parameter}({curve.x_parameter}): "
-                      f"{int(ok.sum())} of {curve.x.size} points solvable"
-                      + ("" if out is None else f", drawn to {out}"))
+        console.print(f"feasibility curve {escape(curve.y_parameter)}"
+                      f"({escape(curve.x_parameter)}): {int(ok.sum())} of {curve.x.size} "
+                      f"points solvable" + ("" if out is None else f", drawn to {out}"))
+    for w in notes:
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")

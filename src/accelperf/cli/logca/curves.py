@@ -24,7 +24,8 @@ from ..common import (
     single_model,
 )
 from . import logca
-from .layers import check_hierarchy_options, data_option, hierarchy_curve, hierarchy_options
+from .layers import (check_hierarchy_options, data_option, hierarchy_bounds, hierarchy_curve,
+                     hierarchy_options, hierarchy_show)
 from .options import (draws_options, json_option, out_option, output_path, save,
                       split_uncertain, uncertain_model_options, wrote)
 
@@ -69,9 +70,17 @@ def _render_summary(info: ModelSummary) -> None:
 
 @logca.command("show")
 @model_options
+@hierarchy_options
+@data_option
 @json_option("Print one JSON object.")
-def logca_show(as_json, **spec):
-    """Parameters, g1, g_A/2, g_A, bound type and peak of one model."""
+def logca_show(hier, probe, data, as_json, **spec):
+    """Parameters, g1, g_A/2, g_A, bound type and peak of one model.
+
+    With --hierarchy/--probe and --data: those of the model fitted to the measurements with
+    the memory layers (the bound per layer is `logca bounds`).
+    """
+    if check_hierarchy_options(hier, probe, data, spec):
+        return hierarchy_show(data, hier, probe, as_json)
     models = build_models(**spec)
     if len(models) != 1:
         raise ModelError(f"--preset was given {len(models)} times: `logca show` describes "
@@ -181,14 +190,23 @@ def _print_band_summary(band) -> None:
 @logca.command("bounds")
 @model_options
 @range_options
+@hierarchy_options
+@data_option
 @out_option("Draw the curve with its bound lines (Fig. 4) to FILE.png or FILE.svg.")
 @json_option("Print one JSON object.")
-def logca_bounds(lo, hi, out, as_json, **spec):
+def logca_bounds(lo, hi, hier, probe, data, out, as_json, **spec):
     """Bound type (compute or latency), the asymptotes that cap the speedup (§3.1), and
-    whether the limit is reached at any practical size."""
+    whether the limit is reached at any practical size.
+
+    With --hierarchy/--probe and --data: of the model fitted to the measurements with the
+    memory layers, the bound of each layer's plain model (the data living in that layer)
+    and of the curve far past every cache.
+    """
     from ...logca import bound_type
     from ...logca.metrics import bound_reach
     check_range(lo, hi)
+    if check_hierarchy_options(hier, probe, data, spec):
+        return hierarchy_bounds(data, hier, probe, output_path(out), as_json)
     model = single_model(spec, "bounds")
     out = output_path(out)
     bound = bound_type(model)

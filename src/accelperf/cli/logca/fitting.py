@@ -60,7 +60,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     check_hierarchy_options(hier, probe)
     if hier is not None or probe:
         return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
-                               out, as_json)
+                               out, as_json, draws)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
     timings = read_timings(data, statistic)
     if frequency == "auto":
@@ -104,27 +104,44 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
                       f"{size_or_dash(c.model)}{ci}")
     if band is not None:
-        for label, dist in (("g1", band.g1), ("g_A/2", band.g_half)):
-            q = dist.quantiles
-            if q["p50"] is not None:
-                console.print(f"{label} over {draws} draws of the parameters: median "
-                              f"{format_size(q['p50'])}, 90% in {format_size(q['p5'])}.."
-                              f"{format_size(q['p95'])}")
+        print_draws(band, draws)
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
 
 
 def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
-                    as_json) -> None:
-    """`logca fit --hierarchy/--probe`: plain and hierarchical LogCA, chosen by AIC."""
+                    as_json, draws=0) -> None:
+    """`logca fit --hierarchy/--probe`: plain and hierarchical LogCA, chosen by AIC; with
+    --monte-carlo N the fit's covariance propagated to a speedup band, g1 and g_A/2
+    (bootstrap resampling is not offered here: it would refit the 35 parameters each
+    time)."""
     result, notes = fit_from_data(data, hier, probe, statistic, latency, lo, hi, host_constant)
+    band = None
+    if draws:
+        from ...logca.uncertainty import monte_carlo_hierarchy
+        band = monte_carlo_hierarchy(result, result.granularity, samples=draws)
     if out is not None:
         from ...plot.fit import hierarchy_fit_figure
-        save(hierarchy_fit_figure(result), out)
+        save(hierarchy_fit_figure(result, band=band), out)
     if as_json:
-        click.echo(dump_json(dict(result.to_dict(), warnings=notes + list(result.warnings))))
+        d = dict(result.to_dict(), warnings=notes + list(result.warnings))
+        if band is not None:
+            d["uncertainty"] = band.to_dict()
+        click.echo(dump_json(d))
         return
     render_hierarchy_fit(result, data, notes)
+    if band is not None:
+        print_draws(band, draws)
+
+
+def print_draws(band, draws: int) -> None:
+    """g1 and g_A/2 over the draws of the fitted parameters (the plain and the layered fit)."""
+    for label, dist in (("g1", band.g1), ("g_A/2", band.g_half)):
+        q = dist.quantiles
+        if q["p50"] is not None:
+            console.print(f"{label} over {draws} draws of the parameters: median "
+                          f"{format_size(q['p50'])}, 90% in {format_size(q['p5'])}.."
+                          f"{format_size(q['p95'])}")
 
 
 LPN_MAX_SIZE = 16 * 2**20

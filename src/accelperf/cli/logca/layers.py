@@ -146,6 +146,79 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
+def hierarchy_show(data: Path, hier, probe, as_json) -> None:
+    """`logca show --hierarchy/--probe --data`: g1, g_A/2 and g_A of the fitted model (the
+    first sizes where its speedup reaches 1, A/2, A; A the innermost layer's) beside the
+    measured crossings, its peak and its limits."""
+    from ...logca.fit import measured_crossing
+    from ...report import dump_json
+    result, notes = fit_from_data(data, hier, probe)
+    model = result.model
+    notes = notes + list(result.warnings)
+    rows = [(label, level, value, measured_crossing(result.granularity,
+                                                    result.speedup_measured, level))
+            for label, level, value in (("g1", 1.0, model.g1()),
+                                        ("g_A/2", model.A / 2, model.g_half()),
+                                        ("g_A", model.A, model.g_A()))]
+    peak_g, peak_s = model.peak()
+    if as_json:
+        click.echo(dump_json({"chosen": result.chosen, "model": model.parameters(),
+                              "metrics": {label: {"target": level, "model": value,
+                                                  "measured": measured}
+                                          for label, level, value, measured in rows},
+                              "peak": {"granularity": peak_g, "speedup": peak_s},
+                              "small_g_limit": float(model.speedup(1.0)),
+                              "large_g_limit": model.large_g_limit(), "warnings": notes}))
+        return
+    table = Table(title=f"{escape(model.label)}: {result.chosen} chosen by AIC")
+    for col in ("metric", "speedup", "model", "measured"):
+        table.add_column(col, justify="right")
+    for label, level, value, measured in rows:
+        table.add_row(label, f"{level:.4g}", size_or_dash(value), size_or_dash(measured))
+    console.print(table)
+    console.print(f"peak: speedup {peak_s:.4g} at {size_or_dash(peak_g)}; speedup "
+                  f"{float(model.speedup(1.0)):.4g} at 1 B, {model.large_g_limit():.4g} "
+                  f"at 1e15 B")
+    for w in notes:
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+
+
+def hierarchy_bounds(data: Path, hier, probe, out, as_json) -> None:
+    """`logca bounds --hierarchy/--probe --data`: each layer's bound (ISCA'17 §3.1 asked of
+    the plain model of the data living there) and the fitted curve's limit."""
+    from ...report import dump_json
+    from ...units import format_size
+    from .options import save
+    result, notes = fit_from_data(data, hier, probe)
+    model = result.model
+    if out is not None:
+        from ...plot.fit import hierarchy_fit_figure
+        save(hierarchy_fit_figure(result), out)
+    bounds = model.layer_bounds()
+    notes = notes + list(result.warnings)
+    if as_json:
+        click.echo(dump_json({"chosen": result.chosen, "layers": [b.to_dict() for b in bounds],
+                              "large_g_limit": model.large_g_limit(),
+                              "small_g_limit": float(model.speedup(1.0)),
+                              "warnings": notes}))
+        return
+    table = Table(title=f"Bounds of {escape(model.label)}, per memory layer "
+                        f"({result.chosen} chosen by AIC)")
+    for col in ("data in", "from", "bound", "speedup →", "90% of it reached"):
+        table.add_column(col, justify="left" if col == "data in" else "right")
+    for b in bounds:
+        r = b.reach
+        reached = f"at {format_size(r.granularity)}" if r.practical else \
+            f"never in practice ({r.speedup_at_practical:.3g} at 256 TiB)"
+        table.add_row(escape(b.layer.name), format_size(b.start), b.bound.kind,
+                      f"{b.bound.limit:.4g} ({b.bound.expression})", reached)
+    console.print(table)
+    console.print(f"the fitted curve: speedup {float(model.speedup(1.0)):.4g} at 1 B, "
+                  f"{model.large_g_limit():.4g} at 1e15 B")
+    for w in notes:
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+
+
 def hierarchy_advice(data: Path, hier, probe, at, factor, threshold) -> tuple:
     """The advice of the fitted model at ``at``: ISCA'17 §3 asked of the plain LogCA that
     holds the layer's costs there, with the break-even of the whole curve."""
