@@ -114,6 +114,7 @@ def _bind(lib):
         getattr(lib, name).argtypes = [p, p]
     lib.lpn_trace_len.argtypes, lib.lpn_trace_len.restype = [p], i64
     lib.lpn_tokens.argtypes = [p, i64, p]
+    lib.lpn_set_params.argtypes = [p, p]
     return lib
 
 
@@ -169,6 +170,8 @@ class CompiledEngine:
         self.path, self.compile_seconds = _build(self.source, cache or cache_dir() / "lpn")
         self.lib = _bind(ctypes.CDLL(str(self.path)))
         self.flatten = _flattener(self.path)
+        # The named parameters' values travel with each run (the source names them only).
+        self.params = array("q", [p.value for p in model.parameters] or [0])
 
     def __repr__(self) -> str:
         return f"CompiledEngine({self.model.name}: {self.path.name})"
@@ -223,6 +226,7 @@ class CompiledEngine:
         if not ctx:
             raise MemoryError("the compiled engine could not allocate its state")
         try:
+            lib.lpn_set_params(ctx, _address(self.params))
             status = lib.lpn_run(ctx, _address(counts), _address(values), clamp(max_time),
                                  clamp(max_commits), clamp(max_cycle), int(trace),
                                  int(_watch_sigint()))
