@@ -7,6 +7,8 @@ cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every 
 the initial marking (token counts and int64 property values) as arrays, filled from the
 marking's tuples by C code in the same library (``tokens.c``, through CPython's C API),
 or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.TokenArray`).
+The values of the net's named parameters (:mod:`.params`) are passed per run too, so a
+model built again with other delays (a calibration tries hundreds) reuses the library.
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition, written by :mod:`.csource` from the traced

@@ -25,7 +25,7 @@ deviation of a normal either side) in whole cycles and a standard error in cycle
 ``linear``
     The asymptotic standard error ``s·√((JᵀJ)⁻¹ⱼⱼ)`` with ``s² = S_min / (n − p)`` at the
     fit (J: the Jacobian of the relative errors, one cycle per step), and the interval
-    ``fitted ± stderr`` widened to whole cycles. One Jacobian, no refit; exact only where
+    the whole values within ``fitted ± stderr``. One Jacobian, no refit; exact only where
     the latency is linear in the parameters across the interval.
 
 Why profile by default: measured by ``benchmarks/lpn_calibrate_uncertainty.py`` (noisy
@@ -98,7 +98,7 @@ def linear(fitter, values, names, rows, live) -> dict[str, Estimate]:
     out = {}
     for k, name in enumerate(live):
         se, spec = math.sqrt(max(cov[k, k], 0.0)), fitter.spec[name]
-        low, high = math.floor(values[name] - se + 1e-9), math.ceil(values[name] + se - 1e-9)
+        low, high = math.ceil(values[name] - se), math.floor(values[name] + se)
         out[name] = Estimate(se, low if spec.minimum is None else max(low, spec.minimum),
                              high if spec.maximum is None else min(high, spec.maximum))
     return out
