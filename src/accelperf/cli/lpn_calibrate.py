@@ -193,7 +193,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
       accelperf lpn compare jpeg-decoder --measured data.csv --trace photo.csv --transition idct_y
     """
     from ..lpn import simulate
-    from ..lpn.calibrate import InputError, align_trace
+    from ..lpn.calibrate import InputError, align_trace, whole
     from ..lpn.loader import load_model
     figure_path(out)
     if (trace_path is None) != (transition is None):
@@ -206,7 +206,9 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
     rows = read_measured(measured, model)
     events = None if trace_path is None else _read_events(trace_path, event or transition)
     traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
-    results = [InputError(r.name, r.cycles, simulate(model, r.input).latency) for r in rows]
+    # The compiled engine when a compiler is found: one library serves any --params.
+    results = [InputError(r.name, r.cycles, whole(simulate(model, r.input, backend="auto")
+                                                  .latency)) for r in rows]
     alignment = None
     if events is not None:
         run = simulate(model, traced.input, trace=True)

@@ -28,9 +28,14 @@ deviation of a normal either side) in whole cycles and a standard error in cycle
     the whole values within ``fitted ± stderr``. One Jacobian, no refit; exact only where
     the latency is linear in the parameters across the interval.
 
-Why profile by default: measured by ``benchmarks/lpn_calibrate_uncertainty.py`` (noisy
-synthetic data from a perturbed model, true values known): see its docstring and the
-how-to (docs/how-to/calibrate.md) for the coverage and the cost of each. Parameters the
+Why profile by default, measured by ``benchmarks/lpn_calibrate_uncertainty.py`` (the block
+pipeline with perturbed delays, 12 streams, 1 % normal noise on each latency, 20 data
+sets, true values known): the profile's intervals held the true value in 85 % of cases
+(nominal 68 %; whole-cycle intervals cannot be narrower than one value) with a mean
+width of 0.81 cycles, for 1,169 simulations per data set; the bootstrap's 82 %, 0.85
+cycles, for 2,440; the linear one's 88 % but 1.60 cycles wide, and on the JPEG decoder's
+RTL data it calls ``header_base`` 58 ± 59 cycles where whole values of the per-byte cost
+leave 57..58 (it treats the delays as real numbers). Parameters the
 data cannot identify (no input sensitive to them, or confounded with another) get no
 interval from any method: the calibration names them in its warnings instead.
 """
