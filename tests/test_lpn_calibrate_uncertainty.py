@@ -171,3 +171,13 @@ def test_compiled_engine_takes_parameters_at_run_time():
             simulate(model, image).latency
     assert simulate(a, image, backend="compiled").latency != \
         simulate(b, image, backend="compiled").latency
+
+
+def test_the_fit_gives_the_same_latencies_on_either_engine():
+    # The fit runs the compiled engine when it can ("auto"); the Python engine is the
+    # fallback without a compiler, and must see the same numbers.
+    measured = _measured(0.0, 0)[:6]
+    values = {**TRUE, "colour_cycles": 50}
+    auto = Fitter(_builder, measured).latencies(values)
+    python = Fitter(_builder, measured, backend="python").latencies(values)
+    assert auto.tolist() == python.tolist()

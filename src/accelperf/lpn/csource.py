@@ -4,9 +4,10 @@
 expressions (through the ``c`` column of :data:`~.expr.OPERATORS`) and the net's tables
 (token strides, concurrency, the dirty lists of :mod:`.semantics`) into ``runtime.c``; the
 source depends on the model's structure only, so :mod:`.compiled` builds it once per net
-and passes every input as arrays, and the values of its named parameters (a constant
-with a name, :meth:`.net.Net.parameter`, is read from the run's ``C->param``). Values are int64: a constant outside that range is refused here,
-an operation that could leave it is checked in C (the operators of ``_CHECKED``).
+and passes every input as arrays. A named parameter (:meth:`.net.Net.parameter`) is read
+from the run's ``C->param`` rather than written as a literal, so its value is passed per
+run too. Values are int64: a constant outside that range is refused here, an operation
+that could leave it is checked in C (the operators of ``_CHECKED``).
 """
 
 from __future__ import annotations
