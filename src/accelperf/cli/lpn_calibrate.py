@@ -9,6 +9,7 @@ the hardware trace and writes the parameter file and the figure.
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import click
@@ -36,8 +37,8 @@ def print_parameters(model) -> None:
 
 def read_measured(path: Path, model) -> list:
     """The rows of ``--measured`` as Measurements, every one checked before any work:
-    columns, cycles (an integer > 0) and the input (readable, accepted by Ψ)."""
-    from ..lpn.calibrate import Measurement
+    columns, cycles (a number > 0) and the input (readable, accepted by Ψ)."""
+    from ..lpn.calibrate import Measurement, whole
     from ..lpn.loader import load_input
     text = str(path)
     if not path.is_file():
@@ -60,11 +61,10 @@ def read_measured(path: Path, model) -> list:
         try:
             cycles = float(row["cycles"])
         except (TypeError, ValueError):
+            cycles = math.nan
+        if not math.isfinite(cycles) or cycles <= 0:
             raise invalid(f"--measured {where}: cycles", row["cycles"],
-                          "a whole number of cycles > 0") from None
-        if not cycles.is_integer() or cycles <= 0:
-            raise invalid(f"--measured {where}: cycles", row["cycles"],
-                          "a whole number of cycles > 0")
+                          "a number of cycles > 0 (fractions allowed, e.g. an average)")
         candidate = path.parent / name
         try:
             source = str(candidate) if name and candidate.exists() else name
@@ -75,7 +75,7 @@ def read_measured(path: Path, model) -> list:
             model.marking(value)                            # Ψ accepts it
         except ModelError as exc:
             raise ModelError(f"--measured {where}: {exc}") from None
-        out.append(Measurement(name, value, int(cycles)))
+        out.append(Measurement(name, value, whole(cycles)))
     if not out:
         raise invalid("--measured", text, "it holds no rows")
     return out
@@ -94,14 +94,18 @@ def _builder(model_spec: str, start: dict):
               help="Parameters to fit (default: every one the model declares).")
 @click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
               help="Folds of the cross-validation.")
+@click.option("--uncertainty", type=click.Choice(["profile", "bootstrap", "linear"]),
+              default="profile", show_default=True,
+              help="How each value's 68% interval and standard error are found.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the fitted values as PARAMS.toml (read back by --params).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @param_options
-def lpn_calibrate(model_spec, measured, fit_names, folds, out, as_json, params_file=None,
-                  param_list=()):
+def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, out, as_json,
+                  params_file=None, param_list=()):
     """Fit MODEL's named delays to measured latencies (least relative error, whole
-    cycles): fitted values with standard errors, error before and after, a k-fold
+    cycles): fitted values with a 68% interval (profile, bootstrap or linear) and a
+    standard error, error before and after, a k-fold
     cross-validated error, the worst inputs and the parameters the data cannot pin down.
 
     \b
@@ -123,7 +127,8 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, out, as_json, params_f
                 raise invalid("--fit", n, f"model {model.name!r} declares "
                                           f"{', '.join(declared) or 'no parameters'}")
     rows = read_measured(measured, model)
-    result = calibrate(_builder(model_spec, start), rows, fit=fit, folds=folds)
+    result = calibrate(_builder(model_spec, start), rows, fit=fit, folds=folds,
+                       uncertainty=uncertainty)
     if out is not None:
         out.write_text(params_toml(result.model, result.values(),
                                    f"accelperf lpn calibrate {model_spec} --measured "
@@ -139,12 +144,15 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, out, as_json, params_f
 
 def _print_calibration(result) -> None:
     table = Table(title=f"{result.model}: fitted on {len(result.rows)} inputs "
-                        f"({result.simulations} simulations)")
-    for col in ("parameter", "default", "fitted", "std. error"):
+                        f"({result.simulations} simulations; uncertainty by "
+                        f"{result.uncertainty_method})")
+    for col in ("parameter", "default", "fitted", "68% interval", "std. error"):
         table.add_column(col, justify="left" if col == "parameter" else "right")
     for p in result.parameters:
         table.add_row(p.name + ("" if p.fitted_here else " (held)"), str(p.default),
-                      str(p.fitted), "—" if p.stderr is None else f"{p.stderr:.3g}")
+                      str(p.fitted), "—" if p.interval is None else
+                      f"{p.interval[0]}..{p.interval[1]}",
+                      "—" if p.stderr is None else f"{p.stderr:.3g}")
     console.print(table)
     cv = result.cross_validated
     console.print(f"error before: mean {result.before.mean:.3%}, max {result.before.max:.3%}")
@@ -185,7 +193,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
       accelperf lpn compare jpeg-decoder --measured data.csv --trace photo.csv --transition idct_y
     """
     from ..lpn import simulate
-    from ..lpn.calibrate import InputError, align_trace
+    from ..lpn.calibrate import InputError, align_trace, whole
     from ..lpn.loader import load_model
     figure_path(out)
     if (trace_path is None) != (transition is None):
@@ -198,7 +206,9 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
     rows = read_measured(measured, model)
     events = None if trace_path is None else _read_events(trace_path, event or transition)
     traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
-    results = [InputError(r.name, r.cycles, simulate(model, r.input).latency) for r in rows]
+    # The compiled engine when a compiler is found: one library serves any --params.
+    results = [InputError(r.name, r.cycles, whole(simulate(model, r.input, backend="auto")
+                                                  .latency)) for r in rows]
     alignment = None
     if events is not None:
         run = simulate(model, traced.input, trace=True)
@@ -211,15 +221,15 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
         from ..plot.calibration import error_figure
         save_figure(error_figure(model.name, sizes, [r.error for r in results]), out)
         click.echo(f"wrote {out}", err=True)
-    from ..lpn.calibrate import ErrorSummary
-    summary = ErrorSummary.of(results)
+    from ..lpn.analysis.accuracy import ErrorSummary
+    summary = ErrorSummary.of(r.error for r in results)
     if as_json:
         click.echo(dump_json({
             "model": model.name,
             "inputs": [{"input": r.name, "size": s, "measured": r.measured,
                         "simulated": r.simulated, "error": r.error}
                        for r, s in zip(results, sizes)],
-            "error": {"mean": summary.mean, "max": summary.max},
+            "error": summary.to_dict(),
             "trace": None if alignment is None else
             {"input": traced.name, **alignment.to_dict()}}))
         return

@@ -23,15 +23,19 @@ simulations**, which uses that structure:
 3. once no step helps, a ±1 coordinate search, because rounding and regime boundaries can
    leave a neighbour that is better.
 
-The Python engine runs each simulation (a 4,600-block JPEG in about 0.1 s); the compiled
-engine would need a C compile per parameter vector (about 0.7 s), so it is slower here.
-Results are cached by parameter vector. On exact data from the model itself (a synthetic
+Each simulation runs on the compiled engine when a C compiler is found (``backend =
+"auto"``): a net's named parameters are read at run time there (:mod:`.csource`), so
+every parameter vector of the net shares one library, compiled once, and a simulation of
+a 4,600-block JPEG takes about a millisecond (the Python engine, the fallback, about
+0.1 s). Results are cached by parameter vector. On exact data from the model itself (a synthetic
 check) the residual is zero at the true values and the fit recovers them exactly.
 
-Uncertainty is the **linearised (asymptotic) standard error**: ``s²·(JᵀJ)⁻¹`` with
-``s² = RSS / (n − p)``, in cycles, at the fitted values; it needs more inputs than
-parameters and assumes the residuals are independent noise (a model error that is the
-same on every input shows as a bias, not in the standard error). **Identifiability**: a
+**Uncertainty** of each fitted value: a 68.27 % interval in whole cycles and a standard
+error, by a profile of the cost (default), a bootstrap over the measured rows, or the
+linearised standard error; how each works, and why the profile is the default (measured
+coverage and cost), is in :mod:`accelperf.lpn.uncertainty`. Each needs more inputs than
+parameters and treats the residuals as independent noise (a model error that is the
+same on every input shows as a bias, not in the interval). **Identifiability**: a
 parameter no measured input is sensitive to, or a set whose Jacobian columns are nearly
 dependent (a singular value below 1e-6 of the largest, after scaling each column), cannot
 be told apart by the data; the result names them and keeps them at their starting values
@@ -47,8 +51,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError, invalid
+from .analysis.accuracy import ErrorSummary
 from .net import Marking, Model
 from .sim import SimulationError, simulate
+from .uncertainty import Estimate, check_method, estimate
 
 CONFOUNDED_RATIO = 1e-6     # singular value / largest below this: not identifiable
 CORRELATED = 0.995          # |correlation| of two estimates above this: confounded
@@ -59,11 +65,13 @@ MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 
 @dataclass(frozen=True)
 class Measurement:
-    """One measured input: a name to show, the input for Ψ, the cycles it took."""
+    """One measured input: a name to show, the input for Ψ, the cycles it took (a
+    positive real: averaged hardware counters and fractional-cycle models such as VTA's
+    are measured in fractions of a cycle)."""
 
     name: str
     input: object = field(repr=False)
-    cycles: int
+    cycles: int | float
 
 
 @dataclass(frozen=True)
@@ -71,8 +79,8 @@ class InputError:
     """One input after (or before) the fit."""
 
     name: str
-    measured: int
-    simulated: int
+    measured: int | float
+    simulated: int | float
 
     @property
     def error(self) -> float:
@@ -85,32 +93,28 @@ class InputError:
 
 
 @dataclass(frozen=True)
-class ErrorSummary:
-    """Mean and largest absolute relative error over some inputs."""
-
-    mean: float
-    max: float
-
-    @staticmethod
-    def of(rows) -> "ErrorSummary":
-        errors = [abs(r.error) for r in rows]
-        return ErrorSummary(sum(errors) / len(errors), max(errors))
-
-    def __repr__(self) -> str:
-        return f"ErrorSummary(mean {self.mean:.3%}, max {self.max:.3%})"
-
-
-@dataclass(frozen=True)
 class FittedParameter:
     name: str
     default: int
     start: int
     fitted: int
-    stderr: float | None          # cycles; None when the data cannot say
-    fitted_here: bool = True      # False: held at its start value (not in --fit)
+    uncertainty: Estimate | None = None   # None when the data cannot say
+    fitted_here: bool = True              # False: held at its start value (not in --fit)
+
+    @property
+    def stderr(self) -> float | None:
+        """Standard error in cycles (by the calibration's uncertainty method)."""
+        return None if self.uncertainty is None else self.uncertainty.stderr
+
+    @property
+    def interval(self) -> tuple[int, int] | None:
+        """The 68.27 % interval in whole cycles."""
+        u = self.uncertainty
+        return None if u is None else (u.low, u.high)
 
     def __repr__(self) -> str:
-        err = "" if self.stderr is None else f" ± {self.stderr:.3g}"
+        u = self.uncertainty
+        err = "" if u is None else f" ± {u.stderr:.3g} [{u.low}, {u.high}]"
         return f"FittedParameter({self.name}: {self.default} → {self.fitted}{err})"
 
 
@@ -127,6 +131,7 @@ class Calibration:
     before_rows: tuple[InputError, ...] = field(repr=False)
     warnings: tuple[str, ...] = ()
     simulations: int = 0
+    uncertainty_method: str = "profile"
 
     def values(self) -> dict[str, int]:
         return {p.name: p.fitted for p in self.parameters}
@@ -141,14 +146,15 @@ class Calibration:
         return {"model": self.model,
                 "parameters": {p.name: {"default": p.default, "start": p.start,
                                         "fitted": p.fitted, "stderr": p.stderr,
-                                        "fitted_here": p.fitted_here}
+                                        "interval": None if p.interval is None else
+                                        list(p.interval), "fitted_here": p.fitted_here}
                                for p in self.parameters},
-                "before": {"mean": self.before.mean, "max": self.before.max},
-                "after": {"mean": self.after.mean, "max": self.after.max},
+                "before": self.before.to_dict(), "after": self.after.to_dict(),
                 "cross_validated": None if self.cross_validated is None else
-                {"mean": self.cross_validated.mean, "max": self.cross_validated.max},
+                self.cross_validated.to_dict(),
                 "worst": [row(r) for r in self.worst()],
                 "inputs": [row(r) for r in self.rows],
+                "uncertainty_method": self.uncertainty_method,
                 "warnings": list(self.warnings), "simulations": self.simulations}
 
     def __repr__(self) -> str:
@@ -161,10 +167,10 @@ class Calibration:
 
 class Fitter:
     """Simulates one model family (``builder(values) -> Model``) on fixed measurements,
-    caching latencies by parameter vector."""
+    caching latencies by parameter vector, on ``backend`` (:func:`~.sim.simulate`'s)."""
 
-    def __init__(self, builder, measurements: list[Measurement]):
-        self.builder = builder
+    def __init__(self, builder, measurements: list[Measurement], backend: str = "auto"):
+        self.builder, self.backend = builder, backend
         self.measurements = list(measurements)
         base = builder({})
         self.model_name = base.name
@@ -181,7 +187,7 @@ class Fitter:
             out = []
             for m, marking in zip(self.measurements, self.markings):
                 try:
-                    out.append(simulate(model, marking).latency)
+                    out.append(simulate(model, marking, backend=self.backend).latency)
                 except SimulationError as exc:
                     raise ModelError(f"input {m.name!r} with parameters {values}: the model "
                                      f"did not finish ({str(exc).splitlines()[0]})") from None
@@ -291,12 +297,20 @@ def check_measurements(measurements, n_fit: int) -> None:
     if not measurements:
         raise ModelError("--measured holds no rows: give one row per measured input")
     for m in measurements:
-        if isinstance(m.cycles, bool) or not isinstance(m.cycles, int) or m.cycles <= 0:
-            raise invalid(f"cycles of row {m.name!r}", m.cycles, "a whole number > 0")
+        if isinstance(m.cycles, bool) or not isinstance(m.cycles, (int, float)) or \
+                not math.isfinite(m.cycles) or m.cycles <= 0:
+            raise invalid(f"cycles of row {m.name!r}", m.cycles, "a number of cycles > 0")
     if len(measurements) < n_fit:
         raise ModelError(f"--measured has {len(measurements)} row(s) for {n_fit} parameters "
                          f"to fit: give at least as many measured inputs as parameters "
                          f"(or fewer parameters with --fit)")
+
+
+def whole(cycles) -> int | float:
+    """A latency as an int when it is a whole number of cycles (as most are), else as a
+    float (a model whose tick is a fraction of a cycle, an averaged measurement)."""
+    value = float(cycles)
+    return int(value) if value.is_integer() else value
 
 
 def identifiability(J: np.ndarray, names: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -327,25 +341,16 @@ def identifiability(J: np.ndarray, names: list[str]) -> tuple[list[str], list[li
     return dead, groups
 
 
-def _stderr(J: np.ndarray, r: np.ndarray, live: list[int]) -> dict[int, float]:
-    n = len(r)
-    if n <= len(live) or not live:
-        return {}
-    A = J[:, live]
-    s2 = float(r @ r) / (n - len(live))
-    try:
-        cov = s2 * np.linalg.inv(A.T @ A)
-    except np.linalg.LinAlgError:
-        return {}
-    return {i: math.sqrt(max(cov[k, k], 0.0)) for k, i in enumerate(live)}
-
-
 def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = None,
-              start: dict[str, int] | None = None, folds: int = 5) -> Calibration:
+              start: dict[str, int] | None = None, folds: int = 5,
+              uncertainty: str = "profile") -> Calibration:
     """Fit the parameters ``fit`` (default: all the model declares) of ``builder(values)``
     (a function building the model with those parameter values) to ``measurements``,
-    starting from ``start`` (default: the defaults; names not fitted keep these values).
+    starting from ``start`` (default: the defaults; names not fitted keep these values),
+    with each parameter's uncertainty by ``uncertainty`` (profile, bootstrap or linear:
+    :mod:`accelperf.lpn.uncertainty`).
     """
+    check_method(uncertainty)
     fitter = Fitter(builder, measurements)
     spec = fitter.spec
     names = list(spec) if fit is None else list(fit)
@@ -363,15 +368,14 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     every = np.arange(len(measurements))
     values = fitter.fit(origin, names, every)
 
-    J = fitter.jacobian(values, names, every)
-    r = fitter.residuals(values, every)
-    dead, groups = identifiability(J, names)
+    dead, groups = identifiability(fitter.jacobian(values, names, every), names)
     confounded = {n for g in groups for n in g}
-    live = [i for i, n in enumerate(names) if n not in dead and n not in confounded]
-    errors = _stderr(J, r, live)
-    warnings = [f"{n} is poorly determined: {values[n]} ± {errors[names.index(n)]:.3g} "
-                f"cycles" for n in names if names.index(n) in errors and
-                errors[names.index(n)] > 0.1 * max(abs(values[n]), 1)]
+    live = [n for n in names if n not in dead and n not in confounded]
+    estimates = estimate(uncertainty, fitter, values, names, every, live)
+    warnings = [f"{n} is poorly determined: {values[n]} ± {e.stderr:.3g} cycles"
+                for n, e in estimates.items() if e.stderr > 0.1 * max(abs(values[n]), 1)]
+    warnings += [f"the {uncertainty} interval of {n} reaches the search limit: it is at "
+                 f"least [{e.low}, {e.high}]" for n, e in estimates.items() if e.open]
     if dead:
         warnings.append(f"no measured input is sensitive to {', '.join(dead)}: kept at "
                         f"{', '.join(str(values[n]) for n in dead)}; measure inputs that "
@@ -380,20 +384,19 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
         warnings.append(f"the data cannot tell {', '.join(g)} apart (confounded: only a "
                         f"combination of them is determined); fix all but one with --fit")
     if len(measurements) <= len(live):
-        warnings.append("as many inputs as parameters: no standard errors (the fit "
-                        "passes through every point)")
+        warnings.append("as many inputs as parameters: no uncertainty (the fit passes "
+                        "through every point)")
 
     lat0, lat1 = fitter.latencies(origin), fitter.latencies(values)
-    rows0 = tuple(InputError(m.name, m.cycles, int(v)) for m, v in zip(measurements, lat0))
-    rows1 = tuple(InputError(m.name, m.cycles, int(v)) for m, v in zip(measurements, lat1))
+    rows0 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat0))
+    rows1 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat1))
     cv = _cross_validate(fitter, values, names, folds)
-    params = tuple(FittedParameter(n, p.default, origin[n], values[n],
-                                   errors.get(names.index(n)) if n in names else None,
+    params = tuple(FittedParameter(n, p.default, origin[n], values[n], estimates.get(n),
                                    n in names)
                    for n, p in spec.items())
-    return Calibration(fitter.model_name, params, ErrorSummary.of(rows0),
-                       ErrorSummary.of(rows1), cv, rows1, rows0, tuple(warnings),
-                       fitter.simulations)
+    return Calibration(fitter.model_name, params, ErrorSummary.of(r.error for r in rows0),
+                       ErrorSummary.of(r.error for r in rows1), cv, rows1, rows0,
+                       tuple(warnings), fitter.simulations, uncertainty)
 
 
 def _cross_validate(fitter: Fitter, values, names, folds: int) -> ErrorSummary | None:
@@ -409,8 +412,8 @@ def _cross_validate(fitter: Fitter, values, names, folds: int) -> ErrorSummary |
         fold_values = fitter.fit(values, names, train)
         lat = fitter.latencies(fold_values)
         held += [InputError(fitter.measurements[i].name, fitter.measurements[i].cycles,
-                            int(lat[i])) for i in test]
-    return ErrorSummary.of(held)
+                            whole(lat[i])) for i in test]
+    return ErrorSummary.of(r.error for r in held)
 
 
 @dataclass(frozen=True)
@@ -481,6 +484,6 @@ def align_trace(hardware: list[int], model: list[int], hardware_label: str = "ev
                           tolerance)
 
 
-__all__ = ["TraceAlignment", "align_trace", "Measurement", "InputError", "ErrorSummary",
-           "FittedParameter", "Calibration", "Fitter", "calibrate", "check_measurements",
+__all__ = ["TraceAlignment", "align_trace", "Measurement", "InputError",
+           "FittedParameter", "Calibration", "Fitter", "calibrate", "check_measurements", "whole",
            "identifiability"]

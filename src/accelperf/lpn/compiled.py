@@ -7,6 +7,8 @@ cached under ``~/.cache/accelperf/lpn/`` by a hash of that source — and every 
 the initial marking (token counts and int64 property values) as arrays, filled from the
 marking's tuples by C code in the same library (``tokens.c``, through CPython's C API),
 or copied as they are from a place whose Ψ gave a NumPy array (:class:`~.net.TokenArray`).
+The values of the net's named parameters (:mod:`.params`) are passed per run too, so a
+model built again with other delays (a calibration tries hundreds) reuses the library.
 
 The engine is the Python engine of :mod:`.sim` written in C (``runtime.c`` plus one fire
 and one commit function per transition, written by :mod:`.csource` from the traced
@@ -114,6 +116,7 @@ def _bind(lib):
         getattr(lib, name).argtypes = [p, p]
     lib.lpn_trace_len.argtypes, lib.lpn_trace_len.restype = [p], i64
     lib.lpn_tokens.argtypes = [p, i64, p]
+    lib.lpn_set_params.argtypes = [p, p]
     return lib
 
 
@@ -169,6 +172,8 @@ class CompiledEngine:
         self.path, self.compile_seconds = _build(self.source, cache or cache_dir() / "lpn")
         self.lib = _bind(ctypes.CDLL(str(self.path)))
         self.flatten = _flattener(self.path)
+        # The named parameters' values travel with each run (the source names them only).
+        self.params = array("q", [p.value for p in model.parameters] or [0])
 
     def __repr__(self) -> str:
         return f"CompiledEngine({self.model.name}: {self.path.name})"
@@ -223,6 +228,7 @@ class CompiledEngine:
         if not ctx:
             raise MemoryError("the compiled engine could not allocate its state")
         try:
+            lib.lpn_set_params(ctx, _address(self.params))
             status = lib.lpn_run(ctx, _address(counts), _address(values), clamp(max_time),
                                  clamp(max_commits), clamp(max_cycle), int(trace),
                                  int(_watch_sigint()))

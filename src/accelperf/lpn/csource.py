@@ -3,9 +3,11 @@
 :func:`generate` writes one fire and one commit function per transition from the traced
 expressions (through the ``c`` column of :data:`~.expr.OPERATORS`) and the net's tables
 (token strides, concurrency, the dirty lists of :mod:`.semantics`) into ``runtime.c``; the
-source depends on the model only, so :mod:`.compiled` builds it once per net and passes
-every input as arrays. Values are int64: a constant outside that range is refused here,
-an operation that could leave it is checked in C (the operators of ``_CHECKED``).
+source depends on the model's structure only, so :mod:`.compiled` builds it once per net
+and passes every input as arrays. A named parameter (:meth:`.net.Net.parameter`) is read
+from the run's ``C->param`` rather than written as a literal, so its value is passed per
+run too. Values are int64: a constant outside that range is refused here, an operation
+that could leave it is checked in C (the operators of ``_CHECKED``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,16 @@ class _Writer:
     def __init__(self, model: Model, t: Transition, messages: list):
         self.model, self.t, self.messages = model, t, messages
         self.temps = 0
+        self.params = {p.name: k for k, p in enumerate(model.parameters)}
+
+    def parameter(self, e: Expr) -> str | None:
+        """``C->param[k]`` for a named parameter's constant (None for another node): its
+        value is passed per run, so every parameter vector of a net shares one library."""
+        if e.op != "const" or len(e.args) < 2 or isinstance(e.args[0], bool) or \
+                e.args[1] not in self.params:
+            return None
+        _c_int(e.args[0])                       # int64, as a literal would be
+        return f"C->param[{self.params[e.args[1]]}]"
 
     def stride(self, pid: int) -> int:
         return len(self.model.places[pid].token_type.properties)
@@ -59,6 +71,9 @@ class _Writer:
         return len(self.messages) - 1
 
     def expr(self, e: Expr) -> str:
+        named = self.parameter(e)
+        if named is not None:
+            return named
         if e.op == "const":
             v = e.args[0]
             return ("1" if v else "0") if isinstance(v, bool) else _c_int(v)
@@ -85,7 +100,8 @@ class _Writer:
     def value(self, var: str, e: Expr, what: str | None, indent: str = "    ") -> list[str]:
         """``var`` = e, stopping on an evaluation error, and below 0 when ``what`` is set."""
         if e.op == "const" and not isinstance(e.args[0], bool):
-            return [f"{indent}const int64_t {var} = {_c_int(e.args[0])};"]
+            # A constant delay was checked (>= 0) when the model was built.
+            return [f"{indent}const int64_t {var} = {self.parameter(e) or _c_int(e.args[0])};"]
         lines = [f"{indent}int64_t {var} = {self.expr(e)};",
                  f"{indent}if (E->code) return F_FAIL;"]
         if what is not None:
@@ -325,7 +341,7 @@ def generate(model: Model, with_tokens: bool | None = None) -> tuple[str, tuple]
     conc = [INT64_MAX if t.concurrency is None else t.concurrency for t in model.transitions]
     tables = [f"/* net {model.name!r}: {len(model.places)} places, {n_t} transitions */",
               f"#define N_P {len(model.places)}", f"#define N_T {n_t}",
-              f"#define DONE {model.done}",
+              f"#define DONE {model.done}", f"#define N_PARAM {len(model.parameters)}",
               f"static const int64_t STRIDE[] = {{{', '.join(map(str, strides)) or '0'}}};",
               f"static const int64_t CONC[] = {{{', '.join(map(_c_int, conc)) or '0'}}};"]
     tables += _bit_lists("START_DIRTY", start_dirty, n_t) + \

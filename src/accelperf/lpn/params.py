@@ -17,11 +17,12 @@ the C engine, SymPy, Z3, text) reads ``args[0]`` of a constant and so works unch
 the name stays on the tree for anyone who wants it. Other values mean building the model
 again with :func:`build_with` (a few milliseconds), not patching a built one: the built
 model stays immutable, its checks (negative constant delays, capacities) run on the real
-values, and nothing has to thread a parameter vector through the engines. The cost: the
-compiled engine is recompiled per parameter vector and the interface (lpn2pi) sees numbers,
-so a fit cannot read latency as a closed form in the parameters; the calibration
-(:mod:`accelperf.lpn.calibrate`) therefore fits by simulation with the Python engine,
-which is fast enough for a few dozen measured inputs (see its docstring).
+values, and the engines take each value from the model they run. The compiled engine
+still shares one library across values: :mod:`.csource` writes a named constant as a read
+of the run's parameter array, not as a literal, and each run passes the model's values.
+The cost: the interface (lpn2pi) sees numbers, so a fit cannot read latency as a closed
+form in the parameters; the calibration (:mod:`accelperf.lpn.calibrate`) therefore fits
+by simulation (see its docstring).
 
 The override values travel through a context variable while the model's build function
 runs, so build functions keep their signature (``jpeg_decoder_420()``) and user models

@@ -25,6 +25,7 @@
  * transitions still compiles. */
 #define N_P1 (N_P ? N_P : 1)
 #define N_T1 (N_T ? N_T : 1)
+#define N_PARAM1 (N_PARAM ? N_PARAM : 1)
 #define N_W ((N_T + 63) / 64)
 
 typedef struct { int64_t *buf; int64_t cap, head, len; } Place;   /* ring of tokens */
@@ -98,6 +99,7 @@ typedef struct Ctx {
     int64_t now, last_commit, total, t_next, err_tid;
     Event *ev; int64_t n_ev, cap_ev;
     int64_t *trace; int64_t n_trace, cap_trace;
+    int64_t param[N_PARAM1];            /* the named parameters' values (net.parameter) */
 } Ctx;
 
 enum { F_FAIL = -2, F_NONE = -1, F_HELD = 0, F_FIRED = 1 };
@@ -280,6 +282,12 @@ static inline void mark_list(Dirty *D, const int32_t *at, const int32_t *word,
 /* ------------------------------------------------------------------ the API */
 void *lpn_new(void) {
     return calloc(1, sizeof(Ctx));
+}
+
+/* The values of the net's named parameters for this run, in the model's order: one
+ * library serves every parameter vector of a net (csource reads them as C->param[k]). */
+void lpn_set_params(void *ctx, const int64_t *values) {
+    if (N_PARAM) memcpy(((Ctx *)ctx)->param, values, N_PARAM * sizeof(int64_t));
 }
 
 void lpn_free(void *ctx) {

@@ -6,9 +6,31 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..net import Model
 from ..sim import SimulationError, simulate
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    """Mean and largest absolute relative error over some inputs: how far a prediction
+    (an interface, a calibrated model) is from its reference (simulation, hardware)."""
+
+    mean: float
+    max: float
+
+    @staticmethod
+    def of(errors: Iterable[float]) -> "ErrorSummary":
+        """The summary of relative errors (signed or not; no inputs: zero error)."""
+        errors = [abs(e) for e in errors] or [0.0]
+        return ErrorSummary(sum(errors) / len(errors), max(errors))
+
+    def to_dict(self) -> dict:
+        return {"mean": self.mean, "max": self.max}
+
+    def __repr__(self) -> str:
+        return f"ErrorSummary(mean {self.mean:.3%}, max {self.max:.3%})"
 
 
 @dataclass(frozen=True)
@@ -144,9 +166,9 @@ def choose_form(model: Model, interface, module, inputs=None) -> FormChoice:
 
 
 def _accuracy(rows) -> Accuracy:
-    errors = [r.error for r in rows] or [0.0]
-    return Accuracy(tuple(rows), sum(errors) / len(errors), max(errors))
+    summary = ErrorSummary.of(r.error for r in rows)
+    return Accuracy(tuple(rows), summary.mean, summary.max)
 
 
-__all__ = ["Accuracy", "CheckRow", "FormChoice", "check", "choose_form", "sampled_inputs",
-           "simulated_latency", "is_tokens", "FORM_SAMPLES"]
+__all__ = ["Accuracy", "CheckRow", "ErrorSummary", "FormChoice", "check", "choose_form",
+           "sampled_inputs", "simulated_latency", "is_tokens", "FORM_SAMPLES"]
