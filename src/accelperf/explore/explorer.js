@@ -179,8 +179,16 @@ function evalInterface(cls, values) {
           phases: f.phases.map(([ts, b, fn]) => ({transitions: ts, bottleneck: b, latency: fn(...args)}))};
 }
 
+function delayOptions(P, values) {
+  // `--param NAME=VALUE` for each named delay whose value is not the model's declared one
+  const out = [];
+  for (const d of P.delays || []) if (values[d.name] !== P.declared[d.name]) out.push(` --param ${d.name}=${values[d.name]}`);
+  for (const [name, value] of P.fixed_delays || []) if (value !== P.declared[name]) out.push(` --param ${name}=${value}`);
+  return out.join("");
+}
+
 if (typeof module !== "undefined") {       // Node, for the tests
-  module.exports = {fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+  module.exports = {delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
 }
 
 // ------------------------------------------------------------------ the page
@@ -506,6 +514,14 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
         integer: integer, unit: integer ? P.stream_unit : "", check: number(lo, hi, false, integer)},
         (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[s]);
     }
+    // the model's named delays: whole cycles, within the range checked against extraction
+    for (const d of P.delays) {
+      const saved = fromHash(d.name, number(d.lo, d.hi, false, true));
+      values[d.name] = saved !== undefined ? saved : d.start;
+      control($("lpn-delays"), {key: d.name, name: d.name, label: d.name, log: false, lo: d.lo, hi: d.hi, step: 1,
+        integer: true, unit: "cycles", check: number(d.lo, d.hi, false, true)},
+        (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[d.name]);
+    }
   }
 
   // ================================================================ copy as command
@@ -518,7 +534,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       lines.push(`accelperf logca advise ${p} --at ${Math.round(L.at)}B`);
     }
     if (D) lines.push(`accelperf density bound --algorithm ${D.algorithm} --hierarchy ${D.hierarchy}` + (D.edited ? "   # with the edited layers in a hierarchy file" : ""));
-    if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}`);
+    if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}` + delayOptions(P, values));
     $("command").value = lines.join("\n");
   }
   $("copy-command").addEventListener("click", () => {

@@ -96,7 +96,7 @@ def _lpn_section(panel: LpnPanel | None) -> str:
 <p class="intro">The interface extracted from the net (OSDI'24 §4.2, A.3), evaluated as you
 move its input-space variables: latency = max over transitions of ε<sub>T</sub> =
 N<sub>T</sub>·ḡ<sub>T</sub>, and by phase, the sum of phases with one bottleneck each.</p>
-<div id="lpn-controls"></div>
+<div id="lpn-controls"></div>{_delays_block(panel)}
 <p class="status" id="lpn-status" role="alert"></p>
 <table class="readout"><tbody>
 <tr><th>input class</th><td id="lpn-class"></td></tr>
@@ -112,6 +112,28 @@ N<sub>T</sub>·ḡ<sub>T</sub>, and by phase, the sum of phases with one bottlen
 <p>The net (the bottleneck transition is outlined in red):</p>
 <div id="lpn-net" class="net">{panel.svg}</div>
 <p class="timing" id="lpn-time"></p></section>"""
+
+
+def _delays_block(panel: LpnPanel) -> str:
+    """The sliders' box for the model's named delays and what the page says about them."""
+    if not panel.delays and not panel.fixed_delays:
+        return ""
+    items = "".join(f"<li><b>{html.escape(d.name)}</b> ({d.lo}–{d.hi} cycles, starts at "
+                    f"{d.start}): {html.escape(d.doc)}"
+                    + (f" — {html.escape(d.note)}" if d.note else "") + "</li>"
+                    for d in panel.delays)
+    fixed = "".join(f"<li><b>{html.escape(n)}</b> = {v} cycles, fixed: {html.escape(why)}</li>"
+                    for n, v, why in panel.fixed_delays)
+    return f"""
+<h3>The model's named delays (cycles)</h3>
+<p class="intro" id="lpn-delays-intro">The interface's formulas keep these delays as symbols:
+while the interface keeps one structure its numbers are affine in the delays, recovered
+exactly from extractions one step apart (accelperf.explore.delays). Each slider's range is
+where the formula was checked against a fresh extraction, with the other delays at their
+starting values; moving several at once can cross a structure boundary (a new bottleneck, a
+class boundary) that these checks did not visit: re-extract with
+<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.</p>
+<div id="lpn-delays"></div><ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
 
 
 STYLE = """
