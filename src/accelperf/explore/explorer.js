@@ -3,6 +3,9 @@
 // printed from SymPy by accelperf.explore.formulas and inlined before this script; this
 // file holds only generic numerics (a bracketed root finder), validation and drawing.
 "use strict";
+// ms since navigation started when this script runs: the HTML, plotly.min.js and the
+// formulas before it are parsed and run (benchmarks/explore_speed.py reports it)
+const SCRIPT_START = typeof performance !== "undefined" ? performance.now() : 0;
 
 // ------------------------------------------------------------------ numerics (tested in Node)
 const X_LIMIT = 700;          // roots in ln g within ±700, as accelperf.logca.metrics
@@ -203,7 +206,8 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     return fmt(b, 6) + " B (" + fmt(v, 4) + " " + units[k] + ")";
   };
   const state = {};            // everything the URL fragment carries
-  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: []};
+  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: [],
+                   scriptStart: SCRIPT_START, domReady: performance.now()};
   window.explorerTimings = timings;
 
   // ---- a slider with a typed-in value; log-scaled sliders move in log10 of the value
