@@ -37,13 +37,14 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def build(delays: bool) -> str:
+def build(delays: bool, plotly_js: str | None = None) -> str:
     from accelperf.explore import (DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel,
                                    lpn_panel)
     from accelperf.logca.presets import preset
     return build_page(LogcaPanel(tuple(preset(d, "aes") for d in DEFAULT_DESIGNS)),
                       density_panel("src-map-c"),
-                      lpn_panel("jpeg-decoder", frequency_hz=75e6, delays=delays))
+                      lpn_panel("jpeg-decoder", frequency_hz=75e6, delays=delays),
+                      plotly_js=plotly_js)
 
 
 def browser_cpu() -> dict | None:
@@ -73,20 +74,22 @@ def cpu_ms_since(before: dict | None) -> float | None:
     return 1e3 * sum(t - before.get(pid, 0.0) for pid, t in now.items())
 
 
-def timed_load(browser, url: str, mark: str) -> tuple[float, float | None]:
-    """(milliseconds from navigation start to the page's ``mark``, browser CPU ms) of one
-    load in a fresh tab."""
+def timed_load(browser, url: str, mark: str) -> tuple[float, float | None, float | None]:
+    """(milliseconds from navigation start to the page's ``mark``, to its first screen
+    (the explorer's ``ready``; None for the baseline), browser CPU ms) of one load in a
+    fresh tab."""
     cpu = browser_cpu()
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     page.goto(url)
     page.wait_for_function(mark, timeout=60_000)
     ms = page.evaluate(mark)
+    first = page.evaluate("window.explorerTimings ? window.explorerTimings.ready : null")
     used = cpu_ms_since(cpu)
     page.close()
-    return ms, used
+    return ms, first, used
 
 
-READY = "window.explorerTimings && window.explorerTimings.ready"
+READY = "window.explorerTimings && window.explorerTimings.allDrawn"
 BASELINE = "window.baselineReady"
 MOVE = """([id, n]) => {
   // n slider moves, one input event at a time, back and forth within the range
@@ -110,6 +113,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, default=10)
     parser.add_argument("--updates", type=int, default=40)
+    parser.add_argument("--plotly-js", metavar="FILE.js",
+                        help="also load the page built with this plotly.js bundle (e.g. "
+                             "plotly-basic.min.js) and compare")
     parser.add_argument("--delays", action="store_true",
                         help="with the JPEG decoder's delay sliders (minutes to build)")
     args = parser.parse_args(argv)
@@ -136,9 +142,18 @@ def main(argv=None) -> int:
           f"extraction{' with its delays' if args.delays else ''})")
     size = len(html.encode())
     plotly_bytes = len(plotly_script().encode())
+    small = None
+    if args.plotly_js:
+        bundle = plotly_script(args.plotly_js)
+        small = (html.replace(plotly_script().replace("</script", "<\\/script"),
+                              bundle.replace("</script", "<\\/script"), 1))
+        assert len(small) < len(html), "the page did not take the other bundle"
     with tempfile.TemporaryDirectory() as tmp:
         page_file, blank_file = Path(tmp) / "explorer.html", Path(tmp) / "plotly-only.html"
         page_file.write_text(html, encoding="utf-8")
+        small_file = Path(tmp) / "explorer-small.html"
+        if small is not None:
+            small_file.write_text(small, encoding="utf-8")
         blank_file.write_text(
             "<!doctype html><html><head><meta charset='utf-8'><script>" + plotly_script()
             .replace("</script", "<\\/script") + "</script></head><body><script>"
@@ -147,10 +162,12 @@ def main(argv=None) -> int:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
             timed_load(browser, blank_file.as_uri(), BASELINE)      # warm the browser
-            runs = {"explorer": [], "baseline": []}
-            for _ in range(args.loads):           # interleaved: both see the same load
+            runs = {"explorer": [], "baseline": [], "small": []}
+            for _ in range(args.loads):           # interleaved: all see the same load
                 runs["explorer"].append(timed_load(browser, page_file.as_uri(), READY))
                 runs["baseline"].append(timed_load(browser, blank_file.as_uri(), BASELINE))
+                if small is not None:
+                    runs["small"].append(timed_load(browser, small_file.as_uri(), READY))
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.goto(page_file.as_uri())
             page.wait_for_function("window.explorerTimings && window.explorerTimings.ready")
@@ -166,7 +183,7 @@ def main(argv=None) -> int:
                 update_cpu[key] = None if used is None else used / args.updates
             timings = page.evaluate("window.explorerTimings")
             startup = [page.evaluate("[window.explorerTimings.scriptStart, "
-                                     "window.explorerTimings.ready]")]
+                                     "window.explorerTimings.allDrawn]")]
             errors = page.evaluate("document.getElementById('lpn-status').textContent")
             browser.close()
     load_after = os.getloadavg()[0]
@@ -177,19 +194,27 @@ def main(argv=None) -> int:
           f"target < 5 MB")
     print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after, "
           f"on {os.cpu_count()} cores")
-    loads = [ms for ms, _ in runs["explorer"]]
-    base = [ms for ms, _ in runs["baseline"]]
+    loads = [ms for ms, _, _ in runs["explorer"]]
+    base = [ms for ms, _, _ in runs["baseline"]]
     print(summary("load, explorer (navigation start to every chart drawn)", loads))
+    print(summary("  of which the first screen (its chart and every readout)",
+                  [first for _, first, _ in runs["explorer"]]))
     print(summary("load, baseline: plotly.min.js alone", base))
     print(f"load ratio explorer / plotly alone: "
           f"{statistics.median(loads) / statistics.median(base):.2f}")
+    if small is not None:
+        smaller = [ms for ms, _, _ in runs["small"]]
+        print(summary(f"load, explorer with {Path(args.plotly_js).name} "
+                      f"({len(small.encode()) / 1e6:.2f} MB page)", smaller))
+        print(f"load ratio full plotly.min.js / {Path(args.plotly_js).name}: "
+              f"{statistics.median(loads) / statistics.median(smaller):.2f}")
     script_start, ready = startup[0]
     print(f"  one load in parts: {script_start:.0f} ms until the explorer's script runs "
           f"(HTML, plotly.min.js, formulas parsed and run), {ready - script_start:.0f} ms "
-          f"for its controls and first draw of the three panels")
-    if runs["explorer"][0][1] is not None:
-        cpu = [c for _, c in runs["explorer"]]
-        cpu_base = [c for _, c in runs["baseline"]]
+          f"for its controls and the three panels' first draw")
+    if runs["explorer"][0][2] is not None:
+        cpu = [c for _, _, c in runs["explorer"]]
+        cpu_base = [c for _, _, c in runs["baseline"]]
         print(summary("browser CPU time per load, explorer", cpu))
         print(summary("browser CPU time per load, plotly alone", cpu_base))
     for whole, part, what in (("logca", "logcaCompute", "update, LogCA curve of 400 points"),

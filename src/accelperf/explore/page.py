@@ -12,15 +12,29 @@ import json
 import re
 from importlib import resources
 
-from ..errors import ModelError
+from ..errors import ModelError, invalid
 from .formulas import density_javascript, logca_javascript
 from .panels import DensityPanel, LogcaPanel, LpnPanel
 
 MAX_PAGE_BYTES = 5_000_000      # issue 25's budget for the demo's page
 
 
-def plotly_script() -> str:
-    """The minified plotly.js that the ``plotly`` package ships for offline figures."""
+def plotly_script(path=None) -> str:
+    """The minified plotly.js that the ``plotly`` package ships for offline figures, or the
+    bundle at ``path`` (a smaller one, such as plotly's basic bundle of scatter and bar
+    charts, which are all the page draws: a quarter of the size, parsed that much faster)."""
+    if path is not None:
+        from pathlib import Path
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise invalid("--plotly-js", str(path), f"a readable plotly.js bundle "
+                          f"({type(exc).__name__})") from None
+        if "plotly.js" not in text[:2000] or "Plotly" not in text:
+            raise invalid("--plotly-js", str(path), "a plotly.js bundle (its banner says "
+                          "'plotly.js'), e.g. plotly-basic.min.js")
+        return text
     try:
         return resources.files("plotly").joinpath("package_data/plotly.min.js").read_text(
             encoding="utf-8")
@@ -124,6 +138,12 @@ def _delays_block(panel: LpnPanel) -> str:
                     for d in panel.delays)
     fixed = "".join(f"<li><b>{html.escape(n)}</b> = {v} cycles, fixed: {html.escape(why)}</li>"
                     for n, v, why in panel.fixed_delays)
+    if not panel.delays:
+        return f"""
+<h3>The model's named delays (cycles)</h3>
+<p class="intro" id="lpn-delays-intro">The interface was extracted with these values;
+<code>accelperf explore --delays</code> gives them sliders.</p>
+<ul class="notes" id="lpn-delay-notes">{fixed}</ul>"""
     return f"""
 <h3>The model's named delays (cycles)</h3>
 <p class="intro" id="lpn-delays-intro">The interface's formulas keep these delays as symbols:
@@ -156,8 +176,10 @@ textarea { width: 100%; font-family: monospace; }
 
 
 def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = None,
-               lpn: LpnPanel | None = None, title: str = "accelperf explorer") -> str:
-    """The explorer page as an HTML string (the caller writes it)."""
+               lpn: LpnPanel | None = None, title: str = "accelperf explorer",
+               plotly_js: str | None = None) -> str:
+    """The explorer page as an HTML string (the caller writes it); ``plotly_js`` is the
+    charting script to inline (default: :func:`plotly_script`'s)."""
     if logca is None and density is None and lpn is None:
         raise ModelError("nothing to explore: give a LogCA model, a hierarchy or an LPN model")
     data = {"logca": logca.to_dict() if logca else None,
@@ -172,7 +194,7 @@ def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = N
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{STYLE}</style>
-<script>{_inline(plotly_script())}</script>
+<script>{_inline(plotly_js if plotly_js is not None else plotly_script())}</script>
 </head><body>
 <h1>{html.escape(title)}</h1>
 <p>Every number on this page is computed in your browser from accelperf's own formulas

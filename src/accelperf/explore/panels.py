@@ -188,7 +188,7 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
     values = {p.name: p.value for p in getattr(model, "parameters", ())}
     fixed = () if symbolic is None else tuple((n, values[n], why) for n, why in symbolic.fixed)
     if symbolic is None and values:
-        fixed = tuple((n, v, "no delay sliders asked for (explore --delays)")
+        fixed = tuple((n, v, "no sliders asked for")
                       for n, v in values.items())
     return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
                     defaults=defaults, frequency_hz=frequency_hz, stream_unit=unit,
