@@ -184,3 +184,45 @@ def test_bad_values_in_the_address_are_ignored_and_said(page_file, browser_page)
     assert "layer1 = -1,2,3 from the address" in said
     assert page.input_value("#in-o") == "300" and page.input_value("#in-A") == "19"
     assert "NaN" not in page.inner_text("body") and log["errors"] == []
+
+
+def test_delay_sliders_in_chromium(tmp_path, browser_page):
+    """A named delay moved with the keyboard: the page's latency is the interface of the
+    model built with that value (a fresh extraction), and the copied command sets it."""
+    import sympy
+
+    from accelperf.lpn.analysis.interface import extract_interface
+    from accelperf.lpn.analysis.space import default_space
+    from accelperf.lpn.loader import load_model
+    from test_explore_delays import TWO_STAGES
+    (tmp_path / "two.py").write_text(TWO_STAGES)
+    spec, out = f"{tmp_path / 'two.py'}:build", tmp_path / "e.html"
+    assert main(["explore", "--model", spec, "--delays", "--param", "first_base=12",
+                 "--hierarchy", "none", "--out", str(out)]) == 0
+    page, log = browser_page
+    page.goto(out.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    assert page.input_value("#in-first_base") == "12"
+    slider = page.locator("#in-second_cycles-slider")
+    slider.focus()
+    for _ in range(3):
+        slider.press("ArrowRight")                 # 6 -> 9 cycles, inside its checked range
+    page.fill("#in-first_base", "15")
+    page.press("#in-first_base", "Enter")
+    state = fragment(page)
+    assert (state["second_cycles"], state["first_base"]) == ("9", "15")
+    model = load_model(spec, {"first_base": 15, "second_cycles": 9})
+    cls = extract_interface(model, default_space(model)).classes[0]
+    subs = {s: float(state[str(s)]) for s in sympy.sympify(cls.latency).free_symbols}
+    expected = float(sympy.sympify(cls.latency).evalf(30, subs=subs))
+    assert abs(shown(page, "lpn-latency") - expected) <= REL * expected
+    command = page.input_value("#command").splitlines()[-1]
+    assert command.endswith(f"lpn interface {spec} --param first_base=15 "
+                            f"--param second_cycles=9")
+    page.fill("#in-second_cycles", "40")              # beyond the checked range: said
+    page.press("#in-second_cycles", "Enter")
+    said = page.inner_text("#in-second_cycles-error")
+    # with first_base = 12 the second stage takes over above 12 cycles (a mean size of 0)
+    assert said == "second_cycles = 40 is invalid: must be between 3 and 12", said
+    assert "above 12 the structure changes" in page.inner_text("#lpn-delay-notes")
+    assert log["errors"] == []

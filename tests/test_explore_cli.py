@@ -61,9 +61,12 @@ def test_explicit_parameters_and_no_density(tmp_path, capsys):
     (["--model", "no-such-model", "--out", "e.html"], "no-such-model"),
     (["--at", "-4KiB", "--out", "e.html"], "--at"),
     ([], "--out"),
+    (["--plotly-js", "no-such.js", "--out", "e.html"], "--plotly-js"),
+    (["--plotly-js", "e.toml", "--out", "e.html"], "a plotly.js bundle"),
 ])
 def test_bad_options_are_one_line_and_status_2(argv, words, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "e.toml").write_text("not = 'a script'\n")
     status, out, err = run(["explore"] + argv, capsys)
     assert status == 2, (out, err)
     assert err.count("\n") == 1 and err.startswith("accelperf: error:") and words in err
@@ -119,3 +122,15 @@ def test_model_without_interface_gives_a_panel_that_says_why(tmp_path):
     assert panel.missing.startswith("no performance interface for ")
     assert "inhibitor arcs" in panel.missing
     assert "This panel is empty: no performance interface" in build_page(lpn=panel)
+
+
+def test_another_plotly_bundle_is_inlined_instead(tmp_path, capsys):
+    # plotly's basic bundle (npm plotly.js-basic-dist-min) has every chart the page draws
+    bundle = tmp_path / "plotly-basic.min.js"
+    bundle.write_text("/** plotly.js (basic - minified) */ window.Plotly = {react() {}};")
+    out = tmp_path / "e.html"
+    status, _, err = run(["explore", "--model", "none", "--plotly-js", str(bundle),
+                          "--out", str(out)], capsys)
+    assert status == 0, err
+    html = out.read_text()
+    assert "window.Plotly = {react() {}};" in html and len(html.encode()) < 1_000_000

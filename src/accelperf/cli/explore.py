@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..errors import ModelError
 from .app import cli
 from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
-                     progress_run)
+                     param_options, progress_run, read_params)
 
 
 @cli.command("explore")
@@ -27,10 +28,22 @@ from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
 @click.option("--lpn-frequency", type=FREQUENCY, default="75MHz", show_default=True,
               help="Clock of the LPN model, for its latency in seconds and throughput "
                    "(75 MHz: the JPEG core's clock in the demo report).")
+@click.option("--delays", is_flag=True,
+              help="Sliders for the LPN model's named delays too (`lpn show MODEL "
+                   "--parameters`): the interface is extracted again for each delay and at "
+                   "its range's ends, a minute or two for the JPEG decoder.")
+@click.option("--plotly-js", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE.js",
+              help="Inline this plotly.js bundle instead of the plotly package's full one, "
+                   "e.g. plotly-basic.min.js (npm package plotly.js-basic-dist-min: the "
+                   "scatter and bar charts the page draws, a quarter of the size, a faster "
+                   "load).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (its directory must exist).")
+@param_options
 def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, at, hier,
-            algo, model_spec, lpn_frequency, out):
+            algo, model_spec, lpn_frequency, delays, plotly_js, out, params_file=None,
+            param_list=()):
     """Write an interactive explorer: one HTML file that opens from disk, with no network
     and no server. Drag a LogCA parameter and see the speedup curve, g1, g_A/2, the bound
     and the advice redrawn; edit a memory hierarchy's layers and see the density bound and
@@ -42,10 +55,18 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
       accelperf explore --out explorer.html
       accelperf explore --preset sparc-t4-engine --preset sparc-t3 --kernel aes --out e.html
       accelperf explore --L 1500 --o 29000 --C 90 --A 30 --model none --out e.html
+      accelperf explore --delays --params examples/params/core_jpeg.toml --out e.html
     """
     from ..explore import DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel
+    from ..explore.page import plotly_script
 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
+    charts = None if plotly_js is None else plotly_script(plotly_js)
+    lpn_off = model_spec.strip().lower() == "none"
+    params = read_params(params_file, param_list)
+    if lpn_off and (params or delays):
+        raise ModelError("--params, --param and --delays are invalid with --model none: "
+                         "they set the LPN model's delays")
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
                 latency=latency, unit=unit, frequency=frequency, name=name)
     if not presets and all(v is None for v in (L, o, C, A, beta)):
@@ -54,13 +75,14 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
     logca = LogcaPanel(tuple(models), at=at)
     density = None if hier.strip().lower() == "none" else density_panel(hier, algo)
     lpn = None
-    if model_spec.strip().lower() != "none":
+    if not lpn_off:
         from ..lpn.loader import load_model
-        model = load_model(model_spec)
+        model = load_model(model_spec, params)
         lpn = progress_run(None, f"extracting the performance interface of {model_spec}",
                            lambda tick: lpn_panel(model_spec, model,
-                                                  frequency_hz=lpn_frequency))
-    page = build_page(logca, density, lpn)
+                                                  frequency_hz=lpn_frequency, params=params,
+                                                  delays=delays, progress=tick))
+    page = build_page(logca, density, lpn, plotly_js=charts)
     out.write_text(page, encoding="utf-8")
     click.echo(f"explorer written to {out} ({len(page.encode()) / 1e6:.2f} MB)")
     if lpn is not None and lpn.missing:

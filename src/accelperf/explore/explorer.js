@@ -3,6 +3,9 @@
 // printed from SymPy by accelperf.explore.formulas and inlined before this script; this
 // file holds only generic numerics (a bracketed root finder), validation and drawing.
 "use strict";
+// ms since navigation started when this script runs: the HTML, plotly.min.js and the
+// formulas before it are parsed and run (benchmarks/explore_speed.py reports it)
+const SCRIPT_START = typeof performance !== "undefined" ? performance.now() : 0;
 
 // ------------------------------------------------------------------ numerics (tested in Node)
 const X_LIMIT = 700;          // roots in ln g within ±700, as accelperf.logca.metrics
@@ -179,8 +182,16 @@ function evalInterface(cls, values) {
           phases: f.phases.map(([ts, b, fn]) => ({transitions: ts, bottleneck: b, latency: fn(...args)}))};
 }
 
+function delayOptions(P, values) {
+  // `--param NAME=VALUE` for each named delay whose value is not the model's declared one
+  const out = [];
+  for (const d of P.delays || []) if (values[d.name] !== P.declared[d.name]) out.push(` --param ${d.name}=${values[d.name]}`);
+  for (const [name, value] of P.fixed_delays || []) if (value !== P.declared[name]) out.push(` --param ${name}=${value}`);
+  return out.join("");
+}
+
 if (typeof module !== "undefined") {       // Node, for the tests
-  module.exports = {fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+  module.exports = {delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
 }
 
 // ------------------------------------------------------------------ the page
@@ -195,8 +206,29 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     return fmt(b, 6) + " B (" + fmt(v, 4) + " " + units[k] + ")";
   };
   const state = {};            // everything the URL fragment carries
-  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: []};
+  const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: [],
+                   scriptStart: SCRIPT_START, domReady: performance.now()};
   window.explorerTimings = timings;
+
+  // ---- charts. During the load a chart below the first screen is queued and drawn just
+  // after it (its readouts are computed at once either way): the first screen shows sooner.
+  const CHART_CONFIG = {displaylogo: false, responsive: true};
+  const queued = {};
+  let loading = true;
+  function chart(id, traces, layout) {
+    const el = $(id);
+    if (loading && el.getBoundingClientRect().top > window.innerHeight) { queued[id] = [traces, layout]; return; }
+    delete queued[id];                  // a later update replaces a queued first draw
+    Plotly.react(id, traces, layout, CHART_CONFIG);
+  }
+  function drawQueued() {
+    const ids = Object.keys(queued);
+    if (!ids.length) { timings.allDrawn = performance.now(); document.body.dataset.drawn = "1"; return; }
+    const [traces, layout] = queued[ids[0]];
+    delete queued[ids[0]];
+    Plotly.react(ids[0], traces, layout, CHART_CONFIG);
+    setTimeout(drawQueued, 0);          // one chart per task: the page stays responsive
+  }
 
   // ---- a slider with a typed-in value; log-scaled sliders move in log10 of the value
   function control(box, spec, onchange) {
@@ -350,17 +382,23 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     const ys = traces.flatMap((t) => t.y).filter((v) => v > 0 && Number.isFinite(v));
     // the optimization regions as bars under the curves, one row per parameter (§3.2, Fig. 6)
     const regionColours = {L: "#8c564b", o: "#e377c2", C: "#17becf", A: "#bcbd22"};
-    for (const p of PARAMETERS) for (const [a, c] of reg[p])
-      traces.push({x: [a, c], y: [p, p], xaxis: "x", yaxis: "y2", mode: "lines", showlegend: false,
-                   line: {width: 9, color: regionColours[p]}, hoverinfo: "text",
-                   text: `${p} limits the speedup from ${size(a)} to ${size(c)}`});
+    for (const p of PARAMETERS) {
+      // one trace per parameter, its runs separated by gaps: fewer traces, a faster redraw
+      const xs = [], ys = [], text = [];
+      for (const [a, c] of reg[p]) {
+        const said = `${p} limits the speedup from ${size(a)} to ${size(c)}`;
+        xs.push(a, c, null); ys.push(p, p, null); text.push(said, said, "");
+      }
+      if (xs.length) traces.push({x: xs, y: ys, xaxis: "x", yaxis: "y2", mode: "lines", showlegend: false,
+                                  line: {width: 9, color: regionColours[p]}, hoverinfo: "text", text: text});
+    }
     const layout = {margin: {t: 30, r: 10}, height: 500, legend: {orientation: "h", y: -0.2},
       xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power", anchor: "y2"},
       yaxis: {type: "log", domain: [0.26, 1], title: {text: "speedup T0/T1 (×)"}, range: [Math.log10(Math.min(...ys) / 1.5), Math.log10(Math.max(...ys) * 1.5)]},
       yaxis2: {domain: [0, 0.18], type: "category", categoryorder: "array", categoryarray: PARAMETERS.slice().reverse(),
                range: [-0.5, 3.5], title: {text: "10× better gains ≥ 20%", font: {size: 11}}, fixedrange: true},
       title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
-    Plotly.react("logca-chart", traces, layout, {displaylogo: false, responsive: true});
+    chart("logca-chart", traces, layout);
     // readouts
     const second = (r, what) => r.roots.length > 1 ? `; falls back below ${what} at ${size(r.roots[1])} (Implication 4)` : "";
     $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) + second(g1, "1") : "none: " + g1.reason;
@@ -403,11 +441,10 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       $("density-row-" + i).classList.toggle("bottleneck", l.name === res.bottleneck);
     });
     const shown = D.layers.map((l, i) => [l.name, res.rates[i].sigma]).filter(([, s]) => Number.isFinite(s));
-    Plotly.react("density-chart", [{type: "bar", orientation: "h", y: shown.map((s) => s[0]), x: shown.map((s) => s[1]),
+    chart("density-chart", [{type: "bar", orientation: "h", y: shown.map((s) => s[0]), x: shown.map((s) => s[1]),
       marker: {color: shown.map((s) => s[0] === res.bottleneck ? "#d62728" : "#1f77b4")}}],
       {margin: {t: 30, l: 160}, height: 80 + 40 * shown.length, title: {text: "rate each layer allows, σ (Steffen eq. 6)", font: {size: 14}},
-       xaxis: {type: "log", title: {text: "σ (computations per second)"}, exponentformat: "power"}, yaxis: {autorange: "reversed", title: {text: "layer"}}},
-      {displaylogo: false, responsive: true});
+       xaxis: {type: "log", title: {text: "σ (computations per second)"}, exponentformat: "power"}, yaxis: {autorange: "reversed", title: {text: "layer"}}});
     state.alg = D.algorithm;
     D.layers.forEach((l, i) => { state["layer" + i] = [l.size, l.bandwidth, l.latency].join(","); });
     writeHash();
@@ -482,13 +519,12 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     timings.lpnCompute.push(performance.now() - t0);
     if (P.sweep) {
       const [xs, ys] = sweep;
-      Plotly.react("lpn-chart", [
+      chart("lpn-chart", [
         {x: xs, y: ys.map((y) => y.latency), mode: "lines", name: "latency (max of ε, §4.2)"},
         {x: xs, y: ys.map((y) => y.phased), mode: "lines", name: "latency by phase", line: {dash: "dot"}},
         {x: [values[P.sweep]], y: [r.latency], mode: "markers", name: "current", marker: {size: 10}}],
         {margin: {t: 30}, height: 360, legend: {orientation: "h", y: -0.3}, title: {text: P.model + ": interface latency", font: {size: 14}},
-         xaxis: {type: "log", title: {text: P.sweep + " (" + P.stream_unit + ")"}}, yaxis: {type: "log", title: {text: "latency (cycles)"}}},
-        {displaylogo: false, responsive: true});
+         xaxis: {type: "log", title: {text: P.sweep + " (" + P.stream_unit + ")"}}, yaxis: {type: "log", title: {text: "latency (cycles)"}}});
     }
     for (const s of Object.keys(values)) state[s] = values[s];
     writeHash();
@@ -506,6 +542,14 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
         integer: integer, unit: integer ? P.stream_unit : "", check: number(lo, hi, false, integer)},
         (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[s]);
     }
+    // the model's named delays: whole cycles, within the range checked against extraction
+    for (const d of P.delays) {
+      const saved = fromHash(d.name, number(d.lo, d.hi, false, true));
+      values[d.name] = saved !== undefined ? saved : d.start;
+      control($("lpn-delays"), {key: d.name, name: d.name, label: d.name, log: false, lo: d.lo, hi: d.hi, step: 1,
+        integer: true, unit: "cycles", check: number(d.lo, d.hi, false, true)},
+        (key, v, msg) => { if (v === null) P.problems[key] = msg; else { delete P.problems[key]; values[key] = v; } drawLpn(); }).set(values[d.name]);
+    }
   }
 
   // ================================================================ copy as command
@@ -518,7 +562,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       lines.push(`accelperf logca advise ${p} --at ${Math.round(L.at)}B`);
     }
     if (D) lines.push(`accelperf density bound --algorithm ${D.algorithm} --hierarchy ${D.hierarchy}` + (D.edited ? "   # with the edited layers in a hierarchy file" : ""));
-    if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}`);
+    if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}` + delayOptions(P, values));
     $("command").value = lines.join("\n");
   }
   $("copy-command").addEventListener("click", () => {
@@ -535,6 +579,8 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   drawDensity();
   drawLpn();
   updateCommand();
-  timings.ready = performance.now();     // ms since navigation started: parse + first draw
+  timings.ready = performance.now();     // ms since navigation started: the first screen
   document.body.dataset.ready = "1";
+  loading = false;
+  setTimeout(drawQueued, 0);
 });

@@ -12,15 +12,29 @@ import json
 import re
 from importlib import resources
 
-from ..errors import ModelError
+from ..errors import ModelError, invalid
 from .formulas import density_javascript, logca_javascript
 from .panels import DensityPanel, LogcaPanel, LpnPanel
 
 MAX_PAGE_BYTES = 5_000_000      # issue 25's budget for the demo's page
 
 
-def plotly_script() -> str:
-    """The minified plotly.js that the ``plotly`` package ships for offline figures."""
+def plotly_script(path=None) -> str:
+    """The minified plotly.js that the ``plotly`` package ships for offline figures, or the
+    bundle at ``path`` (a smaller one, such as plotly's basic bundle of scatter and bar
+    charts, which are all the page draws: a quarter of the size, parsed that much faster)."""
+    if path is not None:
+        from pathlib import Path
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise invalid("--plotly-js", str(path), f"a readable plotly.js bundle "
+                          f"({type(exc).__name__})") from None
+        if "plotly.js" not in text[:2000] or "Plotly" not in text:
+            raise invalid("--plotly-js", str(path), "a plotly.js bundle (its banner says "
+                          "'plotly.js'), e.g. plotly-basic.min.js")
+        return text
     try:
         return resources.files("plotly").joinpath("package_data/plotly.min.js").read_text(
             encoding="utf-8")
@@ -96,7 +110,7 @@ def _lpn_section(panel: LpnPanel | None) -> str:
 <p class="intro">The interface extracted from the net (OSDI'24 §4.2, A.3), evaluated as you
 move its input-space variables: latency = max over transitions of ε<sub>T</sub> =
 N<sub>T</sub>·ḡ<sub>T</sub>, and by phase, the sum of phases with one bottleneck each.</p>
-<div id="lpn-controls"></div>
+<div id="lpn-controls"></div>{_delays_block(panel)}
 <p class="status" id="lpn-status" role="alert"></p>
 <table class="readout"><tbody>
 <tr><th>input class</th><td id="lpn-class"></td></tr>
@@ -112,6 +126,34 @@ N<sub>T</sub>·ḡ<sub>T</sub>, and by phase, the sum of phases with one bottlen
 <p>The net (the bottleneck transition is outlined in red):</p>
 <div id="lpn-net" class="net">{panel.svg}</div>
 <p class="timing" id="lpn-time"></p></section>"""
+
+
+def _delays_block(panel: LpnPanel) -> str:
+    """The sliders' box for the model's named delays and what the page says about them."""
+    if not panel.delays and not panel.fixed_delays:
+        return ""
+    items = "".join(f"<li><b>{html.escape(d.name)}</b> ({d.lo}–{d.hi} cycles, starts at "
+                    f"{d.start}): {html.escape(d.doc)}"
+                    + (f" — {html.escape(d.note)}" if d.note else "") + "</li>"
+                    for d in panel.delays)
+    fixed = "".join(f"<li><b>{html.escape(n)}</b> = {v} cycles, fixed: {html.escape(why)}</li>"
+                    for n, v, why in panel.fixed_delays)
+    if not panel.delays:
+        return f"""
+<h3>The model's named delays (cycles)</h3>
+<p class="intro" id="lpn-delays-intro">The interface was extracted with these values;
+<code>accelperf explore --delays</code> gives them sliders.</p>
+<ul class="notes" id="lpn-delay-notes">{fixed}</ul>"""
+    return f"""
+<h3>The model's named delays (cycles)</h3>
+<p class="intro" id="lpn-delays-intro">The interface's formulas keep these delays as symbols:
+while the interface keeps one structure its numbers are affine in the delays, recovered
+exactly from extractions one step apart (accelperf.explore.delays). Each slider's range is
+where the formula was checked against a fresh extraction, with the other delays at their
+starting values; moving several at once can cross a structure boundary (a new bottleneck, a
+class boundary) that these checks did not visit: re-extract with
+<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.</p>
+<div id="lpn-delays"></div><ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
 
 
 STYLE = """
@@ -134,8 +176,10 @@ textarea { width: 100%; font-family: monospace; }
 
 
 def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = None,
-               lpn: LpnPanel | None = None, title: str = "accelperf explorer") -> str:
-    """The explorer page as an HTML string (the caller writes it)."""
+               lpn: LpnPanel | None = None, title: str = "accelperf explorer",
+               plotly_js: str | None = None) -> str:
+    """The explorer page as an HTML string (the caller writes it); ``plotly_js`` is the
+    charting script to inline (default: :func:`plotly_script`'s)."""
     if logca is None and density is None and lpn is None:
         raise ModelError("nothing to explore: give a LogCA model, a hierarchy or an LPN model")
     data = {"logca": logca.to_dict() if logca else None,
@@ -150,7 +194,7 @@ def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = N
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{STYLE}</style>
-<script>{_inline(plotly_script())}</script>
+<script>{_inline(plotly_js if plotly_js is not None else plotly_script())}</script>
 </head><body>
 <h1>{html.escape(title)}</h1>
 <p>Every number on this page is computed in your browser from accelperf's own formulas

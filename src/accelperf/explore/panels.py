@@ -82,7 +82,11 @@ def _json_number(v: float):
 
 @dataclass(frozen=True)
 class LpnPanel:
-    """An LPN model's performance interface, or why the page has none."""
+    """An LPN model's performance interface, or why the page has none. ``delays`` are the
+    named delays the page has sliders for (their symbols are in the classes' formulas:
+    :mod:`.delays`); ``fixed_delays`` the others, with their values and why they are
+    fixed; ``declared`` each parameter's declared default (the command line names only
+    the ones set otherwise)."""
 
     model: str
     classes: tuple[InterfaceFormulas, ...] = ()
@@ -92,21 +96,33 @@ class LpnPanel:
     stream_unit: str = "tokens"
     svg: str = ""
     missing: str | None = None      # the reason the panel is empty
+    delays: tuple = ()              # DelaySlider
+    fixed_delays: tuple = ()        # (name, value, why)
+    declared: dict = field(default_factory=dict)      # parameter -> declared default
 
     @property
     def slider_symbols(self) -> list[str]:
         return sorted({s for c in self.classes for s in c.symbols})
 
+    @property
+    def input_symbols(self) -> list[str]:
+        delays = {d.name for d in self.delays}
+        return [s for s in self.slider_symbols if s not in delays]
+
     def to_dict(self) -> dict:
         if self.missing:
             return {"model": self.model, "missing": self.missing}
-        counts = [s for s in self.slider_symbols if s.startswith("n_")]
+        counts = [s for s in self.input_symbols if s.startswith("n_")]
         return {"model": self.model, "classes": [c.to_dict() for c in self.classes],
                 "ranges": {s: list(self.ranges[s]) for s in self.slider_symbols},
                 "defaults": {s: self.defaults[s] for s in self.slider_symbols},
-                "slider_symbols": self.slider_symbols, "frequency_hz": self.frequency_hz,
+                "slider_symbols": self.input_symbols, "frequency_hz": self.frequency_hz,
                 "stream_symbol": counts[0] if counts else None,
-                "stream_unit": self.stream_unit, "sweep": counts[0] if counts else None}
+                "stream_unit": self.stream_unit, "sweep": counts[0] if counts else None,
+                "delays": [{"name": d.name, "start": d.start, "lo": d.lo, "hi": d.hi,
+                            "doc": d.doc, "note": d.note} for d in self.delays],
+                "fixed_delays": [list(f) for f in self.fixed_delays],
+                "declared": dict(self.declared)}
 
 
 def _start_value(lo, hi):
@@ -118,41 +134,66 @@ def _start_value(lo, hi):
     return round((lo + hi) / 2)
 
 
-def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9) -> LpnPanel:
+def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
+              params: dict | None = None, delays: bool = False, progress=None) -> LpnPanel:
     """The interface panel of a library model (``name``) or of ``model`` over ``space``
-    (default: the model's default space). A model whose interface cannot be extracted
-    gives a panel that says why (the page shows it instead of an empty chart)."""
+    (default: the model's default space), built with the parameter values ``params``. With
+    ``delays``, the model's named delays get sliders: the interface is extracted a few
+    more times to keep them as symbols (:mod:`.delays`; ``name`` must then be what
+    :func:`~accelperf.lpn.loader.load_model` reads). A model whose interface cannot be
+    extracted gives a panel that says why (the page shows it instead of an empty chart)."""
     from ..lpn.analysis.classes import values_of
     from ..lpn.analysis.interface import extract_interface
     from ..lpn.analysis.space import default_space, symbol_ranges
     from ..lpn.analysis.symexec import AnalysisError
-    from ..lpn.library import build
+    from ..lpn.loader import load_model
     from ..lpn.viz import net_svg
+    from .delays import symbolic_interface
 
-    model = model if model is not None else build(name)
+    params = dict(params or {})
+    model = model if model is not None else load_model(name, params)
+    symbolic = None
     try:
         space = space if space is not None else default_space(model)
-        interface = extract_interface(model, space)
+        if delays and getattr(model, "parameters", ()):
+            symbolic = symbolic_interface(lambda p: load_model(name, dict(params, **p)),
+                                          lambda m: extract_interface(m, space),
+                                          symbol_ranges(space), progress=progress)
+            interface = symbolic.interface
+        else:
+            interface = extract_interface(model, space)
     except (AnalysisError, ModelError) as exc:
         return LpnPanel(model=name, missing=f"no performance interface for {name}: {exc}")
     classes = interface_formulas(interface)
     ranges = {str(s): (float(lo), float(hi)) for s, (lo, hi) in symbol_ranges(space).items()}
+    sliders = symbolic.sliders if symbolic else ()
+    for d in sliders:
+        ranges[d.name] = (float(d.lo), float(d.hi))
     used = {s for c in classes for s in c.symbols}
     unranged = sorted(used - set(ranges))
     if unranged:
         return LpnPanel(model=name, missing=f"the interface of {name} uses {', '.join(unranged)}"
                                             f", which its input space gives no range")
-    counts = [s for s in sorted(used) if s.startswith("n_")]
+    counts = [s for s in sorted(used) if s.startswith("n_") and s not in
+              {d.name for d in sliders}]
     unit = counts[0][2:] if counts else "tokens"
     # Fixed tokens start at the first class's sample input (inside a class); streams longer
-    # than the sample's, with mid-range means.
+    # than the sample's, with mid-range means; delays at the model's values.
     sample = {str(k): float(v) for k, v in values_of(space, interface.classes[0].input_class
                                                      .sample).items()} if classes else {}
-    defaults = {s: sample[s] if s in sample and not s.startswith(("n_", "mean_"))
+    starts = {d.name: d.start for d in sliders}
+    defaults = {s: starts[s] if s in starts else
+                sample[s] if s in sample and not s.startswith(("n_", "mean_"))
                 else _start_value(*ranges[s]) for s in used}
+    values = {p.name: p.value for p in getattr(model, "parameters", ())}
+    fixed = () if symbolic is None else tuple((n, values[n], why) for n, why in symbolic.fixed)
+    if symbolic is None and values:
+        fixed = tuple((n, v, "no sliders asked for")
+                      for n, v in values.items())
     return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
-                    defaults=defaults,
-                    frequency_hz=frequency_hz, stream_unit=unit, svg=net_svg(model))
+                    defaults=defaults, frequency_hz=frequency_hz, stream_unit=unit,
+                    svg=net_svg(model), delays=sliders, fixed_delays=fixed,
+                    declared={p.name: p.default for p in getattr(model, "parameters", ())})
 
 
 __all__ = ["LogcaPanel", "DensityPanel", "LpnPanel", "lpn_panel", "density_panel", "POINTS",
