@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -216,7 +217,7 @@ def test_streams_are_walked_by_the_nets_own_period_and_buffer(decoder, block_pip
             (decoder, "jpeg-decoder", "6, 'entropy_decode', 3)"),
             (block_pipeline, "block-pipeline", "1, 'entropy_decode', 1)")]:
         source = module_source(iface, model, spec)
-        assert f"gaps_0, {shape}" in source
+        assert re.search(rf"gaps_\d, {re.escape(shape)}", source)
 
 
 def test_jpeg_decoder_hand_over_credit_brings_alternating_mcus_closer(decoder):
@@ -237,7 +238,7 @@ def test_jpeg_decoder_hand_over_credit_brings_alternating_mcus_closer(decoder):
     without = (no_credit.latency(blocks, phases=True) - sim) / sim
     assert without > 0 > with_credit           # over-counted without, credited with
     assert abs(with_credit) < min(abs(without), 0.05)
-    tops = {t for t, n, _ in module.phases(blocks) if n}
+    tops = {t for t, n, c in module.phases(blocks) if n and c}   # no header: 0 cycles
     assert tops == {"entropy_decode", "coupling"}
 
 
