@@ -62,6 +62,7 @@ from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .measured import BIG_SIZE, MEASURED_FILL, MEASURED_FLOOR, simulated_at, uniform_slopes
+from .schedule import period_schedule
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
@@ -111,6 +112,7 @@ class ClassInterface:
     phased_latency: object
     iterations: int
     grouped: tuple = ()       # the indices of the symbolic run's classes merged into it
+    schedule: object = None   # a probed stream's timing recurrence (.schedule), if any
 
     def __repr__(self) -> str:
         merged = f" (classes {', '.join(map(str, self.grouped))})" if self.grouped else ""
@@ -400,8 +402,10 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         latency, phased = latency / tick, phased / tick
         phases = [Phase(p.transitions, p.latency / tick, p.bottleneck, p.stream,
                         p.fill / tick) for p in phases]
+    schedule = period_schedule(model, cls.commits, cls.space) \
+        if model.ticks_per_cycle == 1 else None
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
-                          phased, iterations)
+                          phased, iterations, schedule=schedule)
 
 
 CRITICAL_PATH_RECORDS = 2000

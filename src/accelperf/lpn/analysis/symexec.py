@@ -97,6 +97,7 @@ class Commit:
     times: object               # 1, or SymPy for a bundled record
     sources: tuple              # records whose tokens it consumed (-1: initial tokens)
     bundled: bool = False
+    waited: tuple = ()          # records whose tokens its read arcs waited for (-1: initial)
 
     def __repr__(self) -> str:
         n = "" if self.times == 1 else f" x {self.times}"
@@ -464,6 +465,11 @@ class Explorer:
         weights, bundled, outs, delay, interval = plan
         q, index = path.queues, len(path.commits)
         times = sympy.Integer(1)
+        waited = set()
+        for pid, n in t.reads:           # the first n tokens present are the ones it needs
+            need = sympy.sympify(self._value(path, t, n))
+            if need.is_Integer:
+                waited.update(self._sources(q[pid], int(need)))
         taken_per_arc, sources = [], set()
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
             if bundled is not None and i == bundled:
@@ -499,7 +505,20 @@ class Explorer:
                                                         t.inputs[i] in self.loops))
                          and w != 0 else w for i, w in enumerate(weights))
         path.commits.append(Commit(t.name, t.id, consumed, tuple(produced), delay, interval,
-                                   times, tuple(sorted(sources)), bundled is not None))
+                                   times, tuple(sorted(sources)), bundled is not None,
+                                   tuple(sorted(waited))))
+
+    @staticmethod
+    def _sources(queue, n: int) -> set:
+        """The records that made the first ``n`` tokens of ``queue`` (fewer if a bundle
+        comes first: its tokens' times are not known)."""
+        out = set()
+        for tok in queue:
+            if n <= 0 or not (isinstance(tok.mult, int) or tok.mult.is_Integer):
+                break
+            out.add(tok.source)
+            n -= int(tok.mult)
+        return out
 
     def _copy(self, t, source, n, index):
         if isinstance(n, int) or n.is_Integer:
