@@ -270,6 +270,8 @@ def test_jpeg_decoder_phases_replay_the_nets_timing_recurrence(decoder):
         assert module.latency(blocks, phases=True) == simulate(model, blocks).latency
     tops = {t for t, n, c in module.phases(streams[3]) if n and c}   # no header: 0 cycles
     assert tops == {"entropy_decode", "coupling"}
+    with pytest.raises(module.OutsideClasses, match="not whole periods of 6"):
+        module.latency({"blocks": [{"symbols": 3}] * 7, "header": []}, phases=True)
 
 
 # ---------------------------------------------------------------- fixed-structure types

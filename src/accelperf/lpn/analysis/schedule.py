@@ -156,6 +156,9 @@ def _replay(stream, gaps, schedule):
     periods with one bottleneck (the stage with the largest summed gaps), each with the
     cycles it adds to the end."""
     period, first, steady = schedule
+    if len(stream) % period:
+        raise OutsideClasses(f"a stream of {len(stream)} tokens is not whole periods of "
+                             f"{period} (the net cannot finish a partial one)")
     runs, before, end, counted = [], None, 0, 0
     for k in range(0, len(stream), period):
         toks = stream[k:k + period]

@@ -24,6 +24,12 @@ How it follows A.2
   race after one is refused with a message naming both transitions. A rival that is not
   enabled yet in the symbolic state is not waited for (the eager order of A.2).
 
+One-shot gates
+--------------
+Inhibitors depend on timing and are refused, except a gate that only the input fills
+and one stage empties before anything else can fire (:func:`one_shot_stages`): the run
+is that stage, then the rest of the net, in series, so the gate can be ignored here.
+
 Fixed structures
 ----------------
 A place of a space built from an input (:func:`.space.space_from_input`) gives each token
