@@ -28,6 +28,7 @@ import sympy
 from ..expr import parameter_name
 from .adapters import ADAPTERS
 from .interface import ClassInterface, Interface
+from .schedule import REPLAY_SOURCE
 from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
 
@@ -59,12 +60,17 @@ def _runs(stream, gaps, period, first, ahead):
             following = chunks[k + 1][0][:ahead] if k + 1 < len(chunks) else []
             window = sum(g[top] for g in gs[len(gs) - ahead:]) if ahead else 0
             lead = min(sum(g[first] for g in following), cycles - own, window)
-        if runs and runs[-1][0] == top:
-            runs[-1][1] += len(gs)
-            runs[-1][2] += cycles
-        else:
-            runs.append([top, len(gs), cycles])
+        _add_run(runs, top, len(gs), cycles)
     return [tuple(r) for r in runs]
+
+
+def _add_run(runs, top, n, cycles):
+    """Append a period to the runs: to the last one when it has the same bottleneck."""
+    if runs and runs[-1][0] == top:
+        runs[-1][1] += n
+        runs[-1][2] += cycles
+    else:
+        runs.append([top, n, cycles])
 '''
 
 
@@ -175,6 +181,12 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
             text += f"    def gaps_{k}(tok):\n{lets}"
             text += "        return {" + ", ".join(f"{t!r}: {_code(g)}" for t, g in
                                                   gaps.items()) + "}\n"
+            if ci.schedule is not None and ci.schedule.stream == ph.stream:
+                # the stream's timing recurrence, period by period: fill included
+                text += f"    for top, n, cycles in _replay(toks[{ph.stream!r}], gaps_{k}, " \
+                        f"_SCHEDULE_{fn}):\n"
+                text += "        out.append((top, n, cycles))\n"
+                continue
             period, first, ahead = _stream_shape(model, ci, ph, n)
             text += f"    # periods of {period} token(s); {first} reads the stream and may " \
                     f"run {ahead} token(s) ahead\n"
@@ -185,7 +197,26 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
         else:
             text += f"    out.append(({ph.bottleneck!r}, 1, {_code(rw(ph.latency))}))\n"
     text += "    return out\n"
+    if ci.schedule is not None:
+        text += _schedule_source(ci.schedule, fn)
     return text
+
+
+def _schedule_source(schedule, fn: str) -> str:
+    """A :class:`.schedule.PeriodSchedule` as module data: (period, first steps, steady
+    steps), each step (transition, delay(t), interval(t), after, output) with ``t`` the
+    period's tokens."""
+    def fn_of(expr):
+        code = re.sub(r"\bt(\d+)_(\w+)\b", r"t[\1]['\2']", _code(expr))
+        return f"lambda t: {code}"
+
+    def steps(which):
+        return "".join(f"    ({s.transition!r}, {fn_of(s.delay)}, {fn_of(s.interval)}, "
+                       f"{s.after!r}, {s.output!r}),\n" for s in which)
+    return (f"\n\n# the stream's timing recurrence: {schedule.period} token(s) a period; "
+            f"(transition, delay, interval, after (kind, period offset, firing), output)\n"
+            f"_SCHEDULE_{fn} = ({schedule.period}, [\n{steps(schedule.first)}], [\n"
+            f"{steps(schedule.steady)}])\n")
 
 
 def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
@@ -325,6 +356,8 @@ class OutsideClasses(ValueError):
     else:
         head += "\n\ndef _units(x):\n    return [x]\n"
     head += HELPERS_SOURCE + RUNS_SOURCE
+    if any(ci.schedule is not None for iface in interfaces.values() for ci in iface.classes):
+        head += REPLAY_SOURCE
     entries = ""
     from .interface import unit_overlap
     for k, (name, iface) in enumerate(interfaces.items()):

@@ -24,6 +24,12 @@ How it follows A.2
   race after one is refused with a message naming both transitions. A rival that is not
   enabled yet in the symbolic state is not waited for (the eager order of A.2).
 
+One-shot gates
+--------------
+Inhibitors depend on timing and are refused, except a gate that only the input fills
+and one stage empties before anything else can fire (:func:`one_shot_stages`): the run
+is that stage, then the rest of the net, in series, so the gate can be ignored here.
+
 Fixed structures
 ----------------
 A place of a space built from an input (:func:`.space.space_from_input`) gives each token
@@ -97,6 +103,7 @@ class Commit:
     times: object               # 1, or SymPy for a bundled record
     sources: tuple              # records whose tokens it consumed (-1: initial tokens)
     bundled: bool = False
+    waited: tuple = ()          # records whose tokens its read arcs waited for (-1: initial)
 
     def __repr__(self) -> str:
         n = "" if self.times == 1 else f" x {self.times}"
@@ -139,6 +146,74 @@ def _scc_order(model: Model) -> list[int]:
     return [t for comp in comps for t in comp]
 
 
+def _one_shot_refusal(model: Model, space: InputSpace, pid: int) -> str | None:
+    """Why the inhibitor place ``pid`` is not a one-shot gate over ``space`` (None when
+    it is one); see :func:`one_shot_stages`."""
+    name = model.places[pid].name
+    if any(pid == a.place for t in model.transitions for a in t.outputs + t.routes):
+        return f"a transition puts tokens into {name!r}, so when it empties depends on timing"
+    filled = [p for p in space.places if p.place == name]
+    most = (filled[0].count[1] if filled else 0) + len(model.initial.get(pid, ()))
+    if most > 1:
+        return f"{name!r} may start with {most} tokens; a gate holds at most 1"
+    takers = [t for t in model.transitions if pid in t.inputs]
+    if len(takers) != 1:
+        return f"{name!r} is emptied by {len(takers)} transitions; a gate has one stage"
+    (stage,) = takers
+    if set(stage.inputs) != {pid} or stage.reads or stage.inhibits or stage.counted or \
+            stage.guard is not None or stage.routes:
+        return f"its stage {stage.name!r} needs more than the gate's token"
+    consumers = model.consumers()           # takers, readers, inhibited and counters
+    if any(consumers[a.place] for a in stage.outputs):
+        return f"what its stage {stage.name!r} produces is used by the net"
+    # Nothing but the stage may fire while the gate is closed: every other transition is
+    # gated, or waits for a token only gated transitions (and those behind them) make.
+    behind = {t.id for t in model.transitions if any(p == pid for p, _ in t.inhibits)}
+    starts = set(model.initial) | {model.place_id(p.place) for p in space.places}
+    producers: dict = {}
+    for t in model.transitions:
+        for a in t.outputs + t.routes:
+            producers.setdefault(a.place, set()).add(t.id)
+    grown = True
+    while grown:
+        grown = False
+        for t in model.transitions:
+            if t.id in behind or t is stage:
+                continue
+            if any(p not in starts and producers.get(p, set()) <= behind
+                   for p in t.inputs):
+                behind.add(t.id)
+                grown = True
+    early = [t.name for t in model.transitions if t.id not in behind and t is not stage]
+    if early:
+        return f"{', '.join(early)} may fire before the gate opens, beside its stage " \
+               f"{stage.name!r}"
+    return None
+
+
+def one_shot_stages(model: Model, space: InputSpace) -> dict:
+    """{stage name: gate place name} of the net's one-shot gates over ``space``.
+
+    Beyond the paper (A.2 refuses inhibitors, whose outcome depends on timing): an
+    inhibitor place that only the input fills, with at most one token (a file's header),
+    emptied by one *stage* that takes nothing else and feeds nothing, while every other
+    transition is gated by it or waits for tokens only gated transitions make. Nothing
+    else can fire before the stage commits, so the run is the stage's delay followed,
+    in series, by the run of the rest of the net from its initial marking: the gate
+    changes no count or order, only shifts every time by the stage's delay (the JPEG
+    decoder's header parser before its entropy decoder). The interface adds that delay
+    as a phase of its own (:mod:`.interface`)."""
+    gates = {p for t in model.transitions for p, _ in t.inhibits}
+    out = {}
+    for pid in sorted(gates):
+        if pid not in {model.place_id(p.place) for p in space.places}:
+            continue                       # empty over this space: never blocks
+        if _one_shot_refusal(model, space, pid) is None:
+            (stage,) = [t for t in model.transitions if pid in t.inputs]
+            out[stage.name] = model.places[pid].name
+    return out
+
+
 class Explorer:
     """Explore ``model`` over ``space`` (see the module docstring)."""
 
@@ -163,16 +238,20 @@ class Explorer:
     def _check_supported(self):
         # An inhibitor on a place that stays empty over this space (nothing produces into
         # it, no initial or input tokens: the JPEG decoder's header gate for an input
-        # without a file) never blocks, so the analysis may ignore it.
+        # without a file) never blocks, so the analysis may ignore it; so may a one-shot
+        # gate (see one_shot_stages), whose stage runs in series before everything else.
         model = self.model
         fillable = set(model.initial) | {a.place for t in model.transitions
                                          for a in t.outputs + t.routes}
         fillable |= {model.place_id(p.place) for p in self.space.places}
+        self.one_shot = one_shot_stages(model, self.space)
         for t in model.transitions:
-            if any(p in fillable for p, _ in t.inhibits):
-                raise AnalysisError(f"transition {t.name!r} has inhibitor arcs, whose "
-                                    f"outcome depends on timing: the class analysis does not "
-                                    f"handle them yet")
+            for p, _ in t.inhibits:
+                if p in fillable and model.places[p].name not in self.one_shot.values():
+                    raise AnalysisError(f"transition {t.name!r} has an inhibitor arc on "
+                                        f"{model.places[p].name!r}, whose outcome depends on "
+                                        f"timing: the class analysis takes only a one-shot "
+                                        f"gate ({_one_shot_refusal(model, self.space, p)})")
             for e in t.expressions():
                 if any(node.op == "count" for node in walk(e)):
                     raise AnalysisError(f"transition {t.name!r} reads a place's token count, "
@@ -392,6 +471,11 @@ class Explorer:
         weights, bundled, outs, delay, interval = plan
         q, index = path.queues, len(path.commits)
         times = sympy.Integer(1)
+        waited = set()
+        for pid, n in t.reads:           # the first n tokens present are the ones it needs
+            need = sympy.sympify(self._value(path, t, n))
+            if need.is_Integer:
+                waited.update(self._sources(q[pid], int(need)))
         taken_per_arc, sources = [], set()
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
             if bundled is not None and i == bundled:
@@ -427,7 +511,20 @@ class Explorer:
                                                         t.inputs[i] in self.loops))
                          and w != 0 else w for i, w in enumerate(weights))
         path.commits.append(Commit(t.name, t.id, consumed, tuple(produced), delay, interval,
-                                   times, tuple(sorted(sources)), bundled is not None))
+                                   times, tuple(sorted(sources)), bundled is not None,
+                                   tuple(sorted(waited))))
+
+    @staticmethod
+    def _sources(queue, n: int) -> set:
+        """The records that made the first ``n`` tokens of ``queue`` (fewer if a bundle
+        comes first: its tokens' times are not known)."""
+        out = set()
+        for tok in queue:
+            if n <= 0 or not (isinstance(tok.mult, int) or tok.mult.is_Integer):
+                break
+            out.add(tok.source)
+            n -= int(tok.mult)
+        return out
 
     def _copy(self, t, source, n, index):
         if isinstance(n, int) or n.is_Integer:
@@ -563,5 +660,5 @@ class Explorer:
         return done
 
 
-__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
+__all__ = ["Explorer", "one_shot_stages", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
            "DEFAULT_MAX_PATHS"]

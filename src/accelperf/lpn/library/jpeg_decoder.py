@@ -45,7 +45,9 @@ headers), and the entropy decoder starts once it is done (an inhibitor arc on th
 place). Both default to 0, so with its
 defaults the net times every image exactly as the authors' simulator does; calibrated
 against the core's RTL (issue 21) the values ship in ``examples/params/core_jpeg.toml``.
-An input given as a JSON list of symbol counts has no file, so no header token.
+An input given as a JSON list of symbol counts has no file, so no header token. The
+gate is a one-shot gate (:func:`..analysis.symexec.one_shot_stages`): the interface
+prices the header as a phase in series before the blocks.
 
 Y and Cb only read the output slots (``read={out_slots: 2}``: a threshold, nothing
 taken); the credit, slot and turn places end the run with the tokens they started with,
@@ -185,8 +187,9 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
               input_format="a baseline .jpg (the whole file crosses the link)")
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
     # No header stage here: the authors' PCIe model has none, and one that started at once
-    # would only approximate a parse of bytes still crossing the link; its interface
-    # (lpn2pi) also needs an entropy decoder no header gate inhibits.
+    # would only approximate a parse of bytes still crossing the link; a header token the
+    # link delivers would also make the gate timing-dependent (not a one-shot gate, see
+    # analysis.symexec.one_shot_stages), which the interface analysis refuses.
     front = attach_pcie(net, blocks, config)
     net.start, net.done = [front.chunks, front.staged], add_decoder(net, blocks)
 
