@@ -6,9 +6,9 @@ A class is exact only when its conditions pin down how its inputs route tokens (
 several transitions take, the readiness of that transition at moments no sample records
 is not encoded, and a bound over the classes is "unknown". When the space holds few
 inputs (at most :data:`EXHAUSTIVE_LIMIT`, after its constraints), each is simulated by
-the fast engine instead: the run of one input is determined, so the largest (smallest) latency over all of them
-is the proved bound, and an input that breaks a property, or does not finish, is its
-counterexample. Results decided this way say so in their note, with the input count.
+the fast engine instead: the run of one input is determined, so the largest (smallest)
+latency over all of them is the proved bound, and an input that breaks a property, or
+does not finish, is its counterexample. Results decided this way say so in their note, with the input count.
 This is explicit-state checking of a finite space, not a formula: it is sound and
 complete there and says nothing about larger spaces.
 """
@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass
 
 from .refine import Budget, Problem
-from .witness import Witness, input_witness
+from .witness import input_witness
 
 EXHAUSTIVE_LIMIT = 4096
 """Inputs a space may hold for :func:`simulate_every_input` (16 ** 3: three tokens with
@@ -60,6 +60,10 @@ def space_size(problem: Problem) -> int:
     return size
 
 
+class _OutOfTime(Exception):
+    """The time budget ran out while drawing the space's inputs."""
+
+
 def _assignments(problem: Problem, budget: Budget):
     """Every assignment [(Z3 variable, value)] of the space's variables that meets its
     constraints."""
@@ -73,7 +77,10 @@ def _assignments(problem: Problem, budget: Budget):
     solver.add(problem.base)
     while True:
         budget.apply(solver)
-        if solver.check() != z3.sat:
+        verdict = solver.check()
+        if verdict == z3.unknown:
+            raise _OutOfTime
+        if verdict == z3.unsat:
             return
         m = solver.model()
         values = [(v, m.eval(v, model_completion=True).as_long()) for v, _ in free]
@@ -89,7 +96,10 @@ def simulate_every_input(problem: Problem, budget: Budget,
     input that does not finish (it decides every bound and property)."""
     if space_size(problem) > limit and not problem.space.constraints:
         return None
-    inputs = list(itertools.islice(_assignments(problem, budget), limit + 1))
+    try:
+        inputs = list(itertools.islice(_assignments(problem, budget), limit + 1))
+    except _OutOfTime:
+        return SimulatedSpace((), False)
     if len(inputs) > limit:
         return None
     runs = []            # (assignment, witness)
@@ -105,9 +115,12 @@ def simulate_every_input(problem: Problem, budget: Budget,
 
 def decided_note(simulated: SimulatedSpace, why: str) -> str:
     """The note of a result decided by :func:`simulate_every_input`."""
-    return (f"decided by simulating each of the space's {len(simulated.runs)} input(s) "
-            f"(the classes' encoding cannot exclude other routings: {why})")
+    last = simulated.runs[-1][1] if simulated.runs else None
+    done = "the space's inputs until one did not finish:" if last is not None and \
+        last.simulated is None else "each of the space's"
+    return (f"decided by simulating {done} {len(simulated.runs)} input(s) (the classes' "
+            f"encoding cannot exclude other routings: {why})")
 
 
 __all__ = ["EXHAUSTIVE_LIMIT", "SimulatedSpace", "simulate_every_input", "space_size",
-           "decided_note", "Witness"]
+           "decided_note"]
