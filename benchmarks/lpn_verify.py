@@ -20,6 +20,7 @@ failed re-check counts as unsound.
 
 Run: .venv/bin/python benchmarks/lpn_verify.py          (everything)
      .venv/bin/python benchmarks/lpn_verify.py --shared (the random shared-place nets only)
+     .venv/bin/python benchmarks/lpn_verify.py --provable (the provable population only)
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from accelperf.cli.app import main as cli
 from accelperf.lpn.analysis.formula import generated_interface_term
 from accelperf.lpn.analysis.sizing import optimal_size, size_buffer
 from accelperf.lpn.analysis.space import space_from_dict
-from accelperf.lpn.analysis.verify import latency_bound, shared_places, within
+from accelperf.lpn.analysis.verify import latency_bound, prove, shared_places, within
 from accelperf.lpn.library import build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,15 +109,82 @@ def recheck(model, space, given_tokens, r, rng) -> bool:
     return True
 
 
+def provable_nets(n: int = 50) -> tuple[list, int]:
+    """The first ``n`` acyclic random nets with shared places that finish on every input
+    of their space, with their true extremes: ([(seed, model, tokens, M, m, inputs)],
+    seeds drawn)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from lpn_random import acyclic_net, exhaustive_extremes
+    out, seed = [], 0
+    while len(out) < n:
+        net = acyclic_net(seed)
+        seed += 1
+        if net is None or not shared_places(net[0]):
+            continue
+        model, given_tokens, _ = net
+        extremes = exhaustive_extremes(model, given_tokens)
+        if extremes is not None:
+            top, _, bottom, _, inputs = extremes
+            out.append((seed - 1, model, given_tokens, top, bottom, inputs))
+    return out, seed
+
+
+def _breaks(model, prop: str, r) -> bool:
+    """Whether a refutation's counterexample, run by the reference semantics, really
+    breaks ``prop`` (``latency <= X`` or ``latency >= X``)."""
+    run = _runs(model, {p: [(t["a"], t["b"]) for t in ts]
+                        for p, ts in r.counterexample.tokens.items()})
+    if run.stopped is not None or run.latency is None:
+        return False                     # every net of the population finishes
+    bound = int(prop.split()[-1])
+    return run.latency > bound if "<=" in prop else run.latency < bound
+
+
+def provable_queries(n: int = 50) -> tuple[collections.Counter, int, int]:
+    """The four property queries per provable net (see the module docstring): prints
+    the verdict counts; returns (verdicts, provable queries proved, unsound)."""
+    nets, seeds = provable_nets(n)
+    verdicts, proved, unsound, slowest = collections.Counter(), 0, 0, 0.0
+    began = time.perf_counter()
+    for _seed, model, given_tokens, top, bottom, _ in nets:
+        space = _small_space(model, given_tokens)
+        for prop, provable in ((f"latency <= {top}", True), (f"latency <= {top - 1}", False),
+                               (f"latency >= {bottom}", True),
+                               (f"latency >= {bottom + 1}", False)):
+            r, seconds = timed(lambda: prove(model, space, prop, timeout=10))
+            slowest = max(slowest, seconds)
+            verdict = {True: "proved", False: "refuted"}.get(
+                r.holds, "timeout" if "time budget" in r.note else "unknown")
+            verdicts[verdict] += 1
+            proved += provable and r.holds is True
+            unsound += (r.holds is False and (provable or not _breaks(model, prop, r))) or \
+                (r.holds is True and not provable)
+    inputs = collections.Counter(x[5] for x in nets)
+    print(f"provable nets: {len(nets)} of the acyclic nets drawn from seeds 0..{seeds - 1} "
+          f"finish on every input (inputs per space: "
+          f"{', '.join(f'{k} x {v}' for k, v in sorted(inputs.items()))}, every one "
+          f"simulated); {sum(verdicts.values())} queries in "
+          f"{time.perf_counter() - began:.1f} s, slowest {slowest:.2f} s")
+    print(f"provable nets: proved {verdicts['proved']}, refuted {verdicts['refuted']}, "
+          f"unknown {verdicts['unknown']}, timeout {verdicts['timeout']} "
+          f"(of {2 * len(nets)} provable and {2 * len(nets)} refutable queries)")
+    return verdicts, proved, unsound
+
+
+def _small_space(model, given_tokens):
+    return space_from_dict(model, {"places": {
+        p: {"count": len(v), "properties": {"a": [0, 3], "b": [0, 3]}}
+        for p, v in given_tokens.items()}})
+
+
 def shared_place_queries(n: int = 100) -> None:
-    """Bound queries on random nets with shared places; prints the two headline figures."""
+    """Bound queries on random nets with shared places, then the provable population's
+    queries; prints the three headline figures."""
     rng = random.Random(0)
     verdicts, unsound, slowest = collections.Counter(), 0, 0.0
     began = time.perf_counter()
     for model, given_tokens, _ in shared_place_nets(n):
-        space = space_from_dict(model, {"places": {
-            p: {"count": len(v), "properties": {"a": [0, 3], "b": [0, 3]}}
-            for p, v in given_tokens.items()}})
+        space = _small_space(model, given_tokens)
         for which in ("max", "min"):
             r, seconds = timed(lambda: latency_bound(model, space, which, timeout=10))
             slowest = max(slowest, seconds)
@@ -127,13 +195,22 @@ def shared_place_queries(n: int = 100) -> None:
     print(f"shared places: {total} bound queries on {n} random nets in "
           f"{time.perf_counter() - began:.1f} s ({dict(verdicts)}); slowest query "
           f"{slowest:.2f} s")
-    print(f"shared_place_decided: {decided / total:.2f}")
-    print(f"unsound: {unsound}")
+    more, proved, wrong = provable_queries()
+    provable = sum(more.values()) // 2
+    print(f"shared_place_proved: {proved / provable:.2f}")
+    decided += more["proved"] + more["refuted"]
+    print(f"shared_place_decided: {decided / (total + sum(more.values())):.2f}")
+    print(f"unsound: {unsound + wrong}")
 
 
 def main():
     if "--shared" in sys.argv[1:]:
         shared_place_queries()
+        return
+    if "--provable" in sys.argv[1:]:
+        verdicts, proved, unsound = provable_queries()
+        print(f"shared_place_proved: {proved / (sum(verdicts.values()) // 2):.2f}")
+        print(f"unsound: {unsound}")
         return
     model = build("jpeg-decoder")
     rng = random.Random(1)

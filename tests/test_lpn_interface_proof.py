@@ -114,3 +114,116 @@ def test_a_generated_interface_with_token_by_token_properties(tmp_path):
     assert run_module(out).latency(failed.counterexample.input) == \
         pytest.approx(failed.values["E"])
     assert simulate(darwin, failed.counterexample.input).latency == failed.values["latency"]
+
+
+# ---------------------------------------------------------------- typed modules (Protoacc)
+ONE_SIZE = ROOT / "examples" / "spaces" / "protoacc-one-size.toml"
+
+
+def _sized(message, n):
+    """``message`` with every field element ``n`` bytes (an input of ONE_SIZE's space)."""
+    return {name: {**field, "data": _sized(field["data"], n) if field["type"] ==
+                   "submessage" else [n] * len(field["data"])}
+            for name, field in message.items()}
+
+
+def _forty_scalars():
+    data = json.loads((ROOT / "tests" / "data" / "authors" / "protoacc.json").read_text())
+    return next(c["message"] for c in data["own_inputs"] if c["name"] == "forty_scalars")
+
+
+@pytest.fixture(scope="module")
+def protoacc_typed(tmp_path_factory):
+    """Protoacc's module of two input types (Fig. 5's message formats): its default
+    message first, then forty_scalars; and the space of default messages of one size."""
+    from accelperf.lpn.analysis.emit import typed_module_source
+    from accelperf.lpn.analysis.interface import extract_interface
+    from accelperf.lpn.analysis.space import structure_space
+    model = build("protoacc")
+    types = {"default": model.default_input, "forty_scalars": _forty_scalars()}
+    ifaces = {t: extract_interface(model, structure_space(model, x)) for t, x in types.items()}
+    out = tmp_path_factory.mktemp("proto") / "proto_typed.py"
+    out.write_text(typed_module_source(ifaces, model, "protoacc"))
+    return model, load_space(model, ONE_SIZE), out
+
+
+def test_a_typed_module_reads_as_the_type_the_input_has(protoacc_typed):
+    """The term is the module's own value on inputs of the space (its first type that
+    matches: default), and the space's inputs are of that type only."""
+    import z3
+    from accelperf.lpn.analysis.formula import generated_interface
+    model, space, path = protoacc_typed
+    tokens = space.variables(model)
+    gi = generated_interface(path.read_text(), tokens)
+    assert [name for name, _ in gi.types] == ["default"]
+    module = run_module(path)
+    phased = generated_interface(path.read_text().replace("PHASES = False", "PHASES = True"),
+                                 tokens)
+    sizes = [v["bytes"] for v in tokens["field_data"].values]
+    for n in (0, 15, 16, 47):
+        value = z3.simplify(z3.substitute(gi.term, *[(v, z3.IntVal(n)) for v in sizes]))
+        x = _sized(model.default_input, n)
+        assert float(value.as_fraction()) == pytest.approx(module.latency([x])), n
+        # by phase: a message type has no stream, its one phase is the plain formula
+        assert z3.simplify(z3.substitute(phased.term, *[(v, z3.IntVal(n)) for v in sizes])
+                           ).eq(value)
+
+
+def test_a_typed_module_is_proved_and_a_broken_one_refuted(protoacc_typed, tmp_path, capsys):
+    model, space, path = protoacc_typed
+    code = main(["lpn", "verify", "protoacc", "--space", str(ONE_SIZE), "--interface",
+                 str(path), "--within", "0.2", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["holds"] is True, out
+    assert "input type(s) of the space: default" in out["note"]
+    # hand-broken: the default type's formula doubled
+    source = path.read_text()
+    head, rest = source.split("def _latency_0(a):\n", 1)
+    body, tail = rest.split("\n\n\n", 1)
+    lines = body.splitlines()
+    lines[-1] = lines[-1].replace("return ", "return 2 * ", 1)
+    broken = tmp_path / "broken.py"
+    broken.write_text(head + "def _latency_0(a):\n" + "\n".join(lines) + "\n\n\n" + tail)
+    code = main(["lpn", "verify", "protoacc", "--space", str(ONE_SIZE), "--interface",
+                 str(broken), "--within", "0.2", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["holds"] is False, out
+    assert out["values"]["type"] == "default"
+    x = _sized(model.default_input, out["counterexample_tokens"]["field_data"][0]["bytes"])
+    sim = out["values"]["latency"]
+    assert sim == simulate(model, [x]).latency
+    assert run_module(broken).latency([x]) == pytest.approx(out["values"]["E"])
+    assert abs(out["values"]["E"] - sim) >= 0.2 * sim
+
+
+def test_the_emitted_protoacc_module_on_a_small_space(tmp_path, capsys):
+    """`accelperf lpn interface protoacc --out` (one type, per-token sums of
+    floor(bytes/16)): proved within 20% on the 48 one-size inputs, refuted within 2%
+    with a counterexample whose E is the module's own value."""
+    out = tmp_path / "proto.py"
+    assert main(["lpn", "interface", "protoacc", "--plain", "--out", str(out)]) == 0
+    capsys.readouterr()
+    args = ["lpn", "verify", "protoacc", "--space", str(ONE_SIZE), "--interface", str(out),
+            "--json", "--within"]
+    assert main(args + ["0.2"]) == 0
+    capsys.readouterr()
+    assert main(args + ["0.02"]) == 1
+    failed = json.loads(capsys.readouterr().out)
+    model = build("protoacc")
+    x = _sized(model.default_input, failed["counterexample_tokens"]["field_data"][0]["bytes"])
+    assert run_module(out).latency([x]) == pytest.approx(failed["values"]["E"])
+    assert simulate(model, [x]).latency == failed["values"]["latency"]
+
+
+def test_a_space_of_no_type_of_the_module_is_bad_input(protoacc_typed, tmp_path, capsys):
+    model, space, path = protoacc_typed
+    import re
+    source = re.sub(r"    \('default', STREAMS_0,.*?\]\),\n", "", path.read_text(), count=1,
+                    flags=re.S)
+    assert "('default', STREAMS_0" not in source and "('forty_scalars'" in source
+    bad = tmp_path / "forty_only.py"
+    bad.write_text(source)
+    code = main(["lpn", "verify", "protoacc", "--space", str(ONE_SIZE), "--interface",
+                 str(bad), "--within", "0.2"])
+    err = capsys.readouterr().err
+    assert code == 2 and "fit none of its input types" in err and "forty_scalars" in err

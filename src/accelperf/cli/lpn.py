@@ -380,20 +380,18 @@ def _sizes(text: str) -> range:
 
 def _interface(path: Path, model, space):
     """The ``latency(x)`` of a performance-interface module for the accuracy proof. A
-    module written by `accelperf lpn interface --out` is parsed, not run: its per-class
-    formulas become one Z3 term over the space's tokens
-    (formula.generated_interface_term). Any other module is run with max/min/abs that also
+    module written by `accelperf lpn interface --out` is parsed, not run: its types'
+    per-class formulas become one Z3 term over the space's tokens
+    (formula.generated_interface). Any other module is run with max/min/abs that also
     take Z3 terms."""
     import importlib.util
     if not path.is_file() or path.suffix != ".py":
         raise ModelError(f"--interface = '{path}' is invalid: an existing .py file with a "
                          f"latency(x) function")
     source = path.read_text()
-    from ..lpn.analysis.formula import generated_interface_term, is_generated_interface
+    from ..lpn.analysis.formula import generated_interface, is_generated_interface
     if is_generated_interface(source):
-        term = generated_interface_term(source, space.variables(model),
-                                        f"--interface = '{path}'")
-        return lambda _x: term
+        return generated_interface(source, space.variables(model), f"--interface = '{path}'")
     spec = importlib.util.spec_from_file_location(f"_interface_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:

@@ -2,7 +2,7 @@
 
 The language is a small part of Python's expression syntax, parsed with :mod:`ast` and
 never evaluated: numbers, ``+ - * / // %``, comparisons (chains allowed), ``and or not``,
-``abs``, ``min``/``max`` of several values, and the input's tokens:
+``abs``, ``floor``, ``ceil``, ``min``/``max`` of several values, and the input's tokens:
 
 * ``P[i].p`` — property ``p`` of token ``i`` of place ``P``; ``P.p`` when ``P`` holds one
   token;
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 
 from ...errors import ModelError
 from ..expr import parameter_name
@@ -142,8 +143,13 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
         if name == "abs" and len(args) == 1:
             a = term(args[0])
             return z3.If(a >= 0, a, -a)
+        if name in ("floor", "ceil") and len(args) == 1:
+            a = term(args[0])
+            if a.is_int():
+                return a
+            return z3.ToInt(a) if name == "floor" else -z3.ToInt(-a)
         fail(node, f"{name}() is not a function of the formula language (abs, min, max, "
-                   f"count, sum, mean, list)")
+                   f"floor, ceil, count, sum, mean, list)")
 
     try:
         tree = ast.parse(text.strip(), mode="eval")
@@ -182,21 +188,57 @@ def is_generated_interface(source: str) -> bool:
                 and re.search(r"^PHASES = ", source, re.M))
 
 
+@dataclass(frozen=True)
+class GeneratedInterface:
+    """A module written by ``accelperf lpn interface --out``, read as Z3 terms over a
+    space's tokens (:func:`generated_interface`): ``term`` is its prediction ``E``;
+    ``types`` pairs the name of each input type the space's inputs may take with the
+    condition under which an input is priced as that type (the module's first type
+    whose token counts, fixed properties and ranges match)."""
+
+    term: object = field(repr=False)
+    types: tuple = ()
+
+    def type_of(self, evaluate) -> str | None:
+        """The type of the input on which ``evaluate`` (a Z3 term to its value) gives
+        the space's variables their values; None when it is of none of the types."""
+        import z3
+        return next((name for name, condition in self.types
+                     if z3.is_true(evaluate(condition))), None)
+
+    def __repr__(self) -> str:
+        return f"GeneratedInterface(types {[name for name, _ in self.types]})"
+
+
 def generated_interface_term(source: str, places: dict[str, Tokens],
                              what: str = "--interface"):
+    """The prediction ``E`` of a generated module (:func:`generated_interface`)."""
+    return generated_interface(source, places, what).term
+
+
+def generated_interface(source: str, places: dict[str, Tokens],
+                        what: str = "--interface") -> GeneratedInterface:
     """The prediction ``E`` of a module written by ``accelperf lpn interface MODEL --out``
     (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
     (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their
-    input with Python branches a Z3 term cannot take): its one entry of ``TYPES`` names
-    its tables; ``STREAMS_k`` and ``FIXED_k`` say which named properties it reads
-    (``n_P``, ``mean_P_p``, ``P_i_p``), each class's ``_in_class_i`` and ``_latency_i``
-    return one formula of this module's language (after unpacking the properties by
-    name), and its ``SPACE_k`` conditions (``a['name']``) bound where it answers. ``E`` is
-    the first class's latency whose condition holds; where the input is outside
-    ``SPACE_k`` or every class, ``E`` is a free
-    variable (``E_outside``), so any accuracy property fails there with a counterexample.
-    Only the plain interface: with ``PHASES = True`` the module sums a per-token run
-    split that is a loop, not a formula."""
+    input with Python branches a Z3 term cannot take), and read as its ``_which`` and
+    ``latency`` do for one unit of input:
+
+    * the input is of the first entry of ``TYPES`` whose ``FIXED_k`` token counts equal
+      the space's, whose ``STRUCTURE_k`` properties the tokens have and whose
+      ``RANGES_k`` hold (§5.3.1's input types: a Protoacc message format);
+    * of that type it reads the named properties ``n_P``, ``mean_P_p`` (``STREAMS_k``),
+      ``P_i_p`` (``FIXED_k``) and the per-token sums ``sum_j`` ``_sums_k`` computes
+      (``sum(f(t['p']) for t in toks['P'])``, with ``math.floor``/``math.ceil``);
+    * ``E`` is the first class's latency whose ``_in_class`` holds (with ``PHASES =
+      True``, the sum of its phases where each is one formula: a type without streams);
+      each function returns one formula of this module's language after unpacking the
+      properties by name.
+
+    Where the input is of no type, outside ``SPACE_k`` or in no class, ``E`` is a free
+    variable (``E_outside``), so any accuracy property fails there with a
+    counterexample. A space whose token counts fit none of the types is an error: the
+    proof takes a space of one unit (one message) of the module's types."""
     import z3
 
     def fail(why):
@@ -211,61 +253,172 @@ def generated_interface_term(source: str, places: dict[str, Tokens],
     if not {"TYPES", "PHASES"} <= set(tables) or not isinstance(tables["TYPES"], ast.List):
         fail("not a module written by `accelperf lpn interface --out` (it has no TYPES "
              "and PHASES tables)")
-    if ast.literal_eval(tables["PHASES"]):
-        fail("a phase-aware interface (PHASES = True): its latency is a loop over the "
-             "stream, not a formula; write the plain one (with --plain)")
-    if len(tables["TYPES"].elts) != 1:
-        fail(f"it prices {len(tables['TYPES'].elts)} input types (a stream of typed units "
-             f"such as messages); the proof takes a module of one type")
-    # (name, streams, fixed, ranges, structure, space, sums, overlap, classes)
-    entry = tables["TYPES"].elts[0].elts
+    reader = _ModuleReader(source, tables, functions, places, what,
+                           bool(ast.literal_eval(tables["PHASES"])))
+    outside = z3.Real("E_outside")
+    branches, why_not = [], []
+    for entry in tables["TYPES"].elts:
+        name = ast.literal_eval(entry.elts[0])
+        match = reader.matches(entry.elts, why_not, name)
+        if match is not None:
+            branches.append((name, match, reader.type_term(entry.elts, outside)))
+    if not branches:
+        fail("the space's tokens fit none of its input types (" + "; ".join(why_not) +
+             "): give a space of one unit of one type")
+    value, types, before = outside, [], z3.BoolVal(False)
+    for name, match, term in reversed(branches):
+        value = z3.If(match, term, value)
+    for name, match, _ in branches:
+        types.append((name, z3.simplify(z3.And(match, z3.Not(before)))))
+        before = z3.Or(before, match)
+    return GeneratedInterface(value, tuple(t for t in types if not z3.is_false(t[1])))
 
-    def table(node):
-        return tables[node.id] if node.id in tables else fail(f"no table {node.id}")
-    streams, fixed, space, classes = table(entry[1]), table(entry[2]), table(entry[5]), entry[8]
-    sums = functions.get(entry[6].id) or fail(f"no function {entry[6].id}")
-    if any(not isinstance(s, ast.Pass) for s in sums.body):
-        fail("its formulas read per-token sums of a fixed structure; the proof takes "
-             "stream means and token properties only")
-    names = {}
-    for place, props in ast.literal_eval(streams).items():
-        values = _tokens_of(places, place, what).values
-        names[f"n_{place}"] = z3.IntVal(len(values))
-        for p in props:
-            total = z3.Sum([v[p] for v in values]) if values else z3.IntVal(0)
-            names[f"mean_{place}_{p}"] = z3.ToReal(total) / max(1, len(values))
-    for place, (count, props) in ast.literal_eval(fixed).items():
-        values = _tokens_of(places, place, what).values
-        if len(values) != count:
-            fail(f"it reads {count} tokens of {place!r}; the space has {len(values)}")
-        for i, v in enumerate(values):
-            names.update({f"{place}_{i}_{p}": v[p] for p in props})
 
-    def formula(text, where):
+class _ModuleReader:
+    """The parts of one generated module as Z3 terms (see :func:`generated_interface`)."""
+
+    def __init__(self, source, tables, functions, places, what, phases):
+        self.source, self.tables, self.functions = source, tables, functions
+        self.places, self.what, self.phases = places, what, phases
+
+    def fail(self, why):
+        raise ModelError(f"{self.what} is invalid: {why}")
+
+    def table(self, node):
+        if not isinstance(node, ast.Name) or node.id not in self.tables:
+            self.fail(f"no table {getattr(node, 'id', '?')}")
+        return self.tables[node.id]
+
+    def function(self, node):
+        name = getattr(node, "id", "?")
+        return self.functions.get(name) or self.fail(f"no function {name}")
+
+    def matches(self, entry, why_not: list, name: str):
+        """The Z3 condition under which the space's input is of this type (None when
+        its token counts rule the type out)."""
+        import z3
+        fixed = ast.literal_eval(self.table(entry[2]))
+        structure = ast.literal_eval(self.table(entry[4]))
+        ranges = ast.literal_eval(self.table(entry[3]))
+        conditions = []
+        for place, (count, props) in fixed.items():
+            have = len(self.places[place].values) if place in self.places else 0
+            if have != count:
+                why_not.append(f"{name} reads {count} tokens of {place!r}; the space has "
+                               f"{have}")
+                return None
+            for i, v in enumerate(self.places[place].values if count else []):
+                for p, want in (structure.get(place) or [{}] * count)[i].items():
+                    conditions.append(v[p] == want)
+                for p in props:
+                    lo, hi = ranges[place][p]
+                    conditions += [v[p] >= lo, v[p] <= hi]
+        return z3.And(*conditions) if conditions else z3.BoolVal(True)
+
+    def type_term(self, entry, outside):
+        """``E`` for an input of this type."""
+        import z3
+        streams, fixed = ast.literal_eval(self.table(entry[1])), \
+            ast.literal_eval(self.table(entry[2]))
+        names = {}
+        for place, props in streams.items():
+            if place not in self.places:
+                self.fail(f"it reads place {place!r}, which the space does not fill "
+                          f"({', '.join(self.places) or 'none'})")
+            values = self.places[place].values
+            names[f"n_{_module_name(place)}"] = z3.IntVal(len(values))
+            for p in props:
+                total = z3.Sum([v[p] for v in values]) if values else z3.IntVal(0)
+                names[f"mean_{_module_name(place)}_{p}"] = z3.ToReal(total) / max(1, len(values))
+        for place, (count, props) in fixed.items():
+            for i, v in enumerate(self.places[place].values if count else []):
+                names.update({f"{_module_name(place)}_{i}_{p}": v[p] for p in props})
+        names.update(self.sums(self.function(entry[6])))
+        inside = [self.formula(ast.get_source_segment(self.source, item.elts[1].body),
+                               "SPACE", names) for item in self.table(entry[5]).elts]
+        value = outside
+        if not isinstance(entry[8], ast.List):
+            self.fail("its TYPES entries do not end with a list of classes")
+        for cls in reversed(entry[8].elts):
+            in_class, plain, by_phase = cls.elts[:3]
+            latency = self.phased(by_phase, names) if self.phases else \
+                self.returned(plain, names)
+            value = z3.If(self.returned(in_class, names),
+                          z3.ToReal(latency) if latency.is_int() else latency, value)
+        return z3.If(z3.And(*inside), value, outside) if inside else value
+
+    def formula(self, text, where, names):
         return translate(re.sub(r"\ba\[['\"](\w+)['\"]\]", r"\1", text), {}, names,
-                         f"{what} {where}")
+                         f"{self.what} {where}")
 
-    def returned(name):
-        body = functions[name].body if name in functions else fail(f"no function {name}")
-        ret = body[-1]
+    def returned(self, node, names):
+        f = self.function(node)
+        ret = f.body[-1]
         if not isinstance(ret, ast.Return) or any(not isinstance(s, ast.Assign)
-                                                  for s in body[:-1]):
-            fail(f"{name} is not one formula after unpacking its properties")
-        return formula(ast.get_source_segment(source, ret.value), name)
+                                                  for s in f.body[:-1]):
+            self.fail(f"{f.name} is not one formula after unpacking its properties")
+        return self.formula(ast.get_source_segment(self.source, ret.value), f.name, names)
 
-    inside = [formula(ast.get_source_segment(source, item.elts[1].body), "SPACE")
-              for item in space.elts]
-    value = z3.Real("E_outside")
-    for cls in reversed(classes.elts):
-        in_class, plain = (e.id for e in cls.elts[:2])
-        latency = returned(plain)
-        value = z3.If(returned(in_class), z3.ToReal(latency) if latency.is_int() else latency,
-                      value)
-    return z3.If(z3.And(*inside), value, z3.Real("E_outside")) if inside else value
+    def phased(self, node, names):
+        """The sum of a class's phases, each appended as one formula."""
+        import z3
+        f, parts = self.function(node), []
+        for stmt in f.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if isinstance(stmt, (ast.Assign, ast.Return)):
+                continue
+            if not (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "append"
+                    and isinstance(call.args[0], ast.Tuple)):
+                self.fail("a phase-aware interface (PHASES = True) whose phases split a "
+                          "stream into runs: its latency is a loop over the stream, not a "
+                          "formula; write the plain one (with --plain)")
+            parts.append(self.formula(ast.get_source_segment(
+                self.source, call.args[0].elts[2]), f.name, names))
+        return z3.Sum(*[z3.ToReal(p) if p.is_int() else p for p in parts]) if parts else \
+            z3.RealVal(0)
+
+    def sums(self, f) -> dict:
+        """``sum_j`` of ``_sums_k``: each ``a['sum_j'] = sum(EXPR for t in TOKENS)``."""
+        import z3
+        out = {}
+        for stmt in f.body:
+            if isinstance(stmt, ast.Pass):
+                continue
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else None
+            gen = stmt.value.args[0] if isinstance(stmt, ast.Assign) and \
+                isinstance(stmt.value, ast.Call) and stmt.value.args else None
+            if not (isinstance(target, ast.Subscript) and isinstance(gen, ast.GeneratorExp)):
+                self.fail(f"{f.name} is not a list of per-token sums "
+                          f"a['sum_j'] = sum(f(t) for t in toks[...])")
+            name = ast.literal_eval(target.slice)
+            place, indices = self._summed(gen.generators[0].iter, f.name)
+            body = ast.get_source_segment(self.source, gen.elt)
+            body = re.sub(r"\bt\[['\"](\w+)['\"]\]", r"TOKEN_\1", body)
+            body = body.replace("math.floor(", "floor(").replace("math.ceil(", "ceil(")
+            values = self.places[place].values if place in self.places else []
+            terms = []
+            for i in (range(len(values)) if indices is None else indices):
+                if i >= len(values):
+                    self.fail(f"{f.name} sums token {i} of {place!r}; the space has "
+                              f"{len(values)}")
+                terms.append(translate(body, {}, {f"TOKEN_{p}": x for p, x in
+                                                  values[i].items()}, f"{self.what} {name}"))
+            out[name] = z3.Sum(*terms) if terms else z3.IntVal(0)
+        return out
+
+    def _summed(self, node, where):
+        """(place, token indices or None for every token) of ``toks['P']`` or
+        ``(toks['P'][i] for i in (...))``."""
+        if isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "toks":
+            return ast.literal_eval(node.slice), None
+        if isinstance(node, ast.GeneratorExp) and isinstance(node.elt, ast.Subscript) and \
+                isinstance(node.elt.value, ast.Subscript):
+            return ast.literal_eval(node.elt.value.slice), \
+                list(ast.literal_eval(node.generators[0].iter))
+        self.fail(f"{where} sums tokens it picks in a way this reader does not know")
 
 
-def _tokens_of(places: dict[str, Tokens], place: str, what: str) -> Tokens:
-    if place not in places:
-        raise ModelError(f"{what} is invalid: it reads place {place!r}, which the space "
-                         f"does not fill ({', '.join(places) or 'none'})")
-    return places[place]
+def _module_name(place: str) -> str:
+    """A place's name in a generated module's formulas (the module's own ``_name``)."""
+    name = re.sub(r"\W", "_", place)
+    return "_" + name if name[:1].isdigit() else name

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from ...errors import invalid
 from ..net import Model
 from .encoding import VerificationError, shared_places
-from .formula import Tokens, is_condition, translate
+from .exhaustive import decided_note, simulate_every_input
+from .formula import GeneratedInterface, Tokens, is_condition, translate
 from .refine import DEFAULT_MAX_CLASSES, Budget, TraceClass, follow, partition
 from .space import InputSpace
 from .witness import (OnlyInput, Witness, only_input, simulate_witness, stopped_key,
@@ -102,6 +103,10 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
         return BoundResult(which, None, unfinished_witness(problem), len(problem.classes),
                            time.monotonic() - began, "does not finish",
                            why_not_proved(problem, "bound"))
+    if problem.complete and problem.gaps:
+        decided = _bound_by_simulation(problem, which, budget, began)
+        if decided is not None:
+            return decided
     best, timed_out = None, False
     for cls in problem.classes:
         solver = z3.Solver()
@@ -133,6 +138,25 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
     status = "proved" if problem.proved and not timed_out else "unknown"
     return BoundResult(which, value, witness, len(problem.classes),
                        time.monotonic() - began, status, note)
+
+
+def _bound_by_simulation(problem, which: str, budget: Budget, began: float):
+    """The bound over a small space whose classes are not exact, from every input's
+    simulated latency (:mod:`.exhaustive`); None when the space is too large or the
+    time budget ran out."""
+    every = simulate_every_input(problem, budget)
+    if every is None or not every.complete:
+        return None
+    note = decided_note(every, "; ".join(problem.gaps[:2]))
+    runs = [w for _, w in every.runs]
+    stuck = next((w for w in runs if w.simulated is None), None)
+    if stuck is not None:
+        return BoundResult(which, None, stuck, len(problem.classes),
+                           time.monotonic() - began, "does not finish", note)
+    pick = max if which == "max" else min
+    w = pick(runs, key=lambda r: r.simulated)
+    return BoundResult(which, w.simulated, w, len(problem.classes), time.monotonic() - began,
+                       "proved", note)
 
 
 def _bound_of_one(which: str, one: OnlyInput, seconds: float) -> BoundResult:
@@ -227,6 +251,10 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
     names = {}
     if interface is not None:
         names["E"] = interface_term(interface, space, problem.variables)
+    if problem.complete and problem.gaps:
+        decided = _proof_by_simulation(problem, prop, names, interface, budget, began)
+        if decided is not None:
+            return decided
     holds, unsure = True, ""
     for cls in problem.classes:
         term = translate(prop, problem.variables, {**names, "latency": cls.latency},
@@ -248,8 +276,9 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
             values = {"latency": witness.simulated}
             if "E" in names:
                 values["E"] = _number(m.eval(names["E"], model_completion=True))
+                values.update(_type_of(interface, lambda t: m.eval(t, model_completion=True)))
             return ProofResult(prop, False, witness, len(problem.classes),
-                               time.monotonic() - began, values)
+                               time.monotonic() - began, values, _types_note(interface))
         if verdict == z3.unknown:
             holds = None
             break
@@ -260,9 +289,60 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
     note = "" if holds else (why_not_proved(problem, "the property holds") or
                              f"time budget ran out: no counterexample in the "
                              f"{len(problem.classes)} class(es) examined")
-    note = "; ".join(x for x in (note, unsure) if x)
+    note = _joined(note, unsure, _types_note(interface))
     return ProofResult(prop, holds, None, len(problem.classes), time.monotonic() - began,
                        note=note)
+
+
+def _proof_by_simulation(problem, prop: str, names: dict, interface, budget: Budget,
+                         began: float):
+    """``prop`` over a small space whose classes are not exact, on every input's
+    simulated latency (:mod:`.exhaustive`): the first input that breaks it (or does not
+    finish) is the counterexample. None when the space is too large or the time budget
+    ran out."""
+    import z3
+    every = simulate_every_input(problem, budget)
+    if every is None or not every.complete:
+        return None
+    note = decided_note(every, "; ".join(problem.gaps[:2]))
+    n, latency = len(problem.classes), z3.Int("latency of the input")
+    term = translate(prop, problem.variables, {**names, "latency": latency}, "property")
+    if not is_condition(term):
+        raise invalid("property", prop, "a condition, e.g. 'latency <= 2300'")
+    for values, w in every.runs:
+        if w.simulated is None:
+            return ProofResult(prop, False, w, n, time.monotonic() - began,
+                               {"latency": None}, note)
+        pairs = [(v, z3.IntVal(x)) for v, x in values]
+        if not z3.is_true(z3.simplify(z3.substitute(term, (latency, z3.IntVal(w.simulated)),
+                                                    *pairs))):
+            found = {"latency": w.simulated}
+            if "E" in names:
+                def at(t):
+                    return z3.simplify(z3.substitute(t, *pairs) if pairs else t)
+                found["E"] = _number(at(names["E"]))
+                found.update(_type_of(interface, at))
+            return ProofResult(prop, False, w, n, time.monotonic() - began, found,
+                               _joined(note, _types_note(interface)))
+    return ProofResult(prop, True, None, n, time.monotonic() - began,
+                       note=_joined(note, _types_note(interface)))
+
+
+def _type_of(interface, evaluate) -> dict:
+    """{"type": name} of a counterexample to a typed module's accuracy (else {})."""
+    if not isinstance(interface, GeneratedInterface) or not interface.types:
+        return {}
+    return {"type": interface.type_of(evaluate)}
+
+
+def _types_note(interface) -> str:
+    if not isinstance(interface, GeneratedInterface):
+        return ""
+    return f"input type(s) of the space: {', '.join(n for n, _ in interface.types)}"
+
+
+def _joined(*notes) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _proof_of_one(prop: str, one: OnlyInput, space, interface, began) -> ProofResult:
@@ -327,10 +407,14 @@ def _number(v):
 
 
 def interface_term(latency_fn, space: InputSpace, variables: dict):
-    """A performance interface's prediction as a Z3 real: ``latency_fn`` (a function of
-    the input as Ψ takes it) is called on the space's ``input`` with Z3 reals in place of
-    numbers, and with ``max``/``min``/``abs`` that build Z3 terms."""
+    """A performance interface's prediction as a Z3 real: a module written by ``lpn
+    interface --out``, read as a :class:`.formula.GeneratedInterface`, is its term;
+    ``latency_fn`` (a function of the input as Ψ takes it) is called on the space's
+    ``input`` with Z3 reals in place of numbers, and with ``max``/``min``/``abs`` that
+    build Z3 terms."""
     import z3
+    if isinstance(latency_fn, GeneratedInterface):
+        return latency_fn.term
     if space.input is None:
         raise invalid(f"{space.origin}: input", None, "a formula for the model's input: the "
                       "interface takes the input as Ψ does")

@@ -109,6 +109,34 @@ def unfinished_witness(problem: Problem) -> Witness:
     return Witness(user, sample, None, message)
 
 
+def input_witness(problem: Problem, values: list) -> Witness:
+    """The input giving each varying property of the space its value in ``values``
+    ([(Z3 variable, int)]), simulated by the fast engine, with no class to check it
+    against (:mod:`.exhaustive`); ``simulated`` is None, with ``stopped`` saying why,
+    when it does not run to the end."""
+    import z3
+
+    from ..sim import SimulationError, simulate
+    model, space = problem.model, problem.space
+    pairs = [(v, z3.IntVal(x)) for v, x in values]
+
+    def evaluate(term):
+        return z3.simplify(z3.substitute(term, *pairs) if pairs else term)
+    sample = {p.place: [{k: evaluate(v).as_long() for k, v in vs.items()}
+                        for vs in problem.variables[p.place].values] for p in space.places}
+    marking = initial_marking(model, space, sample)
+    user = _written(model, space, problem.variables, evaluate, sample, marking)
+    try:
+        result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
+                                                      marking.items()}),
+                          max_commits=4 * SAMPLE_MAX_COMMITS)
+    except SimulationError as exc:
+        return Witness(user, sample, None, str(exc))
+    if result.latency is None:
+        return Witness(user, sample, None, "no token reached the done place")
+    return Witness(user, sample, result.latency)
+
+
 def simulate_witness(problem: Problem, cls: TraceClass, z3model, claimed: int | None) -> Witness:
     """The input in ``z3model``, simulated. In an exact class its run must follow its
     class and, when a latency is ``claimed``, take exactly that long: anything else is a
