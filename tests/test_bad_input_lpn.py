@@ -201,3 +201,26 @@ def test_missing_empty_and_broken_input_files_say_which(tmp_path, capsys, make, 
     err = capsys.readouterr().err
     assert code == 2 and needle in err and err.count("\n") == 1, err
     assert f"--input = {text!r}" in err
+
+
+def test_a_check_input_outside_the_space_is_bad_input_not_an_internal_error(capsys):
+    # The tutorial's default space takes sizes 0..6 (its example's largest); 99 is outside.
+    code = main(["lpn", "interface", "examples/three_stage.py:pipeline", "--plain",
+                 "--check", "[1, 2]", "[99]"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "'[99]' is invalid for --check" in err[0] and "--space" in err[0], err[0]
+    assert "internal error" not in err[0]
+
+
+def test_a_generated_module_run_as_a_script_refuses_an_outside_input_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    module = tmp_path / "iface.py"
+    assert main(["lpn", "interface", "examples/three_stage.py:pipeline", "--plain",
+                 "--out", str(module)]) == 0
+    run = subprocess.run([sys.executable, str(module), "[1, 2]", "[99]"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr
+    assert '"cycles"' in run.stdout and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "'[99]' is invalid" in run.stderr

@@ -193,6 +193,17 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
 
 
 # ---------------------------------------------------------------------- input classes, interfaces
+def _check_inside(module, texts, values, phases):
+    """Refuse, before any simulation, a --check input the interface does not cover: a
+    user's input outside the space is bad input, not an internal error."""
+    for text, x in zip(texts, values):
+        try:
+            module.latency(x, phases)
+        except module.OutsideClasses as exc:
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}; give "
+                             "--space FILE with a space that covers it") from None
+
+
 def _space(model, space_path):
     from ..lpn.analysis.space import default_space, load_space
     return default_space(model) if space_path is None else load_space(model, space_path)
@@ -235,7 +246,8 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.argument("model_spec", metavar="MODEL")
 @click.argument("inputs", nargs=-1, metavar="[INPUT ...]")
 @click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Input space (TOML); default: the one shipped for MODEL.")
+              help="Input space (TOML); default: the one shipped for MODEL, else one around "
+                   "its example input (each property from 0 to the example's largest value).")
 @click.option("--phases", is_flag=True,
               help="Make the phase-aware form (sum of phases) the module's default.")
 @click.option("--plain", is_flag=True,
@@ -296,6 +308,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         click.echo(f"wrote {out}", err=True)
     if check_inputs:
         module = load_module(source)
+        _check_inside(module, inputs, values, phases)
         acc = progress_run(len(values), "simulating", lambda advance: check(
             model, module, values, phases=phases, advance=advance))
         if as_json:

@@ -502,7 +502,11 @@ if __name__ == "__main__":
             value = json.loads(arg)
         except ValueError:
             value = arg
-        print(json.dumps({"input": arg, "cycles": latency(value)}))
+        try:
+            print(json.dumps({"input": arg, "cycles": latency(value)}))
+        except OutsideClasses as exc:
+            print(f"{sys.argv[0]}: input {arg!r:.60} is invalid: {exc}", file=sys.stderr)
+            sys.exit(2)
 '''
 
 
