@@ -206,3 +206,21 @@ def test_cli_sizing_errors_are_one_line(capsys, args, needle):
                  *([] if "--range" in args else ["--range", "1..3"]), *args])
     err = capsys.readouterr().err
     assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_cli_sizing_rows_read_as_words(tmp_path, capsys):
+    # The tutorial's pipeline, six items of sizes 1..8: one slot serialises compute and
+    # write-back (worse), two reach the least worst case, more are no better.
+    space = tmp_path / "six.toml"
+    space.write_text('input = "list(inbox.size)"\n[places.inbox]\ncount = 6\n'
+                     'properties = { size = [1, 8] }\n')
+    code = main(["lpn", "verify", "examples/three_stage.py:pipeline", "--space", str(space),
+                 "--size", "computed", "--range", "1..3", "--optimise"])
+    rows = [line.split(":")[1].split(";")[0].strip()
+            for line in capsys.readouterr().out.splitlines() if "computed = " in line]
+    assert code == 0 and rows == ["worse", "least worst case", "no better"], rows
+    code = main(["lpn", "verify", "examples/three_stage.py:pipeline", "--space", str(space),
+                 "--size", "computed", "--range", "1..2", "--budget", "latency <= 10000"])
+    rows = [line.split(":")[1].strip()
+            for line in capsys.readouterr().out.splitlines() if "computed = " in line]
+    assert code == 0 and rows == ["meets the budget"], rows

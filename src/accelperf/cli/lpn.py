@@ -530,6 +530,11 @@ def verdict_status(d: dict) -> int:
         UNDECIDED if d[key] is None else PROVED
 
 
+SIZE_WORDS_BUDGET = {True: "meets the budget", False: "fails", "unknown": "unknown"}
+SIZE_WORDS_OPTIMISE = {True: "least worst case", False: "no better", "unknown": "unknown"}
+"""How a tried size reads (``Trial.holds``): against a budget, or when optimising."""
+
+
 def _print_verdict(name, result) -> None:
     d = result.to_dict()
     if "bound" in d and d["bound"] is None:
@@ -550,10 +555,16 @@ def _print_verdict(name, result) -> None:
     else:
         console.print(f"[bold]{name}[/bold]: smallest {d['place']} for {d['budget']!r}: "
                       f"[bold]{d['size']}[/bold] ({d['status']}, {d['seconds']} s)")
+        words = (SIZE_WORDS_OPTIMISE if d["budget"].startswith("optimise")
+                 else SIZE_WORDS_BUDGET)
         for row in d["tried"]:
             value = "" if row["value"] is None else \
                 f"; {d['measure']} {row['value']:.4g} on {row['witness'] or row['witness_tokens']}"
-            console.print(f"  {d['place']} = {row['size']}: {row['holds']}{value}"
+            word = words[row["holds"]]
+            if words is SIZE_WORDS_OPTIMISE and row["holds"] is False and None not in (
+                    row["value"], d["value"]) and row["value"] > d["value"]:
+                word = "worse"
+            console.print(f"  {d['place']} = {row['size']}: {word}{value}"
                           + (f" ({row['note']})" if row["note"] else ""))
     if d.get("note"):
         console.print(d["note"])
