@@ -105,6 +105,15 @@ def test_psi_tokens_no_transition_takes():
     assert "1 token(s)" in findings[0].message
 
 
+def test_a_place_no_arc_touches():
+    net, job, start, done = _line("typo")
+    net.place("c", job)                  # declared, never wired
+    with pytest.warns(ModelCheckWarning, match="unconnected: place 'c'"):
+        model = net.build()
+    assert _kinds(check(model)) == [("unconnected", "place 'c'")]
+    assert _kinds(structural_findings(model)) == [("unconnected", "place 'c'")]
+
+
 def test_a_transition_no_input_of_the_space_fires():
     net = Net("guarded")
     job = net.token_type("Job", "size")

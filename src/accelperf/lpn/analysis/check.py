@@ -15,6 +15,10 @@ Each finding is a :class:`Finding` naming the element and a suggested fix. The c
   holds a token it fires forever, and every place it also feeds grows without bound. (A
   place fed faster than it is drained by a finite input is bounded by the input; the
   simulator's ``max_occupancy`` shows how far it grows.)
+* ``unconnected`` — a declared place that no arc of any transition touches (no input,
+  output, route, read, inhibitor or count) and that is neither the start nor the done
+  place: usually a typo or a stage left unwired. (Ψ's tokens landing there are reported
+  as ``psi-unused`` instead.)
 * ``psi-unused`` — Ψ (``tokens_from_input``) puts tokens of the default input into a place
   that no transition takes from or reads, and that is not the done place: those tokens are
   dead weight, usually a misnamed start place.
@@ -41,7 +45,8 @@ class ModelCheckWarning(UserWarning):
     """A finding of :func:`structural_findings`, raised as a warning by ``Net.build()``."""
 
 
-KINDS = ("no-done", "zero-delay-loop", "unbounded", "psi-unused", "never-fires")
+KINDS = ("no-done", "zero-delay-loop", "unbounded", "unconnected", "psi-unused",
+         "never-fires")
 
 
 @dataclass(frozen=True)
@@ -183,9 +188,23 @@ def _dead_transitions(model: Model, filled_by_psi=()) -> list[Finding]:
             for t in model.transitions if t.id not in alive]
 
 
+def _unconnected(model: Model) -> list[Finding]:
+    touched = {p for t in model.transitions
+               for p in t.inputs + t.counted + tuple(q for q, _ in t.reads + t.inhibits)}
+    touched |= _fed(model) | {model.done}
+    starts = model.start if isinstance(model.start, (list, tuple)) else [model.start]
+    touched |= {p for p in starts if p is not None}
+    return [Finding("unconnected", f"place {place.name!r}",
+                    "no transition takes from, feeds, reads, inhibits on or counts it",
+                    f"connect {place.name!r} to the stage meant to use it, or remove it")
+            for pid, place in enumerate(model.places)
+            if pid not in touched and place.capacity_of is None]
+
+
 def structural_findings(model: Model) -> list[Finding]:
     """The cheap checks: graph walks over the net, nothing simulated."""
-    return _no_done(model) + _loop_findings(model) + _dead_transitions(model)
+    return (_no_done(model) + _loop_findings(model) + _unconnected(model)
+            + _dead_transitions(model))
 
 
 def warn_findings(model: Model) -> None:
@@ -236,7 +255,10 @@ def check(model: Model, classes=None) -> list[Finding]:
     reaches the analyses that import the net."""
     psi_places = _psi_places(model)
     findings = [f for f in structural_findings(model) if f.kind != "never-fires"]
-    findings += _dead_transitions(model, psi_places) + _psi_unused(model, psi_places)
+    psi_unused = _psi_unused(model, psi_places)
+    reported = {f.element for f in psi_unused}
+    findings = [f for f in findings if not (f.kind == "unconnected" and f.element in reported)]
+    findings += _dead_transitions(model, psi_places) + psi_unused
     if classes is not None:
         dead = {f.element for f in findings if f.kind == "never-fires"}
         findings += [f for f in _never_fires_in(model, classes) if f.element not in dead]
