@@ -20,7 +20,8 @@ failed re-check counts as unsound.
 
 Run: .venv/bin/python benchmarks/lpn_verify.py          (everything)
      .venv/bin/python benchmarks/lpn_verify.py --shared (the random shared-place nets only)
-     .venv/bin/python benchmarks/lpn_verify.py --provable (the provable population only)
+     .venv/bin/python benchmarks/lpn_verify.py --provable [--nets N] (the provable
+         population only: its first N nets, 50 by default)
 """
 
 from __future__ import annotations
@@ -144,8 +145,8 @@ def provable_queries(n: int = 50) -> tuple[collections.Counter, int, int]:
     """The four property queries per provable net (see the module docstring): prints
     the verdict counts; returns (verdicts, provable queries proved, unsound)."""
     nets, seeds = provable_nets(n)
-    verdicts, proved, unsound, slowest = collections.Counter(), 0, 0, 0.0
     began = time.perf_counter()
+    verdicts, proved, unsound, slowest = collections.Counter(), 0, 0, 0.0
     for _seed, model, given_tokens, top, bottom, _ in nets:
         space = _small_space(model, given_tokens)
         for prop, provable in ((f"latency <= {top}", True), (f"latency <= {top - 1}", False),
@@ -208,7 +209,9 @@ def main():
         shared_place_queries()
         return
     if "--provable" in sys.argv[1:]:
-        verdicts, proved, unsound = provable_queries()
+        args = sys.argv[1:]
+        verdicts, proved, unsound = provable_queries(
+            int(args[args.index("--nets") + 1]) if "--nets" in args else 50)
         print(f"shared_place_proved: {proved / (sum(verdicts.values()) // 2):.2f}")
         print(f"unsound: {unsound}")
         return

@@ -444,7 +444,8 @@ def _interface(path: Path, model, space):
               help="Prove a property, e.g. 'latency <= 2300' or "
                    "'latency <= 30 * sum(blocks.symbols) + 2000'.")
 @click.option("--interface", "iface", type=click.Path(path_type=Path),
-              help="A performance-interface module (latency(x)); with --within.")
+              help="A performance-interface module: latency(x), or one written by "
+                   "`lpn interface --out` (one input type or several); with --within.")
 @click.option("--within", type=float, help="Prove |E - latency| < WITHIN * latency.")
 @click.option("--size", "size_place", metavar="PLACE",
               help="Buffer sizing: the place whose size (capacity or initial tokens) to "

@@ -119,10 +119,12 @@ def input_witness(problem: Problem, values: list) -> Witness:
     from ..sim import SimulationError, simulate
     model, space = problem.model, problem.space
     pairs = [(v, z3.IntVal(x)) for v, x in values]
+    value_of = {v.get_id(): x for v, x in values}
 
-    def evaluate(term):
+    def evaluate(term):                  # for an input formula of the space (rare)
         return z3.simplify(z3.substitute(term, *pairs) if pairs else term)
-    sample = {p.place: [{k: evaluate(v).as_long() for k, v in vs.items()}
+    sample = {p.place: [{k: v.as_long() if z3.is_int_value(v) else value_of[v.get_id()]
+                         for k, v in vs.items()}
                         for vs in problem.variables[p.place].values] for p in space.places}
     marking = initial_marking(model, space, sample)
     user = _written(model, space, problem.variables, evaluate, sample, marking)
