@@ -183,7 +183,12 @@ def build():
             given = dict(given)
             how = given.pop("crash")
             marker = Path(how["marker"]) if isinstance(how, dict) else None
-            if how == "always" or (marker is not None and not marker.exists()):
+            if isinstance(how, dict) and "times" in how:   # crash the first `times` runs
+                runs = len(marker.read_text()) if marker.exists() else 0
+                marker.write_text("x" * (runs + 1))
+                if runs < how["times"]:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            elif how == "always" or (marker is not None and not marker.exists()):
                 if marker is not None:
                     marker.touch()
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -235,6 +240,26 @@ def test_a_lost_dask_worker_costs_a_retry(tmp_path):
     assert {n: r.latency for n, r in rows.items() if r.ok} == expected_rows(inputs)
     assert [r.name for r in result.failures] == ["always"]
     assert "took its worker down each time Dask ran it, alone" in rows["always"].error
+
+
+def test_dask_convicts_an_input_only_after_two_rounds_alone(tmp_path):
+    # With allowed-failures 1 Dask gives up on a task after two lost workers. "flaky" takes
+    # its worker down in its first four runs: twice in its first task, twice in its first
+    # round alone (which a worker lost for another reason could also cause); the second
+    # round alone runs it to the end, so it is a row, not a failure.
+    distributed = pytest.importorskip("distributed", reason="Dask is optional: "
+                                      "pip install 'accelperf[dask]'")
+    import dask
+    spec, _, _ = crashy(tmp_path)
+    runs = tmp_path / "flaky-runs"
+    inputs = [("flaky", {"blocks": 4, "nnz": 2, "crash": {"marker": str(runs), "times": 4}})]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster:
+        result = simulate_many(spec, inputs, scheduler=cluster.scheduler_address)
+    assert not result.failures, result.failures
+    assert {r.name: r.latency for r in result.rows} == expected_rows(inputs)
+    assert len(runs.read_text()) == 5
 
 
 def many_inputs(folder: Path, n: int) -> list[Path]:

@@ -39,6 +39,9 @@ from .outcome import Interrupted
 from .sim import BACKENDS, simulate
 
 CRASHED = "it took its worker down twice (killed, or out of memory?)"
+CLUSTER_ROUNDS = 2
+"""Rounds alone in which Dask must give up on an input (each after its allowed-failures)
+before it becomes a failed row."""
 CLUSTER_CRASHED = ("it took its worker down each time Dask ran it, alone (killed, or out of "
                    "memory?)")
 
@@ -353,6 +356,7 @@ class BatchRun:
             tasks = self._tasks(self.chunk or 64)
             retry: deque = deque()
             running = {}
+            strikes: dict[int, int] = {}
             done = as_completed()
 
             def submit(task, alone=False):
@@ -360,6 +364,14 @@ class BatchRun:
                                        self.by_name, pure=False)
                 running[future.key] = (task, alone)
                 done.add(future)
+
+            def convicted(task) -> bool:
+                # A loaded machine can lose a worker that was running an innocent input
+                # (missed heartbeats, a nanny restarting after another input's crash), so
+                # an input is convicted only when Dask gave up on it in two rounds alone.
+                i = task[0][0]
+                strikes[i] = strikes.get(i, 0) + 1
+                return strikes[i] >= CLUSTER_ROUNDS
 
             def fill():
                 # Dask blames every task on a worker that dies, so a task to retry runs
@@ -388,10 +400,12 @@ class BatchRun:
                 except Exception as exc:   # noqa: BLE001 - KilledWorker: Dask gave up on it
                     if not alone:
                         retry.extend([item] for item in task)
-                    else:
+                    elif convicted(task):
                         i, name, _ = task[0]
                         yield i, failed_row(name, f"{CLUSTER_CRASHED} ({type(exc).__name__})")
                         finished += 1
+                    else:
+                        retry.append(task)
                 else:
                     finished += len(rows)
                     yield from rows
