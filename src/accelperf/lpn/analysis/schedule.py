@@ -127,8 +127,8 @@ def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
                 rel = []
                 for kind, s in sorted(after):
                     offset = place_of[s][0] - p
-                    if offset < -1:
-                        return None          # reaches two periods back
+                    if offset not in (0, -1):
+                        return None          # two periods back, or a later period
                     rel.append((kind, offset, place_of[s][1]))
                 delay, interval = (sympy.sympify(e).xreplace(rename)
                                    for e in (r.delay, r.interval))
