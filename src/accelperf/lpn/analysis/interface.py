@@ -558,8 +558,10 @@ def in_series(model: Model, cls: InputClass, stages: dict, solver: Solver,
     kept = [i for i, c in enumerate(cls.commits) if c.transition not in stages]
     renumber = {old: new for new, old in enumerate(kept)}
     renumber[-1] = -1
-    commits = tuple(replace(cls.commits[i], sources=tuple(
-        renumber[s] for s in cls.commits[i].sources)) for i in kept)
+    commits = tuple(replace(cls.commits[i],   # nothing reads what a one-shot stage makes
+                            sources=tuple(renumber[s] for s in cls.commits[i].sources),
+                            waited=tuple(renumber[s] for s in cls.commits[i].waited))
+                    for i in kept)
     gates = set(stages.values())
     rest_space = replace(cls.space, places=tuple(p for p in cls.space.places
                                                  if p.place not in gates))
@@ -618,5 +620,5 @@ def group_classes(classes) -> tuple:
 
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
-           "extract_interface", "class_interface", "in_series", "group_classes", "check_interface_request",
-           "sized_structure", "critical_path"]
+           "extract_interface", "class_interface", "in_series", "group_classes",
+           "check_interface_request", "sized_structure", "critical_path"]
