@@ -83,7 +83,8 @@ def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
     """The recurrence of the probed stream of a class's ``records`` over ``space``, or
     None (see the module docstring)."""
     probes = [p for p in space.places if p.probe]
-    if len(probes) != 1 or not records or any(r.bundled for r in records):
+    if len(probes) != 1 or not records or any(r.bundled for r in records) or \
+            model.ticks_per_cycle != 1:       # (replayed times are cycles)
         return None
     ps = probes[0]
     counts: dict = {}
