@@ -120,7 +120,7 @@ def test_model_without_interface_gives_a_panel_that_says_why(tmp_path):
     (tmp_path / "gated.py").write_text(GATED_NET)
     panel = lpn_panel("gated", load_model(f"{tmp_path / 'gated.py'}:build"))
     assert panel.missing.startswith("no performance interface for ")
-    assert "inhibitor arcs" in panel.missing
+    assert "inhibitor arc on 'busy'" in panel.missing
     assert "This panel is empty: no performance interface" in build_page(lpn=panel)
 
 

@@ -1,4 +1,4 @@
-"""One-shot gates (symexec.one_shot_stages): an inhibitor place only the input fills, emptied
+"""One-shot gates (analysis.one_shot): an inhibitor place only the input fills, emptied
 by one stage that runs before everything else, is priced in series; any other inhibitor is
 still refused with one line."""
 
@@ -15,7 +15,8 @@ from accelperf.lpn.analysis.classes import input_classes
 from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import space_from_dict
-from accelperf.lpn.analysis.symexec import AnalysisError, one_shot_stages
+from accelperf.lpn.analysis.one_shot import one_shot_stages
+from accelperf.lpn.analysis.symexec import AnalysisError
 
 
 def _gated(early_worker=False, header_feeds=False):

@@ -62,11 +62,12 @@ from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .measured import BIG_SIZE, MEASURED_FILL, MEASURED_FLOOR, simulated_at, uniform_slopes
+from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
-from .symexec import DEFAULT_MAX_PATHS, AnalysisError, one_shot_stages
+from .symexec import DEFAULT_MAX_PATHS, AnalysisError
 
 
 @dataclass(frozen=True)
@@ -402,10 +403,9 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         latency, phased = latency / tick, phased / tick
         phases = [Phase(p.transitions, p.latency / tick, p.bottleneck, p.stream,
                         p.fill / tick) for p in phases]
-    schedule = period_schedule(model, cls.commits, cls.space) \
-        if model.ticks_per_cycle == 1 else None
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
-                          phased, iterations, schedule=schedule)
+                          phased, iterations, schedule=period_schedule(model, cls.commits,
+                                                                       cls.space))
 
 
 CRITICAL_PATH_RECORDS = 2000
@@ -548,37 +548,15 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
 
 def in_series(model: Model, cls: InputClass, stages: dict, solver: Solver,
               loops: list[Loop], max_iterations: int = 10) -> ClassInterface:
-    """:func:`class_interface` of a class whose net has one-shot stages ({stage: gate
-    place}, :func:`.symexec.one_shot_stages`): the rest of the net is priced without
-    them (its records, its space without the gate places), and each stage's delay,
-    summed over its commits (N_T·δ_T with N_T at most 1), comes first in series: a phase
-    of its own, added to the plain formula and to the phases."""
-    if not stages:
-        return class_interface(model, cls, solver, loops, max_iterations)
-    kept = [i for i, c in enumerate(cls.commits) if c.transition not in stages]
-    renumber = {old: new for new, old in enumerate(kept)}
-    renumber[-1] = -1
-    commits = tuple(replace(cls.commits[i], sources=tuple(
-        renumber[s] for s in cls.commits[i].sources)) for i in kept)
-    gates = set(stages.values())
-    rest_space = replace(cls.space, places=tuple(p for p in cls.space.places
-                                                 if p.place not in gates))
-    rest = replace(cls, commits=commits, space=rest_space,
-                   sample={p: t for p, t in cls.sample.items() if p not in gates})
-    ci = class_interface(model, rest, solver, loops, max_iterations)
-    tick = model.ticks_per_cycle
-    gaps, front = [], []
-    for name in stages:
-        records = [c for c in cls.commits if c.transition == name]
-        n = _simplify(sympy.Add(*[c.times for c in records]))
-        total = _simplify(sympy.Add(*[c.times * c.delay for c in records]))
-        delay = _simplify(total / n) if records else sympy.Integer(0)
-        gaps.append(Gap(name, n, delay, total, delay, "one-shot, in series"))
-        front.append(Phase((name,), total / tick, name))
+    """:func:`class_interface` with the net's one-shot stages ({stage: gate place},
+    :mod:`.one_shot`) first, in series: a phase of their own, added to both forms."""
+    ci = class_interface(model, without_stages(cls, stages), solver, loops, max_iterations)
+    terms = stage_terms(cls, stages)
+    front = tuple(Phase((n,), total / model.ticks_per_cycle, n) for n, _, _, total in terms)
+    gaps = tuple(Gap(name, n, d, total, d, "one-shot, in series") for name, n, d, total in terms)
     series = sympy.Add(*[p.latency for p in front])
-    return replace(ci, input_class=cls, gaps=tuple(gaps) + ci.gaps,
-                   latency=ci.latency + series, phases=tuple(front) + ci.phases,
-                   phased_latency=ci.phased_latency + series)
+    return replace(ci, input_class=cls, gaps=gaps + ci.gaps, latency=ci.latency + series,
+                   phases=front + ci.phases, phased_latency=ci.phased_latency + series)
 
 
 def check_interface_request(model: Model, space: InputSpace | None = None) -> None:
@@ -618,5 +596,5 @@ def group_classes(classes) -> tuple:
 
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
-           "extract_interface", "class_interface", "in_series", "group_classes", "check_interface_request",
-           "sized_structure", "critical_path"]
+           "extract_interface", "class_interface", "in_series", "group_classes",
+           "check_interface_request", "sized_structure", "critical_path"]

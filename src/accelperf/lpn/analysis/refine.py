@@ -56,7 +56,8 @@ def initial_marking(model: Model, space: InputSpace, sample: dict) -> dict:
     for p in space.places:
         pid = model.place_id(p.place)
         props = model.places[pid].token_type.properties
-        tokens.setdefault(pid, []).extend(tuple(v[k] for k in props) for v in sample[p.place])
+        tokens.setdefault(pid, []).extend(tuple(v[k] for k in props)   # absent: no tokens
+                                          for v in sample.get(p.place, ()))
     return tokens
 
 

@@ -83,7 +83,8 @@ def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
     """The recurrence of the probed stream of a class's ``records`` over ``space``, or
     None (see the module docstring)."""
     probes = [p for p in space.places if p.probe]
-    if len(probes) != 1 or not records or any(r.bundled for r in records):
+    if len(probes) != 1 or not records or any(r.bundled for r in records) or \
+            model.ticks_per_cycle != 1:       # (replayed times are cycles)
         return None
     ps = probes[0]
     counts: dict = {}
@@ -127,8 +128,8 @@ def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
                 rel = []
                 for kind, s in sorted(after):
                     offset = place_of[s][0] - p
-                    if offset < -1:
-                        return None          # reaches two periods back
+                    if offset not in (0, -1):
+                        return None          # two periods back, or a later period
                     rel.append((kind, offset, place_of[s][1]))
                 delay, interval = (sympy.sympify(e).xreplace(rename)
                                    for e in (r.delay, r.interval))

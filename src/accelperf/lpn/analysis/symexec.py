@@ -59,6 +59,7 @@ from ..expr import walk
 from ..expr_backends import to_sympy
 from ..graph import strong_components
 from ..net import Model, Transition
+from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
@@ -146,74 +147,6 @@ def _scc_order(model: Model) -> list[int]:
     return [t for comp in comps for t in comp]
 
 
-def _one_shot_refusal(model: Model, space: InputSpace, pid: int) -> str | None:
-    """Why the inhibitor place ``pid`` is not a one-shot gate over ``space`` (None when
-    it is one); see :func:`one_shot_stages`."""
-    name = model.places[pid].name
-    if any(pid == a.place for t in model.transitions for a in t.outputs + t.routes):
-        return f"a transition puts tokens into {name!r}, so when it empties depends on timing"
-    filled = [p for p in space.places if p.place == name]
-    most = (filled[0].count[1] if filled else 0) + len(model.initial.get(pid, ()))
-    if most > 1:
-        return f"{name!r} may start with {most} tokens; a gate holds at most 1"
-    takers = [t for t in model.transitions if pid in t.inputs]
-    if len(takers) != 1:
-        return f"{name!r} is emptied by {len(takers)} transitions; a gate has one stage"
-    (stage,) = takers
-    if set(stage.inputs) != {pid} or stage.reads or stage.inhibits or stage.counted or \
-            stage.guard is not None or stage.routes:
-        return f"its stage {stage.name!r} needs more than the gate's token"
-    consumers = model.consumers()           # takers, readers, inhibited and counters
-    if any(consumers[a.place] for a in stage.outputs):
-        return f"what its stage {stage.name!r} produces is used by the net"
-    # Nothing but the stage may fire while the gate is closed: every other transition is
-    # gated, or waits for a token only gated transitions (and those behind them) make.
-    behind = {t.id for t in model.transitions if any(p == pid for p, _ in t.inhibits)}
-    starts = set(model.initial) | {model.place_id(p.place) for p in space.places}
-    producers: dict = {}
-    for t in model.transitions:
-        for a in t.outputs + t.routes:
-            producers.setdefault(a.place, set()).add(t.id)
-    grown = True
-    while grown:
-        grown = False
-        for t in model.transitions:
-            if t.id in behind or t is stage:
-                continue
-            if any(p not in starts and producers.get(p, set()) <= behind
-                   for p in t.inputs):
-                behind.add(t.id)
-                grown = True
-    early = [t.name for t in model.transitions if t.id not in behind and t is not stage]
-    if early:
-        return f"{', '.join(early)} may fire before the gate opens, beside its stage " \
-               f"{stage.name!r}"
-    return None
-
-
-def one_shot_stages(model: Model, space: InputSpace) -> dict:
-    """{stage name: gate place name} of the net's one-shot gates over ``space``.
-
-    Beyond the paper (A.2 refuses inhibitors, whose outcome depends on timing): an
-    inhibitor place that only the input fills, with at most one token (a file's header),
-    emptied by one *stage* that takes nothing else and feeds nothing, while every other
-    transition is gated by it or waits for tokens only gated transitions make. Nothing
-    else can fire before the stage commits, so the run is the stage's delay followed,
-    in series, by the run of the rest of the net from its initial marking: the gate
-    changes no count or order, only shifts every time by the stage's delay (the JPEG
-    decoder's header parser before its entropy decoder). The interface adds that delay
-    as a phase of its own (:mod:`.interface`)."""
-    gates = {p for t in model.transitions for p, _ in t.inhibits}
-    out = {}
-    for pid in sorted(gates):
-        if pid not in {model.place_id(p.place) for p in space.places}:
-            continue                       # empty over this space: never blocks
-        if _one_shot_refusal(model, space, pid) is None:
-            (stage,) = [t for t in model.transitions if pid in t.inputs]
-            out[stage.name] = model.places[pid].name
-    return out
-
-
 class Explorer:
     """Explore ``model`` over ``space`` (see the module docstring)."""
 
@@ -251,7 +184,7 @@ class Explorer:
                     raise AnalysisError(f"transition {t.name!r} has an inhibitor arc on "
                                         f"{model.places[p].name!r}, whose outcome depends on "
                                         f"timing: the class analysis takes only a one-shot "
-                                        f"gate ({_one_shot_refusal(model, self.space, p)})")
+                                        f"gate ({one_shot_refusal(model, self.space, p)})")
             for e in t.expressions():
                 if any(node.op == "count" for node in walk(e)):
                     raise AnalysisError(f"transition {t.name!r} reads a place's token count, "
@@ -660,5 +593,5 @@ class Explorer:
         return done
 
 
-__all__ = ["Explorer", "one_shot_stages", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
+__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
            "DEFAULT_MAX_PATHS"]

@@ -46,7 +46,7 @@ place). Both default to 0, so with its
 defaults the net times every image exactly as the authors' simulator does; calibrated
 against the core's RTL (issue 21) the values ship in ``examples/params/core_jpeg.toml``.
 An input given as a JSON list of symbol counts has no file, so no header token. The
-gate is a one-shot gate (:func:`..analysis.symexec.one_shot_stages`): the interface
+gate is a one-shot gate (:func:`..analysis.one_shot.one_shot_stages`): the interface
 prices the header as a phase in series before the blocks.
 
 Y and Cb only read the output slots (``read={out_slots: 2}``: a threshold, nothing
@@ -189,7 +189,7 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
     # No header stage here: the authors' PCIe model has none, and one that started at once
     # would only approximate a parse of bytes still crossing the link; a header token the
     # link delivers would also make the gate timing-dependent (not a one-shot gate, see
-    # analysis.symexec.one_shot_stages), which the interface analysis refuses.
+    # analysis.one_shot.one_shot_stages), which the interface analysis refuses.
     front = attach_pcie(net, blocks, config)
     net.start, net.done = [front.chunks, front.staged], add_decoder(net, blocks)
 
