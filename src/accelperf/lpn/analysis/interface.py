@@ -24,12 +24,16 @@ later stage's slots) is added as the term ``coupling``, marked as measured.
 
 **Fixed structures (beyond the paper).** A space built from an input with only its size
 properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
-structure_space``) gets two measured terms: the simulated cycles at the smallest sizes
-(a floor: work the loops cannot see, such as round-robin turns whose output counts are
-expressions) and, at large sizes, the cycles the simulation adds to the size-bound term
-(its fill, taken only when it is the same constant at two sizes). A fully fixed input (a
-VTA program) gets neither. A transition's initiation interval enters ḡ as its mean over
-the class's commits (Menshen's per-packet n_words add up to Fig. 7's sum of words).
+structure_space``) has work the loops cannot see (round-robin turns whose output counts
+are expressions) and a fill around its size-bound stage. Both are on the trace's critical
+paths (:mod:`.critical`): chains of commit records whose delays add up, each a lower
+bound of the latency and exact at the sizes where it is critical. The paths critical at
+the class's bounds, at scaled and random sizes are terms ``critical_path_k`` of the
+maximum, each naming the transitions it passes; they assume the units fire in the order
+of the records. A trace of few sizes (Fig. 2's fetch group) has its whole critical path
+as its by-phase form instead; a fully fixed input (a VTA program) is a number. A
+transition's initiation interval enters ḡ as its mean over the class's commits
+(Menshen's per-packet n_words add up to Fig. 7's sum of words).
 
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
@@ -47,7 +51,7 @@ bottleneck are the reported phases. A fixed structure whose sizes range (a Proto
 message type, a Menshen packet stream) has no stream to split: its stages work on the
 same tokens side by side (Protoacc's six field units; Menshen's parser and stages on
 consecutive packets), so a sum of per-stage phases counts their overlap (up to 3x on
-Hyperprotobench messages). Its one phase is the plain formula, measured terms
+Hyperprotobench messages). Its one phase is the plain formula, path terms
 included, so its phase-aware latency is never worse than the plain one.
 """
 
