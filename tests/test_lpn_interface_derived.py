@@ -177,3 +177,17 @@ def test_a_moving_bottleneck_is_named_for_the_plain_form():
     failure = failed_assumption(model, iface, module, blocks, sim, False, 0.01)
     assert failure is not None and failure.assumption == "one bottleneck per class"
     assert "alternate along the stream" in str(failure)
+
+
+def test_a_short_stream_breaks_the_full_pipeline_of_the_plain_form_only():
+    model = build("block-pipeline")
+    iface = extract_interface(model, default_space(model))
+    module = load_module(module_source(iface, model, "block-pipeline"))
+    blocks = [5] * 3
+    sim = simulate(model, blocks).latency
+    failure = failed_assumption(model, iface, module, blocks, sim, False, 0.01)
+    assert failure is not None and failure.assumption == "pipeline full"
+    assert "of the latency" in failure.evidence
+    # the by-phase form adds the fill: exact here, and nothing is blamed
+    assert module.latency(blocks, True) == sim
+    assert failed_assumption(model, iface, module, blocks, sim, True, 0.01) is None

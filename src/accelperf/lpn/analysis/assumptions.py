@@ -7,9 +7,10 @@ tolerance, so a user knows whether to trust the formula elsewhere:
 * **one bottleneck per class** (§4.2's third assumption; the plain form) or **per phase**
   (the by-phase form walks a stream period by period): the module's own walk of the
   stream (its ``phases(x)``) finds that the bounding stage changes along the stream;
-* **pipeline full** (§4.2's first assumption): the stream is so short that its fill (the
-  first token's passage through the other stages, which the module reports as
-  ``fill of phase k``) is more than the tolerance of the latency;
+* **pipeline full** (§4.2's first assumption; the plain form, as the by-phase form adds
+  the fill): the stream is so short that its fill (the first token's passage through the
+  other stages, which the module reports as ``fill of phase k``) is more than the
+  tolerance of the latency;
 * for a fixed structure priced by critical paths (:mod:`.critical`), **units fire in the
   order of the records** (the path of the input's own sizes differs from its
   simulation), or else **the derived paths include the one critical here** (the input's
@@ -59,7 +60,7 @@ def failed_assumption(model: Model, interface, module, x, simulated: float,
                        f"stages {' and '.join(tops[:3])} alternate along the stream "
                        f"({runs} runs)")
     fill = sum(c for top, _, c in walk if top.startswith("fill of"))
-    if streamed and simulated and fill > tolerance * simulated:
+    if not phases and streamed and simulated and fill > tolerance * simulated:
         return Failure("pipeline full", f"filling the pipeline takes {fill:,.0f} cycles, "
                                         f"{fill / simulated:.1%} of the latency")
     return _path_failure(model, interface, x, simulated)
