@@ -5,7 +5,9 @@ long extraction takes per model.
 Inputs are large enough to fill the pipeline (§4.2 assumption 1): streams of at least
 THRESHOLD tokens (blocks; Darwin: 250+ stripes). Not a timed test: run it by hand.
 
-Run: .venv/bin/python benchmarks/lpn_interface.py
+Run: .venv/bin/python benchmarks/lpn_interface.py [MODEL ...] [--types N]
+(MODELs: only these library models; --types N: the first N input types of a typed model,
+for a quicker run on a loaded machine; the headline needs jpeg-decoder.)
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def protoacc_inputs(types):
     messages, with its recorded sizes and three resizings (every element scaled by a
     random factor in [0.5, 2]); without the authors' checkout, the default message."""
     rng = random.Random(9)
-    benches = _hyperprotobench() or [[types["default"]]]
+    benches = [b for b in _hyperprotobench() if all(m in types.values() for m in b)] or \
+        [[types["default"]]]
     out = []
     for bench in benches:
         out += [list(bench)] + [[_resized(m, rng) for m in bench] for _ in range(3)]
@@ -246,13 +249,27 @@ def _measure(name, model, interfaces, inputs, extract_s, typed):
     return (name, len(inputs), plain, phased, extract_s, sim_s)
 
 
-def main():
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", metavar="MODEL",
+                        help="library models to measure (default: all)")
+    parser.add_argument("--types", type=int, default=None,
+                        help="typed models: measure the first N input types only")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.models if m not in LIBRARY]
+    if unknown:
+        parser.error(f"MODEL = {unknown[0]!r} is invalid: one of {', '.join(LIBRARY)}")
+    if args.types is not None and args.types < 1:
+        parser.error(f"--types = {args.types} is invalid: an integer >= 1")
     rows, skipped = [], []
-    for name in LIBRARY:
+    for name in args.models or LIBRARY:
         model = build(name)
         if name in TYPED:
             make_types, make_inputs = TYPED[name]
             types = make_types()
+            if args.types is not None:
+                types = dict(list(types.items())[:args.types])
             start = time.perf_counter()
             ifaces = {t: extract_interface(model, structure_space(model, x))
                       for t, x in types.items()}

@@ -277,6 +277,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
       accelperf lpn interface jpeg-decoder --check '[1,1,1,1,1,1]' '[63,2,2,2,2,2]'
     """
     from ..lpn.analysis.accuracy import check, choose_form
+    from ..lpn.analysis.assumptions import failed_assumption
     from ..lpn.analysis.emit import load_module, module_source
     from ..lpn.analysis.interface import check_interface_request, extract_interface
     from ..lpn.loader import load_input, load_model
@@ -311,8 +312,15 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         _check_inside(module, inputs, values, phases)
         acc = progress_run(len(values), "simulating", lambda advance: check(
             model, module, values, phases=phases, advance=advance))
+        # issue 23: an input over the tolerance names the assumption that fails on it
+        failures = {i: failed_assumption(model, iface, module, r.input, r.simulated,
+                                         phases, tolerance)
+                    for i, r in enumerate(acc.rows) if r.error > tolerance}
         if as_json:
-            click.echo(dump_json(acc.to_dict()))
+            click.echo(dump_json(acc.to_dict() | {"failed_assumptions": {
+                inputs[i]: None if f is None else {"assumption": f.assumption,
+                                                   "evidence": f.evidence}
+                for i, f in failures.items()}}))
         else:
             table = Table(title=f"{model.name}: interface vs simulation")
             for col in ("input", "predicted", "simulated", "error"):
@@ -324,6 +332,10 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
             console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}"
                           + ("" if acc.max_error <= tolerance else
                              f": over the tolerance {tolerance:.2%}"))
+            for i, failure in failures.items():
+                console.print(f"{inputs[i][:40]}: " + (str(failure) if failure else
+                                                        "no stated assumption is seen to fail"),
+                              markup=False)
         raise SystemExit(0 if acc.max_error <= tolerance else 1)
     if as_json:
         click.echo(dump_json({"model": model.name, "seconds": iface.seconds,

@@ -27,7 +27,8 @@ import sympy
 
 from ..expr import parameter_name
 from .adapters import ADAPTERS
-from .interface import ClassInterface, Interface
+from .critical import ASSUMPTION
+from .interface import PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
@@ -160,6 +161,8 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
     latency = rw(ci.latency)
     text += f"def _latency_{fn}(a):\n"
     text += f"    # bottleneck: {ci.bottleneck} (on the class's sample input)\n"
+    text += "".join(f"    # {g.transition}: {g.bound}\n" for g in ci.gaps
+                    if g.bound.startswith(("loop", "critical path")))
     text += _unpack(latency) + f"    return {_code(latency)}\n\n\n"
     everything = sympy.Add(*[rw(g.gap) for g in ci.gaps],
                            *[rw(ph.latency) for ph in ci.phases])
@@ -243,9 +246,9 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
 
 
 def _type_block(name: str, k: int, interface: Interface, model,
-                overlap: int = 0) -> tuple[str, str]:
+                overlap=None) -> tuple[str, str]:
     """The code of one input type (one interface: its space's structure and classes),
-    and its entry in TYPES."""
+    and its entry in TYPES; ``overlap`` is its :class:`.critical.Overlap` or None."""
     space = interface.space
     streams = {p.place: tuple(p.properties) for p in space.places if p.stream}
     fixed = {p.place: (p.count[0], tuple(p.properties)) for p in space.places
@@ -280,7 +283,11 @@ def _type_block(name: str, k: int, interface: Interface, model,
     text += "]\n"
     text += f"\n\ndef _sums_{k}(a, toks):\n{sums.source() or '    pass'}\n"
     text += classes
-    text += f"OVERLAP_{k} = {overlap}   # cycles shared with the unit before it (measured)\n"
+    if overlap is None:
+        text += f"OVERLAP_{k} = 0   # cycles shared with the unit before it: none derived\n"
+    else:
+        text += f"# cycles shared with the unit before it, derived: {overlap.describe()}\n"
+        text += f"OVERLAP_{k} = {overlap.cycles}\n"
     entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
             f"_sums_{k}, OVERLAP_{k},\n     [" + ", ".join(
                 f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"
@@ -312,7 +319,19 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
     per_unit = "" if splitter is None else (
         "\nThe input is priced unit by unit (" + splitter.__doc__.split(":")[0].strip() +
-        "), each by the\nformula of its type; units do not overlap in this estimate.")
+        "), each by the\nformula of its type, less the cycles a unit shares with the one "
+        "before it (OVERLAP_k,\nderived from critical paths).")
+    measured = sorted({g.transition for iface in interfaces.values() for ci in iface.classes
+                       for g in ci.gaps if "measured" in g.bound})
+    origin = ("Measured by simulating the model, not derived: " + ", ".join(measured) +
+              ".") if measured else ("No term is measured: each is derived from the "
+                                     "net's delays,\ninitiation intervals, capacities and "
+                                     "routing.")
+    paths = "" if not any(g.transition.startswith(PATH) for iface in interfaces.values()
+                          for ci in iface.classes for g in ci.gaps) else (
+        "\nTerms critical_path_k are chains of commits through the net (their transitions "
+        "are\nnamed at each class): each is a lower bound of the latency, exact at the "
+        f"sizes where it\nis critical; they assume {ASSUMPTION}.")
     head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,
@@ -320,7 +339,7 @@ appendix A.3): per input class, latency = max over transitions of N_T x g_T (com
 mean commit gap, with loops), and a phase-aware variant that adds phases with one stable
 bottleneck each. It assumes a full pipeline (inputs large enough that filling it is
 negligible), one bottleneck per class (or per phase) and the classes below; it is an
-estimate of the LPN, not the RTL.{per_unit}
+estimate of the LPN, not the RTL. {origin}{per_unit}{paths}
 
 Default form: {form_note or ("by phase" if phases else "plain")}; latency(x, phases=...)
 takes either.
@@ -363,7 +382,7 @@ class OutsideClasses(ValueError):
     for k, (name, iface) in enumerate(interfaces.items()):
         # back-to-back units share cycles (Fig. 5's plain sum over-counts them)
         text, entry = _type_block(name, k, iface, model,
-                                  unit_overlap(model, iface) if splitter else 0)
+                                  unit_overlap(model, iface) if splitter else None)
         head += text
         entries += entry
     head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, overlap,\n" \

@@ -24,12 +24,16 @@ later stage's slots) is added as the term ``coupling``, marked as measured.
 
 **Fixed structures (beyond the paper).** A space built from an input with only its size
 properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
-structure_space``) gets two measured terms: the simulated cycles at the smallest sizes
-(a floor: work the loops cannot see, such as round-robin turns whose output counts are
-expressions) and, at large sizes, the cycles the simulation adds to the size-bound term
-(its fill, taken only when it is the same constant at two sizes). A fully fixed input (a
-VTA program) gets neither. A transition's initiation interval enters ḡ as its mean over
-the class's commits (Menshen's per-packet n_words add up to Fig. 7's sum of words).
+structure_space``) has work the loops cannot see (round-robin turns whose output counts
+are expressions) and a fill around its size-bound stage. Both are on the trace's critical
+paths (:mod:`.critical`): chains of commit records whose delays add up, each a lower
+bound of the latency and exact at the sizes where it is critical. The paths critical at
+the class's bounds, at scaled and random sizes are terms ``critical_path_k`` of the
+maximum, each naming the transitions it passes; they assume the units fire in the order
+of the records. A trace of few sizes (Fig. 2's fetch group) has its whole critical path
+as its by-phase form instead; a fully fixed input (a VTA program) is a number. A
+transition's initiation interval enters ḡ as its mean over the class's commits
+(Menshen's per-packet n_words add up to Fig. 7's sum of words).
 
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
@@ -47,7 +51,7 @@ bottleneck are the reported phases. A fixed structure whose sizes range (a Proto
 message type, a Menshen packet stream) has no stream to split: its stages work on the
 same tokens side by side (Protoacc's six field units; Menshen's parser and stages on
 consecutive packets), so a sum of per-stage phases counts their overlap (up to 3x on
-Hyperprotobench messages). Its one phase is the plain formula, measured terms
+Hyperprotobench messages). Its one phase is the plain formula, path terms
 included, so its phase-aware latency is never worse than the plain one.
 """
 
@@ -61,7 +65,8 @@ import sympy
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
-from .measured import BIG_SIZE, MEASURED_FILL, MEASURED_FLOOR, simulated_at, uniform_slopes
+from .critical import back_to_back, critical_paths
+from .measured import uniform_slopes
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
@@ -129,29 +134,18 @@ class Interface:
     space: InputSpace = field(repr=False)
     classes: tuple
     seconds: float = field(default=0.0, compare=False)
-    overlap: int = 0          # cycles two inputs of this type share when back to back
 
     def __repr__(self) -> str:
         return f"Interface({self.model}: {len(self.classes)} class(es))"
 
 
-def unit_overlap(model: Model, interface: Interface) -> int:
-    """Beyond the paper (Fig. 5 adds the messages of a stream): the cycles two inputs of
-    a fixed structure share when they follow each other, measured on the first class's
-    sample: 2·latency(x) − latency(x then x), at least 0 (the next message's front end
-    runs while the last one's writes drain). The tokens of "x then x" are each input
-    place's tokens twice, in order, as Protoacc's Ψ walks a list of messages."""
-    from ..sim import SimulationError, simulate
-    from .classes import marking_of
-    if not interface.classes or any(p.stream for p in interface.space.places):
-        return 0
-    sample = interface.classes[0].input_class.sample
-    try:
-        once = simulate(model, marking_of(model, sample)).latency
-        twice = simulate(model, marking_of(model, {p: t + t for p, t in sample.items()})).latency
-    except SimulationError:
-        return 0
-    return max(0, 2 * once - twice)
+def unit_overlap(model: Model, interface: Interface):
+    """Beyond the paper: the :class:`.critical.Overlap` of two inputs of the interface's
+    fixed structure back to back, on its first class (None for streams or without a
+    path)."""
+    if not interface.classes:
+        return None
+    return back_to_back(model, interface.classes[0].input_class)
 
 
 # ---------------------------------------------------------------------- one class
@@ -257,7 +251,10 @@ def factor_max(expr):
 
 
 COUPLING = "coupling"
-"""The name of the measured term (see :func:`_measured_floor`)."""
+"""The name of the measured term (see :func:`class_interface`)."""
+
+PATH = "critical_path_"
+"""The names of a fixed structure's path terms, numbered (see :mod:`.critical`)."""
 
 
 def _probe_scaled(cls: InputClass, counts, delays, intervals):
@@ -357,33 +354,19 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         gaps.append(Gap(COUPLING, n, max(missing), n * max(missing), 0,
                         "measured on uniform inputs"))
         latency = max_effective(gaps, solver, conds)
-    # Beyond the paper, for a fixed structure whose sizes range: two simulated runs.
-    big = simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * BIG_SIZE))
-    bigger = simulated_at(model, cls, lambda lo, hi: min(hi, max(lo, 1) * 2 * BIG_SIZE))
-    if big is not None and bigger is not None and big[0] != bigger[0]:
-        # At large sizes the size-bound term rules; what the simulation adds to it is the
-        # time before that stage starts and after it ends (its fill), which a max over
-        # transitions leaves out. A fill is a constant: when it grows with the sizes
-        # (Menshen's last packet passes several units word by word), it is not added.
-        top = max(gaps, key=lambda g: _value(g.effective, big[0]))
-        fill = big[1] - sympy.sympify(latency).xreplace(big[0])     # exact, for Z3
-        again = bigger[1] - sympy.sympify(latency).xreplace(bigger[0])
-        if fill > 0 and abs(again - fill) <= max(2, fill / 100):
-            gaps.append(Gap(MEASURED_FILL, 1, top.effective + fill,
-                            top.effective + fill, 0, f"{top.transition} + fill measured "
-                                                     f"at large sizes"))
-            latency = max_effective(gaps, solver, conds)
-    small = simulated_at(model, cls, lambda lo, hi: lo)
-    if small is not None and small[1] > _value(latency, small[0]) * 1.001:
-        # At its smallest sizes a fixed structure is bound by work the loops do not see
-        # (Protoacc's round-robin turns, whose counts depend on the turn index): the
-        # simulated cycles there are a floor.
-        gaps.append(Gap(MEASURED_FLOOR, 1, small[1], small[1], 0,
-                        "measured at the smallest sizes"))
+    path = critical_path(model, cls)
+    if path is None and sized_structure(cls.space):
+        # Beyond the paper: a fixed structure's work the loops cannot see (Protoacc's
+        # round-robin turns) and the fill around its size-bound stage are on the trace's
+        # critical paths; each is a lower bound, exact where it is critical. (A trace of
+        # few sizes has its whole critical path as its by-phase form instead.)
+        for k, chain in enumerate(critical_paths(model, cls, symbol_ranges(cls.space),
+                                                 points)):
+            gaps.append(Gap(f"{PATH}{k}", 1, chain.latency, chain.latency, 0,
+                            chain.describe()))
         latency = max_effective(gaps, solver, conds)
     sample = points[0]
     top = max(gaps, key=lambda g: _value(g.effective, sample))
-    path = critical_path(model, cls)
     if path is not None:
         path = prune_max(path, solver, conds)
         # A fixed structure run token by token: its latency is the trace's critical path.

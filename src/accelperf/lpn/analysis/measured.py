@@ -1,10 +1,13 @@
-"""Measured terms of a performance interface (beyond OSDI'24 §4.2): simulated runs.
+"""The one measured quantity left in a performance interface (beyond OSDI'24 §4.2): the
+slope of a stream (issue 23 item 2 asks for none; this one is still to be derived).
 
-Where A.3's loops cannot see all the work, :mod:`.interface` asks the simulator: for a
-class with one stream, the cycles per stream token between two long uniform streams
-(:func:`uniform_slopes`); for a fixed structure whose token sizes range (a Protoacc message
-type, a Menshen packet stream), the cycles at chosen sizes (:func:`simulated_at`), which
-give the measured floor and fill terms.
+For a class with one stream, :mod:`.interface` asks the simulator for the cycles per
+stream token between two long uniform streams (:func:`uniform_slopes`): it stops A.3's
+iteration where the loops overshoot, and a per-token gap it shows but no loop explains (a
+stage that only *reads* a later stage's slots: the JPEG decoder's back end) becomes the
+term ``coupling``, marked as measured in the gaps and the emitted module. A fixed
+structure's floor and fill, once measured here too, are derived critical paths now
+(:mod:`.critical`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import sympy
 
 from ..net import Model
 from .classes import InputClass
-from .space import count_symbol, mean_symbol, symbol_ranges
+from .space import count_symbol, mean_symbol
 
 
 def uniform_slopes(model: Model, cls: InputClass, points):
@@ -46,32 +49,3 @@ def uniform_slopes(model: Model, cls: InputClass, points):
         out.append(({**point, n_sym: n1}, n_sym, sympy.Rational(
             (lat[1] - lat[0]) * model.ticks_per_cycle, n2 - n1)))
     return out
-
-
-MEASURED_FLOOR, MEASURED_FILL = "measured_floor", "measured_fill"
-"""The names of the measured terms of a fixed structure (see :func:`simulated_at`)."""
-
-BIG_SIZE = 4096
-"""The large sizes of a fixed structure's second measured run: this times each ranged
-property's lower bound (at least 1), within its range."""
-
-
-def simulated_at(model: Model, cls: InputClass, pick):
-    """Beyond the paper, for a fixed structure whose token properties range (a Protoacc
-    message type, a Menshen packet stream): (point, cycles) of the simulated run with
-    every ranged property at ``pick(lo, hi)``; None for streams, for fully fixed inputs
-    (a VTA program: measuring it would be the simulation itself) and where the point
-    leaves the class."""
-    from ..sim import SimulationError, simulate
-    from .classes import marking_of, tokens_for
-    space = cls.space
-    if any(p.stream for p in space.places):
-        return None
-    point = {sym: pick(lo, hi) for sym, (lo, hi) in symbol_ranges(space).items()}
-    if not point or not cls.holds(point):
-        return None
-    try:
-        cycles = simulate(model, marking_of(model, tokens_for(space, model, point))).latency
-    except SimulationError:
-        return None
-    return point, sympy.Integer(cycles * model.ticks_per_cycle)   # in the delays' ticks

@@ -1,0 +1,125 @@
+"""Which assumption of an interface fails on an input it prices badly (issue 23 item 2).
+
+A derived interface rests on assumptions its module's docstring states; ``accelperf lpn
+interface --check`` names the one that fails where an input's error exceeds the
+tolerance, so a user knows whether to trust the formula elsewhere:
+
+* **one bottleneck per class** (§4.2's third assumption; the plain form) or **per phase**
+  (the by-phase form walks a stream period by period): the module's own walk of the
+  stream (its ``phases(x)``) finds that the bounding stage changes along the stream;
+* **pipeline full** (§4.2's first assumption; the plain form, as the by-phase form adds
+  the fill): the stream is so short that its fill (the first token's passage through the
+  other stages, which the module reports as ``fill of phase k``) is more than the
+  tolerance of the latency;
+* for a fixed structure priced by critical paths (:mod:`.critical`), **units fire in the
+  order of the records** (the path of the input's own sizes differs from its
+  simulation), or else **the derived paths include the one critical here** (the input's
+  sizes make another chain of commits the longest, named);
+* for an input of several units (a list of Protoacc messages), a unit priced badly on
+  its own (diagnosed as above), or else **back-to-back units share the derived
+  overlap** (``OVERLAP_k``, derived at the type's sample).
+
+Nothing here changes a prediction; it explains one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..net import Model
+from .critical import ASSUMPTION, path_at
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An assumption that fails on one input, and the evidence."""
+
+    assumption: str
+    evidence: str
+
+    def __str__(self) -> str:
+        return f"assumption '{self.assumption}' fails: {self.evidence}"
+
+
+def failed_assumption(model: Model, interface, module, x, simulated: float,
+                      phases: bool, tolerance: float) -> Failure | None:
+    """The first assumption (in the module docstring's order) that fails on input ``x``
+    of ``module`` (the generated module of ``interface``); None when none is seen to."""
+    try:
+        units = list(module._units(x))
+        walk = module.phases(x)
+    except Exception:                  # an input the module cannot price: not ours to judge
+        return None
+    if len(units) > 1:
+        return _unit_failure(model, interface, module, units, simulated, phases, tolerance)
+    streamed = [(top, n) for top, n, _ in walk if n and not top.startswith("fill of")]
+    tops = list(dict.fromkeys(top for top, _ in streamed))
+    if len(tops) > 1:
+        runs = len(streamed)
+        return Failure("one bottleneck per phase" if phases else "one bottleneck per class",
+                       f"stages {' and '.join(tops[:3])} alternate along the stream "
+                       f"({runs} runs)")
+    fill = sum(c for top, _, c in walk if top.startswith("fill of"))
+    if not phases and streamed and simulated and fill > tolerance * simulated:
+        return Failure("pipeline full", f"filling the pipeline takes {fill:,.0f} cycles, "
+                                        f"{fill / simulated:.1%} of the latency")
+    return _path_failure(model, interface, x, simulated)
+
+
+def _unit_failure(model: Model, interface, module, units, simulated: float, phases: bool,
+                  tolerance: float) -> Failure | None:
+    """An input of several units (a list of messages): a unit priced badly on its own, or
+    else the overlap the module subtracts between units."""
+    from .accuracy import simulated_latency
+    alone = 0
+    for unit in units:
+        cycles = simulated_latency(model, [unit])
+        alone += cycles
+        predicted = module.latency([unit], phases)
+        if cycles and abs(predicted - cycles) > tolerance * cycles:
+            return failed_assumption(model, interface, module, [unit], cycles, phases,
+                                     tolerance)
+    return Failure("back-to-back units share the derived overlap",
+                   f"each of the {len(units)} units alone is within the tolerance; "
+                   f"together they overlap by {alone - simulated:,.0f} cycles, the module "
+                   f"subtracts {sum(module.latency([u], phases) for u in units) - module.latency(units, phases):,.0f}")
+
+
+def _path_failure(model: Model, interface, x, simulated: float) -> Failure | None:
+    """For a fixed structure with path terms: which of the paths' assumptions fails."""
+    from .accuracy import is_tokens
+    from .classes import values_of
+    from .interface import PATH
+    paths = [g for ci in interface.classes for g in ci.gaps if g.transition.startswith(PATH)]
+    if not paths:
+        return None
+    tokens = x if is_tokens(model, x) else _tokens(model, x)
+    point = values_of(interface.space, tokens)
+    for ci in interface.classes:
+        cls = ci.input_class
+        if not cls.holds(point):
+            continue
+        path = path_at(model, cls, point)
+        if path is None:
+            return None
+        cycles = float(path.latency.xreplace(path.at)) / model.ticks_per_cycle
+        if abs(cycles - simulated) > 0.5:
+            return Failure(ASSUMPTION, f"the records' critical path gives {cycles:,.0f} "
+                                       f"cycles, the simulation {simulated:,}")
+        if any(g.gap == path.latency for g in paths):
+            return None                 # the input's own path is a term: nothing fails
+        return Failure("the derived paths include the one critical here",
+                       f"at this input's sizes the {path.describe()} "
+                       f"({cycles:,.0f} cycles) is longest, and no term follows it")
+    return None
+
+
+def _tokens(model: Model, x) -> dict:
+    """Ψ's tokens of ``x`` in a space's terms ({place: [{property: value}]})."""
+    marking = model.marking(x)
+    return {model.places[pid].name: [dict(zip(model.places[pid].token_type.properties, t))
+                                     for t in toks]
+            for pid, toks in marking.tokens.items() if pid not in model.initial}
+
+
+__all__ = ["Failure", "failed_assumption"]

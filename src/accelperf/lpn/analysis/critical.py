@@ -1,0 +1,213 @@
+"""Critical paths of a fixed structure's abstract trace (beyond OSDI'24 §4.2, after A.2's
+local timestamps): the derived floor and fill of a Protoacc message type or a Menshen
+packet stream.
+
+A.3's loops bound each transition's commit gap, and §4.2's latency is the largest N_T·ḡ_T.
+For a fixed structure whose token sizes range, that maximum misses work the loops cannot
+see (Protoacc's round-robin turns, whose output counts are expressions) and the time
+before and after the size-bound stage (its fill). Both are on the trace's critical path:
+
+* a commit record starts when the tokens it takes were committed (the records it lists
+  as sources), its single server is free (its transition's previous record committed),
+  its initiation interval after the previous start has passed, and the token before it
+  in each queue it takes from was taken (queues are first in, first out); it commits its
+  delay later;
+* the latency is the latest commit that puts a token in the done place; walking back
+  from it through whichever of those conditions was the latest gives one chain of
+  records, and the sum of their delays (and the intervals on it) is a **path**: a SymPy
+  expression of the token sizes that names the transitions it passes.
+
+Every path is a lower bound of the latency for every size (the latency is the largest
+path), and equal to it where it is the critical one. :func:`critical_paths` evaluates the
+timestamps at chosen sizes (the class's bounds, its sampled members, sizes scaled
+geometrically), keeps the path that is critical at each, and the interface adds them as
+terms of its maximum: exact at those sizes, a lower bound between them.
+
+Assumption (stated in the emitted module, checked by ``--check``): **units fire in the
+order of the records** — each transition's firings, and each queue's tokens, are taken in
+the order the symbolic run lists them (true for in-order units; the executor's eager
+order follows A.2). Not used for stream bundles (whose firings are one record) or units
+with several servers (which one frees first is an order statistic).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import sympy
+
+from ..net import Model
+from .classes import InputClass
+
+ASSUMPTION = "units fire in the order of the records"
+"""The one assumption a path needs (see the module docstring), as ``--check`` names it."""
+
+MAX_RECORDS = 50_000
+"""Commit records past which no path is derived (each point walks every record)."""
+
+
+@dataclass(frozen=True)
+class CriticalPath:
+    """One chain of commit records, critical at ``at``: ``latency`` sums its delays."""
+
+    latency: object            # SymPy, in the model's delay units (ticks)
+    transitions: tuple         # the distinct transitions on it, first to last
+    at: dict                   # a point (symbol -> value) where it is the critical one
+
+    def __repr__(self) -> str:
+        return f"CriticalPath({' -> '.join(self.transitions)}: {self.latency})"
+
+    def describe(self, limit: int = 8) -> str:
+        """The transitions it passes, the first and last ``limit // 2`` when many."""
+        names = list(self.transitions)
+        if len(names) > limit:
+            names = names[:limit // 2] + [f"... ({len(names) - limit} more)"] + \
+                names[-(limit // 2):]
+        return "critical path through " + " -> ".join(names)
+
+
+def derivable(model: Model, cls: InputClass) -> bool:
+    """Whether the class's trace has paths (see the module docstring's assumption)."""
+    records = cls.commits
+    return bool(records) and len(records) <= MAX_RECORDS and \
+        not any(r.bundled for r in records) and \
+        all(model.transitions[r.tid].concurrency in (1, None) for r in records)
+
+
+def path_at(model: Model, cls: InputClass, point: dict) -> CriticalPath | None:
+    """The path critical at ``point`` (every size symbol given a number); None when the
+    class has none (:func:`derivable`) or nothing reaches the done place."""
+    if not derivable(model, cls):
+        return None
+    records = cls.commits
+
+    def value(expr):
+        expr = sympy.sympify(expr)
+        if not expr.free_symbols:
+            return float(expr)
+        return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols}))
+
+    done_place = model.places[model.done].name
+    start, done, why = [], [], []
+    last, taker, end = {}, {}, None
+    for i, rec in enumerate(records):
+        t = model.transitions[rec.tid]
+        # (time, how this record waits: ("done", j) its delay, ("start", j) its start,
+        # ("interval", j) its start and interval)
+        ready = [(done[s], ("done", s)) for s in rec.sources if s >= 0]
+        fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
+                if n != 0 and pid not in model.initial]
+        ready += [(start[taker[pid]], ("start", taker[pid])) for pid in fifo if pid in taker]
+        previous = last.get(rec.tid)
+        if previous is not None:
+            if t.concurrency == 1:
+                ready.append((done[previous], ("done", previous)))
+            ready.append((start[previous] + value(records[previous].interval),
+                          ("interval", previous)))
+        begin, cause = max(ready, key=lambda r: r[0]) if ready else (0.0, None)
+        start.append(begin)
+        done.append(begin + value(rec.delay))
+        why.append(cause)
+        last[rec.tid] = i
+        taker.update({pid: i for pid in fifo})
+        if any(place == done_place and n != 0 for place, n in rec.produced):
+            if end is None or done[i] >= done[end]:
+                end = i
+    if end is None:
+        return None
+    terms, names, node = [], [], ("done", end)
+    while node is not None:
+        kind, i = node
+        if kind == "done":
+            terms.append(records[i].delay)
+            names.append(records[i].transition)
+        elif kind == "interval":
+            terms.append(records[i].interval)
+            names.append(records[i].transition)
+        node = why[i]
+    return CriticalPath(sympy.Add(*terms), tuple(dict.fromkeys(reversed(names))), dict(point))
+
+
+SCALES = (1, 2, 4, 8, 16, 64, 256, 1024, 4096, 8192)
+"""Sizes a path is looked for at: every ranged size at (at least 1) times each of these,
+within its range — small sizes find the processing floor, large ones the fill around the
+size-bound stage."""
+
+RANDOM_POINTS = 12
+"""Further points with each size drawn log-uniformly from its range (capped at 2^16): a
+structure whose sizes differ finds the paths between the uniform ones."""
+
+
+def critical_paths(model: Model, cls: InputClass, ranges: dict, points=()) -> list:
+    """The distinct paths critical at the class's lowest sizes, at :data:`SCALES`, at
+    :data:`RANDOM_POINTS` log-uniform draws and at ``points`` (symbol -> value), that lie
+    in the class; [] when the class has none."""
+    if not ranges or not derivable(model, cls):
+        return []
+    rng = random.Random(cls.index)
+    candidates = [{s: lo for s, (lo, hi) in ranges.items()}]
+    candidates += [{s: min(hi, max(lo, 1) * k) for s, (lo, hi) in ranges.items()}
+                   for k in SCALES]
+    for _ in range(RANDOM_POINTS):
+        candidates.append({s: min(hi, max(lo, round(2 ** rng.uniform(0, 16))))
+                           for s, (lo, hi) in ranges.items()})
+    candidates += [dict(p) for p in points]
+    found = {}
+    for point in candidates:
+        if not cls.holds(point):
+            continue
+        path = path_at(model, cls, point)
+        if path is not None:
+            found.setdefault(sympy.srepr(path.latency), path)
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The cycles two inputs of one fixed structure share when they follow each other:
+    2·once − twice, from the critical paths of the structure and of it twice in a row."""
+
+    cycles: int
+    once: CriticalPath
+    twice: CriticalPath
+
+    def __repr__(self) -> str:
+        return f"Overlap({self.cycles} cycles: 2 x {self.once.latency} - " \
+               f"{self.twice.latency} at the sample)"
+
+    def describe(self) -> str:
+        return f"2 x path(x) - path(x then x) at the type's sample; x's " \
+               f"{self.once.describe(4)}, x then x's {self.twice.describe(4)}"
+
+
+def back_to_back(model: Model, cls: InputClass) -> Overlap | None:
+    """Beyond the paper (Fig. 5 adds the messages of a stream): how many cycles two inputs
+    of the class's fixed structure share when back to back (the next message's front end
+    runs while the last one's writes drain), derived from critical paths at the class's
+    sample: the structure twice in a row is run symbolically (each input place's tokens
+    twice, in order, as Protoacc's Ψ walks a list of messages) and its path compared with
+    the single one's. None for streams and where either has no path."""
+    from dataclasses import replace
+
+    from .classes import input_classes, values_of
+    space = cls.space
+    if any(p.stream for p in space.places) or not derivable(model, cls):
+        return None
+    twice = replace(space, places=tuple(
+        replace(p, count=(2 * p.count[0], 2 * p.count[1]),
+                values=None if p.values is None else p.values + p.values)
+        for p in space.places))
+    point = values_of(twice, {p: t + t for p, t in cls.sample.items()})
+    both = next((c for c in input_classes(model, twice) if not c.stuck and c.holds(point)),
+                None)
+    once = path_at(model, cls, values_of(space, cls.sample))
+    again = None if both is None else path_at(model, both, point)
+    if once is None or again is None:
+        return None
+    shared = 2 * once.latency.xreplace(once.at) - again.latency.xreplace(again.at)
+    return Overlap(max(0, int(shared) // model.ticks_per_cycle), once, again)
+
+
+__all__ = ["ASSUMPTION", "CriticalPath", "Overlap", "back_to_back", "critical_paths",
+           "derivable", "path_at"]

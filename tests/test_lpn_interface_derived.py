@@ -1,0 +1,193 @@
+"""Issue 23 item 2: every term of an emitted interface is derived from the net (delays,
+initiation intervals, capacities, routing) and names the transitions it comes from; none
+is obtained by simulating the model. A fixed structure's floor and fill are critical
+paths of its commit records (:mod:`accelperf.lpn.analysis.critical`), and ``--check``
+names the assumption that fails where an input is priced badly."""
+
+import ast
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from accelperf.cli import cli
+from accelperf.lpn import simulate
+from accelperf.lpn.analysis.accuracy import check
+from accelperf.lpn.analysis.assumptions import failed_assumption
+from accelperf.lpn.analysis.classes import input_classes, marking_of, tokens_for
+from accelperf.lpn.analysis.critical import back_to_back, critical_paths, path_at
+from accelperf.lpn.analysis.emit import load_module, module_source, typed_module_source
+from accelperf.lpn.analysis.interface import PATH, extract_interface
+from accelperf.lpn.analysis.space import (default_space, load_space, structure_space,
+                                          symbol_ranges)
+from accelperf.lpn.library import build
+
+ANALYSIS = Path(__file__).parents[1] / "src/accelperf/lpn/analysis"
+SPACES = os.path.join(os.path.dirname(__file__), "..", "examples", "spaces")
+
+
+def _resized(msg, rng, lo=0.5, hi=2.0):
+    out = {}
+    for name, spec in msg.items():
+        data = _resized(spec["data"], rng, lo, hi) if spec["type"] == "submessage" else \
+            [max(0, round(b * rng.uniform(lo, hi))) for b in spec["data"]]
+        out[name] = {**spec, "data": data}
+    return out
+
+
+@pytest.fixture(scope="module")
+def protoacc():
+    model = build("protoacc")
+    own = {c["name"]: c["message"] for c in json.loads(
+        open(os.path.join(os.path.dirname(__file__), "data/authors/protoacc.json")).read())[
+        "own_inputs"]}
+    types = {"default": model.default_input, "forty_scalars": own["forty_scalars"]}
+    return model, types, {t: extract_interface(model, structure_space(model, x))
+                          for t, x in types.items()}
+
+
+def _imports(path: Path) -> set:
+    tree = ast.parse(path.read_text())
+    return {node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module}
+
+
+def test_the_simulated_floor_and_fill_are_gone():
+    """measured.py keeps only the stream slopes (the JPEG decoder's coupling term, see
+    the xfail below); the emitter and the fixed-structure terms do not use it."""
+    assert "measured" not in _imports(ANALYSIS / "emit.py")
+    assert "measured" not in _imports(ANALYSIS / "critical.py")
+    text = (ANALYSIS / "measured.py").read_text()
+    assert "def simulated_at" not in text and "MEASURED_FLOOR" not in text
+    interface = (ANALYSIS / "interface.py").read_text()
+    assert "from .measured import uniform_slopes\n" in interface
+
+
+@pytest.mark.parametrize("name, space", [
+    ("protoacc", None), ("menshen", "menshen-100-packets.toml"), ("vta", "vta-mixed.toml"),
+    ("credit-link", None), ("fig2-pipeline", None)])
+def test_no_term_of_an_emitted_module_is_measured(name, space):
+    model = build(name)
+    space = default_space(model) if space is None else \
+        load_space(model, os.path.join(SPACES, space))
+    iface = extract_interface(model, space)
+    assert not [g for c in iface.classes for g in c.gaps if "measured" in g.bound]
+    text = module_source(iface, model, name)
+    assert "No term is measured" in text
+    assert "measured" not in text.replace("No term is measured", "").lower(), name
+
+
+@pytest.mark.xfail(strict=True, reason="the JPEG decoder's coupling term (a stage that "
+                   "only reads a later stage's slots) is still measured on uniform streams: "
+                   "issue 23 item 2, left while the decoder's interface gains a header stage")
+def test_the_jpeg_decoders_terms_are_derived_too():
+    model = build("jpeg-decoder")
+    iface = extract_interface(model, default_space(model))
+    assert not [g for c in iface.classes for g in c.gaps if "measured" in g.bound]
+
+
+def test_a_records_critical_path_is_the_simulated_latency(protoacc):
+    """The paths' one assumption (units fire in the order of the records) holds on the
+    library's fixed structures: at any sizes, the critical path equals the simulation."""
+    model, types, _ = protoacc
+    menshen = build("menshen")
+    cases = [(model, structure_space(model, types["default"])),
+             (menshen, load_space(menshen, os.path.join(SPACES, "menshen-100-packets.toml")))]
+    rng = random.Random(4)
+    for net, space in cases:
+        (cls,) = [c for c in input_classes(net, space) if not c.stuck]
+        for _ in range(3):
+            point = {s: rng.randint(lo, min(hi, 600))
+                     for s, (lo, hi) in symbol_ranges(space).items()}
+            path = path_at(net, cls, point)
+            sim = simulate(net, marking_of(net, tokens_for(space, net, point))).latency
+            assert float(path.latency.xreplace(point)) == sim * net.ticks_per_cycle
+            assert path.transitions[-1] in {t.name for t in net.transitions}
+
+
+def test_path_terms_name_their_transitions_and_bound_the_latency(protoacc):
+    model, types, ifaces = protoacc
+    (c,) = ifaces["default"].classes
+    paths = [g for g in c.gaps if g.transition.startswith(PATH)]
+    assert paths and all(g.bound.startswith("critical path through load_has_bits")
+                         for g in paths)
+    found = critical_paths(model, c.input_class, symbol_ranges(c.input_class.space))
+    rng = random.Random(8)
+    module = load_module(typed_module_source(ifaces, model, "protoacc"))
+    for _ in range(5):               # every path is a lower bound of the simulation
+        msg = _resized(types["default"], rng, 0.1, 20)
+        sim = simulate(model, [msg]).latency
+        assert module.latency([msg]) <= sim + 1e-9
+    assert len(found) >= len(paths)
+
+
+def test_protoacc_single_messages_within_the_issues_ten_percent(protoacc):
+    """Issue 23's target for single messages: max error <= 10% (was 36.4% with the
+    simulated floor and fill; measured here 0.0% / 0.9% max in the benchmark)."""
+    model, types, ifaces = protoacc
+    module = load_module(typed_module_source(ifaces, model, "protoacc"))
+    rng = random.Random(10)
+    inputs = [[m] for t in types.values() for m in [t] + [_resized(t, rng) for _ in range(6)]]
+    acc = check(model, module, inputs, phases=False)
+    assert acc.max_error <= 0.10, acc
+
+
+def test_back_to_back_overlap_is_derived_from_paths(protoacc):
+    """OVERLAP_k = 2·path(x) − path(x then x) at the type's sample, which equals what the
+    simulation of the two runs gives (the paths' assumption holds), with the transitions
+    of both paths named in the module."""
+    model, types, ifaces = protoacc
+    cls = ifaces["default"].classes[0].input_class
+    overlap = back_to_back(model, cls)
+    sample = cls.sample
+    once = simulate(model, marking_of(model, sample)).latency
+    twice = simulate(model, marking_of(model, {p: t + t for p, t in sample.items()})).latency
+    assert overlap.cycles == max(0, 2 * once - twice) > 0
+    text = typed_module_source(ifaces, model, "protoacc")
+    assert f"OVERLAP_0 = {overlap.cycles}\n" in text
+    assert "derived: 2 x path(x) - path(x then x)" in text
+
+
+def test_check_names_the_assumption_that_fails(protoacc, tmp_path):
+    """Three default messages back to back share more cycles than the overlap derived at
+    the type's sample: --check over a tight tolerance exits 1 and names that assumption;
+    each message alone passes."""
+    model, types, ifaces = protoacc
+    msgs = json.dumps([types["default"]] * 3)
+    r = CliRunner().invoke(cli, ["lpn", "interface", "protoacc", "--plain", "--check", msgs,
+                                 "--tolerance", "0.01"])
+    assert r.exit_code == 1, r.output
+    assert "assumption 'back-to-back units share the derived overlap' fails" in r.output
+    r = CliRunner().invoke(cli, ["lpn", "interface", "protoacc", "--plain", "--check",
+                                 json.dumps([types["default"]]), "--tolerance", "0.01"])
+    assert r.exit_code == 0, r.output and "assumption" not in r.output
+
+
+def test_a_moving_bottleneck_is_named_for_the_plain_form():
+    """A stream whose halves compress very differently: the plain form's one bottleneck
+    per class fails, and the two stages that take turns are named."""
+    model = build("block-pipeline")
+    iface = extract_interface(model, default_space(model))
+    module = load_module(module_source(iface, model, "block-pipeline"))
+    blocks = [2] * 600 + [50] * 600
+    sim = simulate(model, blocks).latency
+    failure = failed_assumption(model, iface, module, blocks, sim, False, 0.01)
+    assert failure is not None and failure.assumption == "one bottleneck per class"
+    assert "alternate along the stream" in str(failure)
+
+
+def test_a_short_stream_breaks_the_full_pipeline_of_the_plain_form_only():
+    model = build("block-pipeline")
+    iface = extract_interface(model, default_space(model))
+    module = load_module(module_source(iface, model, "block-pipeline"))
+    blocks = [5] * 3
+    sim = simulate(model, blocks).latency
+    failure = failed_assumption(model, iface, module, blocks, sim, False, 0.01)
+    assert failure is not None and failure.assumption == "pipeline full"
+    assert "of the latency" in failure.evidence
+    # the by-phase form adds the fill: exact here, and nothing is blamed
+    assert module.latency(blocks, True) == sim
+    assert failed_assumption(model, iface, module, blocks, sim, True, 0.01) is None
