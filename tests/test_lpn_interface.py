@@ -16,6 +16,7 @@ from accelperf.lpn.analysis.interface import extract_interface, find_loops
 from accelperf.lpn.analysis.space import default_space, space_from_dict
 from accelperf.lpn.library import build, darwin_latency_formula
 from accelperf.lpn.library.block_pipeline import COLOUR_CYCLES
+from protoacc_types import protoacc_types, resized
 
 
 def _extracted(name):
@@ -280,25 +281,9 @@ def test_jpeg_decoder_phases_replay_the_nets_timing_recurrence(decoder):
 SPACES = os.path.join(os.path.dirname(__file__), "..", "examples", "spaces")
 
 
-def _resized(msg, rng, lo=0.5, hi=2.0):
-    out = {}
-    for name, spec in msg.items():
-        data = _resized(spec["data"], rng, lo, hi) if spec["type"] == "submessage" else \
-            [max(0, round(b * rng.uniform(lo, hi))) for b in spec["data"]]
-        out[name] = {**spec, "data": data}
-    return out
-
-
 @pytest.fixture(scope="module")
 def protoacc():
-    from accelperf.lpn.analysis.space import structure_space
-    model = build("protoacc")
-    own = {c["name"]: c["message"] for c in json.loads(
-        open(os.path.join(os.path.dirname(__file__), "data/authors/protoacc.json")).read())[
-        "own_inputs"]}
-    types = {"default": model.default_input, "forty_scalars": own["forty_scalars"]}
-    return model, types, {t: extract_interface(model, structure_space(model, x))
-                          for t, x in types.items()}
+    return protoacc_types()
 
 
 def test_protoacc_type_interface_has_fig5s_shape(protoacc):
@@ -324,7 +309,7 @@ def test_protoacc_typed_module_prices_a_message_stream_by_type(protoacc):
     model, types, ifaces = protoacc
     module = load_module(typed_module_source(ifaces, model, "protoacc"))
     rng = random.Random(2)
-    msgs = [_resized(types[t], rng) for t in ("default", "forty_scalars", "default")]
+    msgs = [resized(types[t], rng) for t in ("default", "forty_scalars", "default")]
     # Fig. 5 adds the messages; a message starting while the one before drains shares
     # the measured overlap of the two types (the smaller of them) with it
     overlap = {t: module.TYPES[k][7] for k, t in enumerate(types)}
@@ -334,7 +319,7 @@ def test_protoacc_typed_module_prices_a_message_stream_by_type(protoacc):
     sim = simulate(model, msgs).latency
     assert abs(module.latency(msgs) - sim) / sim < 0.2     # measured 8.3%
     errors = []
-    for m in msgs + [_resized(types["default"], rng, 2, 8) for _ in range(3)]:
+    for m in msgs + [resized(types["default"], rng, 2, 8) for _ in range(3)]:
         sim = simulate(model, [m]).latency
         errors.append(abs(module.latency([m]) - sim) / sim)
     # measured: 0% on forty_scalars, 18-21% on the small default message (a transition
@@ -367,7 +352,7 @@ def test_fixed_structure_phases_are_never_worse_than_plain(protoacc):
     packets = [[2, 1, 0, 0]] * 12 + [[n % 40 + 1, 0, 1, 0] for n in range(88)]
     cases = [(model, typed_module_source(ifaces, model, "protoacc"),
               [[types["default"]], [types["forty_scalars"]],
-               [_resized(types["default"], random.Random(3), 1, 30)],
+               [resized(types["default"], random.Random(3), 1, 30)],
                [types["default"], types["forty_scalars"], types["default"]]]),
              (menshen, module_source(extract_interface(
                  menshen, structure_space(menshen, packets)), menshen, "menshen"),
@@ -396,7 +381,7 @@ def _bare(path, inputs, cwd):
 @pytest.mark.parametrize("model_name, space, bound, inputs", [
     ("protoacc", "protoacc-default.toml", 0.2,              # measured 13.6%
      [json.dumps(build("protoacc").default_input),
-      json.dumps([_resized(build("protoacc").default_input, __import__("random").Random(1),
+      json.dumps([resized(build("protoacc").default_input, __import__("random").Random(1),
                            1, 30)])]),
     ("menshen", "menshen-100-packets.toml", 0.12,           # measured 5.8%
      [json.dumps([[2, 1, 0, 0]] * 12 + [[n, 0, 1, 0] for n in range(3, 91)]),

@@ -24,29 +24,15 @@ from accelperf.lpn.analysis.interface import PATH, extract_interface
 from accelperf.lpn.analysis.space import (default_space, load_space, structure_space,
                                           symbol_ranges)
 from accelperf.lpn.library import build
+from protoacc_types import protoacc_types, resized
 
 ANALYSIS = Path(__file__).parents[1] / "src/accelperf/lpn/analysis"
 SPACES = os.path.join(os.path.dirname(__file__), "..", "examples", "spaces")
 
 
-def _resized(msg, rng, lo=0.5, hi=2.0):
-    out = {}
-    for name, spec in msg.items():
-        data = _resized(spec["data"], rng, lo, hi) if spec["type"] == "submessage" else \
-            [max(0, round(b * rng.uniform(lo, hi))) for b in spec["data"]]
-        out[name] = {**spec, "data": data}
-    return out
-
-
 @pytest.fixture(scope="module")
 def protoacc():
-    model = build("protoacc")
-    own = {c["name"]: c["message"] for c in json.loads(
-        open(os.path.join(os.path.dirname(__file__), "data/authors/protoacc.json")).read())[
-        "own_inputs"]}
-    types = {"default": model.default_input, "forty_scalars": own["forty_scalars"]}
-    return model, types, {t: extract_interface(model, structure_space(model, x))
-                          for t, x in types.items()}
+    return protoacc_types()
 
 
 def _imports(path: Path) -> set:
@@ -118,7 +104,7 @@ def test_path_terms_name_their_transitions_and_bound_the_latency(protoacc):
     rng = random.Random(8)
     module = load_module(typed_module_source(ifaces, model, "protoacc"))
     for _ in range(5):               # every path is a lower bound of the simulation
-        msg = _resized(types["default"], rng, 0.1, 20)
+        msg = resized(types["default"], rng, 0.1, 20)
         sim = simulate(model, [msg]).latency
         assert module.latency([msg]) <= sim + 1e-9
     assert len(found) >= len(paths)
@@ -130,7 +116,7 @@ def test_protoacc_single_messages_within_the_issues_ten_percent(protoacc):
     model, types, ifaces = protoacc
     module = load_module(typed_module_source(ifaces, model, "protoacc"))
     rng = random.Random(10)
-    inputs = [[m] for t in types.values() for m in [t] + [_resized(t, rng) for _ in range(6)]]
+    inputs = [[m] for t in types.values() for m in [t] + [resized(t, rng) for _ in range(6)]]
     acc = check(model, module, inputs, phases=False)
     assert acc.max_error <= 0.10, acc
 
