@@ -43,3 +43,11 @@ def test_format_size_prints_binary_units_only():
     assert format_size(16) == "16 B"
     with pytest.raises(TypeError):                       # no second, decimal spelling
         format_size(3e9, binary=False)
+
+
+def test_a_crossing_below_one_byte_reads_as_such_not_as_1e_minus_19():
+    # a bootstrap draw with no overhead crosses at ~1e-19 B: zero in all but print
+    from accelperf.cli.common import crossing_size, size_range
+    assert size_range(2.14e-19, 3.15) == "< 1 B..3.15 B"
+    assert size_range(0.999, 2048) == "< 1 B..2 KiB"
+    assert crossing_size(1.0) == "1 B" and crossing_size(5.6034) == "5.6 B"

@@ -258,6 +258,18 @@ def size_or_dash(value) -> str:
     return "—" if value is None else format_size(value)
 
 
+def crossing_size(x: float) -> str:
+    """A crossing granularity (g1, g_A/2, or an end of their intervals). One below a byte
+    is printed as ``< 1 B``: the accelerator wins at every size one can offload, and a
+    bootstrap draw with no overhead puts it at 1e-19 B, which is zero in all but print."""
+    return "< 1 B" if x < 1 else format_size(x)
+
+
+def size_range(lo: float, hi: float) -> str:
+    """An interval of crossing granularities, ``lo..hi``."""
+    return f"{crossing_size(lo)}..{crossing_size(hi)}"
+
+
 def range_options(func):
     func = click.option("--to", "hi", type=SIZE, default="32MiB", show_default=True,
                         help="Largest granularity.")(func)

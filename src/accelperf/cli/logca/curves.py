@@ -18,10 +18,12 @@ from ..common import (
     build_models,
     check_range,
     console,
+    crossing_size,
     fmt_g,
     model_options,
     range_options,
     single_model,
+    size_range,
 )
 from . import logca
 from .layers import (check_hierarchy_options, data_option, hierarchy_bounds, hierarchy_curve,
@@ -182,8 +184,8 @@ def _print_band_summary(band) -> None:
     for label, dist in (("g1", band.g1), ("g_A/2", band.g_half)):
         q = dist.quantiles
         console.print(f"{label}: " + ("does not exist in any draw" if q["p50"] is None else
-                      f"median {format_size(q['p50'])}, 90% in {format_size(q['p5'])}.."
-                      f"{format_size(q['p95'])} (exists in {dist.exists_fraction:.0%} of "
+                      f"median {crossing_size(q['p50'])}, 90% in "
+                      f"{size_range(q['p5'], q['p95'])} (exists in {dist.exists_fraction:.0%} of "
                       f"the draws)"))
 
 

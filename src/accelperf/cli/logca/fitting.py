@@ -11,7 +11,8 @@ from rich.table import Table
 from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
-from ..common import SIZE, check_range, console, param_options, read_params, size_or_dash
+from ..common import (SIZE, check_range, console, param_options, read_params, size_or_dash,
+                      size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
                      render_hierarchy_fit)
@@ -100,7 +101,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                   f"over {len(result.granularity)} granularities")
     for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
         ci = "" if c.interval is None else \
-            f" (95% {format_size(c.interval[0])}..{format_size(c.interval[1])})"
+            f" (95% {size_range(*c.interval)})"
         console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
                       f"{size_or_dash(c.model)}{ci}")
     if band is not None:
