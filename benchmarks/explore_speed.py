@@ -173,8 +173,9 @@ def main(argv=None) -> int:
                 used = cpu_ms_since(cpu)
                 update_cpu[key] = None if used is None else used / args.updates
             timings = page.evaluate("window.explorerTimings")
-            startup = [page.evaluate("[window.explorerTimings.scriptStart, "
-                                     "window.explorerTimings.allDrawn]")]
+            startup = page.evaluate("[window.explorerTimings.scriptStart, "
+                                    "window.explorerTimings.allDrawn, "
+                                    "window.explorerTimings.firstDraw]")
             errors = page.evaluate("document.getElementById('lpn-status').textContent")
             browser.close()
     load_after = os.getloadavg()[0]
@@ -193,10 +194,12 @@ def main(argv=None) -> int:
     print(summary("load, baseline: the Vega bundle alone", base))
     print(f"load ratio explorer / Vega alone: "
           f"{statistics.median(loads) / statistics.median(base):.2f}")
-    script_start, ready = startup[0]
+    script_start, ready, first_draws = startup
     print(f"  one load in parts: {script_start:.0f} ms until the explorer's script runs "
-          f"(HTML and formulas parsed and run), {ready - script_start:.0f} ms (the Vega bundle's "
-          f"parse and run, its controls, the three panels' first draw)")
+          f"(HTML and formulas parsed and run), {ready - script_start:.0f} ms more until "
+          f"every chart is drawn (the Vega bundle's run, the controls, the three panels); "
+          f"each chart's first draw (its Vega view made and rendered): " + ", ".join(
+              f"{chart} {end - begin:.0f} ms" for chart, (begin, end) in first_draws.items()))
     if runs["explorer"][0][2] is not None:
         cpu = [c for _, _, c in runs["explorer"]]
         cpu_base = [c for _, _, c in runs["baseline"]]

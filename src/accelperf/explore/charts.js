@@ -17,7 +17,7 @@ const logScale = (name, range, domainSignal) =>
   ({name: name, type: "log", domain: {signal: domainSignal}, range: range, nice: false, zero: false});
 const axis = (scale, orient, title, extra) =>
   Object.assign({scale: scale, orient: orient, title: title, grid: orient === "bottom" || orient === "left",
-                 labelOverlap: true, titleFontWeight: "normal"}, extra || {});
+                 gridOpacity: 0.5, labelOverlap: true, titleFontWeight: "normal"}, extra || {});
 const bottomLegend = (extra) => Object.assign({orient: "bottom", direction: "horizontal"}, extra);
 // one line per group of a dataset (Vega draws one path per facet); a mark's name must
 // differ from every dataset's (Vega keeps both in one namespace)
@@ -48,7 +48,7 @@ function logcaSpec(width, designs) {
       {name: "region", type: "ordinal", domain: PARAMETER_ROWS, range: PARAMETER_ROWS.map((p) => REGION_COLOURS[p])},
     ],
     axes: [
-      axis("x", "bottom", "granularity g (bytes offloaded)", {format: "~s"}),
+      axis("x", "bottom", "granularity g (bytes offloaded)", {format: "~s", tickCount: 6}),
       axis("y", "left", "speedup T0/T1 (×)", {format: "~g"}),
       axis("parameter", "left", "10× better gains ≥ 20%", {grid: false, titleFontSize: 10}),
     ],
@@ -139,7 +139,12 @@ function chartViews(makeSpec, timings) {
       const el = document.getElementById(id), spec = makeSpec(id, el.clientWidth);
       for (const d of spec.data) if (update.data && update.data[d.name]) d.values = update.data[d.name];
       for (const sg of spec.signals) if (update.signals && sg.name in update.signals) sg.value = update.signals[sg.name];
-      made[id] = vegaEmbed(el, spec, {renderer: "svg", actions: false}).then((result) => { views[id] = result.view; return result.view; });
+      const start = performance.now();
+      made[id] = vegaEmbed(el, spec, {renderer: "svg", actions: false}).then((result) => {
+        views[id] = result.view;
+        timings.firstDraw[id] = [start, performance.now()];     // ms since navigation start
+        return result.view;
+      });
       rendering[id] = made[id];
       return rendering[id];
     }

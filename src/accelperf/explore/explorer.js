@@ -209,7 +209,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   };
   const state = {};            // everything the URL fragment carries
   const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: [],
-                   scriptStart: SCRIPT_START, domReady: performance.now()};
+                   scriptStart: SCRIPT_START, domReady: performance.now(), firstDraw: {}};
   window.explorerTimings = timings;
 
   // ---- charts (charts.js): during the load a chart below the first screen is queued and
