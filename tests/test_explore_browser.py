@@ -266,8 +266,17 @@ def test_delay_sliders_in_chromium(tmp_path, browser_page):
     slider.focus()
     for _ in range(3):
         slider.press("ArrowRight")                 # 6 -> 9 cycles, inside its checked range
+    assert page.inner_text("#lpn-delay-warning") == ""          # one delay moved: checked
     page.fill("#in-first_base", "15")
     page.press("#in-first_base", "Enter")
+    # two moved, and a corner of the box (first_base low, second_cycles high) changes the
+    # structure: the page says this combination was not checked
+    warning = page.inner_text("#lpn-delay-warning")
+    assert warning.startswith("first_base, second_cycles are moved together, outside the "
+                              "checked region"), warning
+    assert "corners of the delay box checked change the interface's structure" in warning
+    assert "Of the 8 corners of the box the sliders span, 8 were checked" in \
+        page.inner_text("#lpn-delays-intro")
     state = fragment(page)
     assert (state["second_cycles"], state["first_base"]) == ("9", "15")
     model = load_model(spec, {"first_base": 15, "second_cycles": 9})

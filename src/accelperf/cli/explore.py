@@ -30,8 +30,9 @@ from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
                    "(75 MHz: the JPEG core's clock in the demo report).")
 @click.option("--delays", is_flag=True,
               help="Sliders for the LPN model's named delays too (`lpn show MODEL "
-                   "--parameters`): the interface is extracted again for each delay and at "
-                   "its range's ends, a minute or two for the JPEG decoder.")
+                   "--parameters`): the interface is extracted again for each delay, at "
+                   "its range's ends and at the corners of the box the ranges span (up to "
+                   "64), two to four minutes for the JPEG decoder.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (its directory must exist).")
 @param_options

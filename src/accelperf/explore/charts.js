@@ -106,7 +106,8 @@ function sweepSpec(width, xTitle) {
     scales: [logScale("x", "width", "[xlo, xhi]"), logScale("y", "height", "[ylo, yhi]"),
              {name: "series", type: "ordinal", domain: SWEEP_NAMES, range: ["#1f77b4", "#ff7f0e"]},
              {name: "dash", type: "ordinal", domain: SWEEP_NAMES, range: [[1, 0], [2, 3]]}],
-    axes: [axis("x", "bottom", xTitle, {format: "~s"}), axis("y", "left", "latency (cycles)", {format: "~s"})],
+    axes: [axis("x", "bottom", xTitle, {format: "~s", tickCount: 6}),
+           axis("y", "left", "latency (cycles)", {format: "~s", tickCount: 5})],
     legends: [bottomLegend({stroke: "series", strokeDash: "dash", symbolType: "stroke"})],
     marks: [
       lines("sweep-line", "sweep", ["what"], {x: {scale: "x", field: "x"}, y: {scale: "y", field: "y"},

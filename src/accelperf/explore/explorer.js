@@ -192,8 +192,23 @@ function delayOptions(P, values) {
   return out.join("");
 }
 
+function boxWarning(P, values) {
+  // Why the current delays lie outside the checked region, or "" inside it. Checked: each
+  // delay moved alone (its slider's range), and the whole box when every one of its
+  // corners kept the structure (accelperf.explore.delays, step 4).
+  const moved = (P.delays || []).filter((d) => values[d.name] !== d.start).map((d) => d.name);
+  const c = P.corners;
+  if (moved.length < 2 || (c && c.checked === c.total && !c.failures.length)) return "";
+  const at = (f) => Object.entries(f.values).map(([n, v]) => `${n} = ${v}`).join(", ");
+  const why = !c ? "the corners of the delay box were not checked"
+    : c.failures.length ? `${c.failures.length} of the ${c.checked} corners of the delay box checked change the interface's structure (at ${at(c.failures[0])}: ${c.failures[0].why})`
+    : `only ${c.checked} of the ${c.total} corners of the delay box were checked`;
+  return `${moved.join(", ")} are moved together, outside the checked region (each delay alone, and the whole box only when all its corners keep the structure): ${why}. ` +
+    "The numbers may be off here: run the copied lpn interface command to extract the interface at these values.";
+}
+
 if (typeof module !== "undefined") {       // Node, for the tests
-  module.exports = {delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+  module.exports = {boxWarning, delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
 }
 
 // ------------------------------------------------------------------ the page
@@ -495,6 +510,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       sweep = [xs, xs.map((xv) => evalInterface(c, Object.assign({}, values, {[P.sweep]: xv})))];
     }
     timings.lpnCompute.push(performance.now() - t0);
+    if (P.delays.length) $("lpn-delay-warning").textContent = boxWarning(P, values);
     const say = (ms) => { $("lpn-time").textContent = `updated in ${fmt(ms, 3)} ms`; };
     if (P.sweep) {
       const [xs, ys] = sweep;

@@ -144,8 +144,27 @@ exactly from extractions one step apart (accelperf.explore.delays). Each slider'
 where the formula was checked against a fresh extraction, with the other delays at their
 starting values; moving several at once can cross a structure boundary (a new bottleneck, a
 class boundary) that these checks did not visit: re-extract with
-<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.</p>
-<div id="lpn-delays"></div><ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
+<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.
+{_corners_text(panel.corners)}</p>
+<div id="lpn-delays"></div><p class="status" id="lpn-delay-warning" role="alert"></p>
+<ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
+
+
+def _corners_text(corners) -> str:
+    """What the check of the delay box's corners found (accelperf.explore.delays, step 4)."""
+    if corners is None:
+        return ""
+    if corners.whole_box:
+        return (f"All {corners.total} corners of the box the sliders span keep that "
+                f"structure too, so the whole box does (each structural choice holds on a "
+                f"convex set of delays; terms measured by simulation aside).")
+    said = (f"Of the {corners.total} corners of the box the sliders span, "
+            f"{corners.checked} were checked and {corners.agree} keep that structure")
+    if corners.failures:
+        values, why = corners.failures[0]
+        said += (f" (not at {', '.join(f'{n} = {v}' for n, v in values)}: "
+                 f"{html.escape(why)})")
+    return said + ": the page warns when several delays are moved together."
 
 
 STYLE = """
