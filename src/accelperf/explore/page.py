@@ -14,7 +14,7 @@ import json
 import re
 from importlib import resources
 
-from ..errors import ModelError, invalid
+from ..errors import ModelError
 from .formulas import density_javascript, logca_javascript
 from .panels import DensityPanel, LogcaPanel, LpnPanel
 
@@ -24,7 +24,8 @@ MAX_PAGE_BYTES = 5_000_000      # issue 25's budget for the demo's page
 @functools.cache
 def vega_script() -> str:
     """The JavaScript bundle of Vega, Vega-Lite and vega-embed that ``vl-convert-python``
-    ships for offline HTML (it defines ``window.vega``; it must run as a module script).
+    ships for offline HTML. It must run as a module script, and of its globals only
+    ``window.vegaEmbed`` is usable (``window.vega`` is null), so charts.js uses that.
     The first call in a process takes about a second (the package starts its JavaScript
     engine), hence the cache."""
     try:
