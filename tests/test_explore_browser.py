@@ -127,6 +127,11 @@ def test_every_chart_draws_its_data(page_file, browser_page):
     g, s = curves[399]["g"], curves[399]["s"]
     assert abs(s - moved.speedup(g)) <= REL * moved.speedup(g)
     assert svg_marks(page, "logca-chart", "curve") == 4
+    # the charts follow the window's width (the page's sections are at most 1100 px wide)
+    width = "() => Number(document.querySelector('#logca-chart svg').getAttribute('width'))"
+    assert page.evaluate(width) > 1000
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_function(f"({width})() < 800", timeout=10_000)
     assert log["errors"] == []
     assert [u for u in log["requests"] if not u.startswith("file://")] == []
 

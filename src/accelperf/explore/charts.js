@@ -133,11 +133,14 @@ function chartViews(makeSpec, timings) {
   // signals: {name: value}} and returns the render's promise; during the load a chart whose
   // box is below the first screen is queued (its view not even made) and drawn after it.
   const views = {}, made = {}, queued = {}, rendering = {};
+  // the width of the chart's section: vega-embed makes the chart's own box an inline block
+  // as wide as what it holds
+  const widthOf = (id) => document.getElementById(id).parentElement.clientWidth;
   const state = {loading: true};
   function render(id, update) {
     if (!made[id]) {
       // the first draw: the update's rows and signals go into the spec, one run draws them
-      const el = document.getElementById(id), spec = makeSpec(id, el.clientWidth);
+      const el = document.getElementById(id), spec = makeSpec(id, widthOf(id));
       for (const d of spec.data) if (update.data && update.data[d.name]) d.values = update.data[d.name];
       for (const sg of spec.signals) if (update.signals && sg.name in update.signals) sg.value = update.signals[sg.name];
       const start = performance.now();
@@ -176,6 +179,14 @@ function chartViews(makeSpec, timings) {
     delete queued[ids[0]];
     render(ids[0], update).then(() => setTimeout(drawQueued, 0));
   }
+  // the charts follow the page's width, as the boxes they sit in do
+  let resizeTimer = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      for (const [id, view] of Object.entries(views)) rendering[id] = view.width(widthOf(id)).runAsync();
+    }, 100);
+  });
   const settled = () => Promise.all(Object.values(rendering)).then(() => undefined);
   return {views: views, draw: draw, settled: settled,
           loaded: () => { state.loading = false; setTimeout(drawQueued, 0); }};
