@@ -7,19 +7,22 @@ jpeg-decoder at 75 MHz), then in one headless Chromium (Playwright, the system b
 
 * loads it ``--loads`` times in fresh tabs; the load time is the page's own clock from the
   start of navigation to the end of its first draw (``explorerTimings.ready``);
-* baseline, in the same browser: a page holding only the same inlined plotly.min.js and
-  nothing else, loaded as often: the ratio says how much of the load is the charting
-  library's parse and compile, which no change to the explorer's own code can remove;
+* baseline, in the same browser: a page holding only the same inlined Vega bundle (the
+  vl-convert-python package's, a module script as in the explorer) and nothing else,
+  loaded as often: the ratio says how much of the load is the charting library's parse
+  and compile, which no change to the explorer's own code can remove;
 * moves the LogCA A slider and the JPEG mean-symbols slider ``--updates`` times each
-  (input events, one at a time); each update is timed inside the page with
-  performance.now() around the whole update (formulas, readouts, chart), beside its model
-  part alone (the baseline for updates: the same update with the drawing left out).
+  (input events, one at a time, each after the last one's chart is rendered); each update
+  is timed inside the page with performance.now() from the input to its chart rendered
+  (formulas, readouts, chart), beside its model part alone (the baseline for updates: the
+  same update with the drawing left out).
 
 Prints median and min of each, the page size and the machine's load average (1 minute,
 before and after); the headline last. Times are the machine's: on a shared machine the
 load average says how far to trust them.
 
 Run: .venv/bin/python benchmarks/explore_speed.py [--loads 10] [--updates 40] [--delays]
+(psutil, in the test extra, adds the browser's CPU time)
 """
 
 from __future__ import annotations
@@ -37,14 +40,13 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def build(delays: bool, plotly_js: str | None = None) -> str:
+def build(delays: bool) -> str:
     from accelperf.explore import (DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel,
                                    lpn_panel)
     from accelperf.logca.presets import preset
     return build_page(LogcaPanel(tuple(preset(d, "aes") for d in DEFAULT_DESIGNS)),
                       density_panel("src-map-c"),
-                      lpn_panel("jpeg-decoder", frequency_hz=75e6, delays=delays),
-                      plotly_js=plotly_js)
+                      lpn_panel("jpeg-decoder", frequency_hz=75e6, delays=delays))
 
 
 def browser_cpu() -> dict | None:
@@ -91,8 +93,9 @@ def timed_load(browser, url: str, mark: str) -> tuple[float, float | None, float
 
 READY = "window.explorerTimings && window.explorerTimings.allDrawn"
 BASELINE = "window.baselineReady"
-MOVE = """([id, n]) => {
-  // n slider moves, one input event at a time, back and forth within the range
+MOVE = """async ([id, n]) => {
+  // n slider moves, one input event at a time, back and forth within the range; each
+  // waits for the last one's chart to be rendered (the page draws asynchronously)
   const s = document.getElementById(id), lo = Number(s.min), hi = Number(s.max);
   const step = (hi - lo) / 97;
   let v = Number(s.value);
@@ -100,6 +103,7 @@ MOVE = """([id, n]) => {
     v = v + step > hi ? lo + step : v + step;
     s.value = v;
     s.dispatchEvent(new Event("input"));
+    await window.explorerSettled();
   }
 }"""
 
@@ -113,9 +117,6 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loads", type=int, default=10)
     parser.add_argument("--updates", type=int, default=40)
-    parser.add_argument("--plotly-js", metavar="FILE.js",
-                        help="also load the page built with this plotly.js bundle (e.g. "
-                             "plotly-basic.min.js) and compare")
     parser.add_argument("--delays", action="store_true",
                         help="with the JPEG decoder's delay sliders (minutes to build)")
     args = parser.parse_args(argv)
@@ -133,7 +134,7 @@ def main(argv=None) -> int:
         print("error: needs chromium on PATH and playwright (pip install -e '.[test]')",
               file=sys.stderr)
         return 2
-    from accelperf.explore.page import plotly_script
+    from accelperf.explore.page import vega_script
 
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
@@ -141,33 +142,23 @@ def main(argv=None) -> int:
     print(f"page built in {time.perf_counter() - start:.1f} s (the JPEG interface's "
           f"extraction{' with its delays' if args.delays else ''})")
     size = len(html.encode())
-    plotly_bytes = len(plotly_script().encode())
-    small = None
-    if args.plotly_js:
-        bundle = plotly_script(args.plotly_js)
-        small = (html.replace(plotly_script().replace("</script", "<\\/script"),
-                              bundle.replace("</script", "<\\/script"), 1))
-        assert len(small) < len(html), "the page did not take the other bundle"
+    vega_bytes = len(vega_script().encode())
     with tempfile.TemporaryDirectory() as tmp:
-        page_file, blank_file = Path(tmp) / "explorer.html", Path(tmp) / "plotly-only.html"
+        page_file, blank_file = Path(tmp) / "explorer.html", Path(tmp) / "vega-only.html"
         page_file.write_text(html, encoding="utf-8")
-        small_file = Path(tmp) / "explorer-small.html"
-        if small is not None:
-            small_file.write_text(small, encoding="utf-8")
+        # the mark is set by a module script after the bundle's: it runs once the bundle has
         blank_file.write_text(
-            "<!doctype html><html><head><meta charset='utf-8'><script>" + plotly_script()
-            .replace("</script", "<\\/script") + "</script></head><body><script>"
-            "window.baselineReady = performance.now();</script></body></html>",
-            encoding="utf-8")
+            "<!doctype html><html><head><meta charset='utf-8'><script type='module'>"
+            + vega_script().replace("</script", "<\\/script") + "</script></head><body>"
+            "<script type='module'>window.baselineReady = performance.now();</script>"
+            "</body></html>", encoding="utf-8")
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
             timed_load(browser, blank_file.as_uri(), BASELINE)      # warm the browser
-            runs = {"explorer": [], "baseline": [], "small": []}
+            runs = {"explorer": [], "baseline": []}
             for _ in range(args.loads):           # interleaved: all see the same load
                 runs["explorer"].append(timed_load(browser, page_file.as_uri(), READY))
                 runs["baseline"].append(timed_load(browser, blank_file.as_uri(), BASELINE))
-                if small is not None:
-                    runs["small"].append(timed_load(browser, small_file.as_uri(), READY))
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.goto(page_file.as_uri())
             page.wait_for_function("window.explorerTimings && window.explorerTimings.ready")
@@ -182,15 +173,16 @@ def main(argv=None) -> int:
                 used = cpu_ms_since(cpu)
                 update_cpu[key] = None if used is None else used / args.updates
             timings = page.evaluate("window.explorerTimings")
-            startup = [page.evaluate("[window.explorerTimings.scriptStart, "
-                                     "window.explorerTimings.allDrawn]")]
+            startup = page.evaluate("[window.explorerTimings.scriptStart, "
+                                    "window.explorerTimings.allDrawn, "
+                                    "window.explorerTimings.firstDraw]")
             errors = page.evaluate("document.getElementById('lpn-status').textContent")
             browser.close()
     load_after = os.getloadavg()[0]
     if errors:
         print(f"error: the LPN panel says: {errors}", file=sys.stderr)
         return 1
-    print(f"page: {size / 1e6:.2f} MB ({plotly_bytes / 1e6:.2f} MB of it plotly.min.js); "
+    print(f"page: {size / 1e6:.2f} MB ({vega_bytes / 1e6:.2f} MB of it the Vega bundle); "
           f"target < 5 MB")
     print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after, "
           f"on {os.cpu_count()} cores")
@@ -199,24 +191,20 @@ def main(argv=None) -> int:
     print(summary("load, explorer (navigation start to every chart drawn)", loads))
     print(summary("  of which the first screen (its chart and every readout)",
                   [first for _, first, _ in runs["explorer"]]))
-    print(summary("load, baseline: plotly.min.js alone", base))
-    print(f"load ratio explorer / plotly alone: "
+    print(summary("load, baseline: the Vega bundle alone", base))
+    print(f"load ratio explorer / Vega alone: "
           f"{statistics.median(loads) / statistics.median(base):.2f}")
-    if small is not None:
-        smaller = [ms for ms, _, _ in runs["small"]]
-        print(summary(f"load, explorer with {Path(args.plotly_js).name} "
-                      f"({len(small.encode()) / 1e6:.2f} MB page)", smaller))
-        print(f"load ratio full plotly.min.js / {Path(args.plotly_js).name}: "
-              f"{statistics.median(loads) / statistics.median(smaller):.2f}")
-    script_start, ready = startup[0]
+    script_start, ready, first_draws = startup
     print(f"  one load in parts: {script_start:.0f} ms until the explorer's script runs "
-          f"(HTML, plotly.min.js, formulas parsed and run), {ready - script_start:.0f} ms "
-          f"for its controls and the three panels' first draw")
+          f"(HTML and formulas parsed and run), {ready - script_start:.0f} ms more until "
+          f"every chart is drawn (the Vega bundle's run, the controls, the three panels); "
+          f"each chart's first draw (its Vega view made and rendered): " + ", ".join(
+              f"{chart} {end - begin:.0f} ms" for chart, (begin, end) in first_draws.items()))
     if runs["explorer"][0][2] is not None:
         cpu = [c for _, _, c in runs["explorer"]]
         cpu_base = [c for _, _, c in runs["baseline"]]
         print(summary("browser CPU time per load, explorer", cpu))
-        print(summary("browser CPU time per load, plotly alone", cpu_base))
+        print(summary("browser CPU time per load, Vega alone", cpu_base))
     for whole, part, what in (("logca", "logcaCompute", "update, LogCA curve of 400 points"),
                               ("lpn", "lpnCompute", "update, JPEG interface")):
         print(summary(what, timings[whole]))

@@ -1,8 +1,9 @@
 """The explorer in a real browser: Debian's chromium driven by Playwright (issue 25).
 
 Moves sliders with the keyboard and types values, then checks the displayed g1 and the
-JPEG interface's latency against Python, that nothing was fetched and nothing logged an
-error, that bad input is said inline, and that the state survives a reload from the URL.
+JPEG interface's latency against Python, that every chart's Vega view holds its data and
+drew its marks in the SVG, that nothing was fetched and nothing logged an error, that bad
+input is said inline, and that the state survives a reload from the URL.
 Update times are printed (never asserted); the screenshot is kept and its path printed.
 """
 
@@ -70,6 +71,69 @@ def fragment(page) -> dict:
 
 def shown(page, element_id) -> float:
     return float(page.get_attribute(f"#{element_id}", "data-value"))
+
+
+def svg_marks(page, chart, mark) -> int:
+    """How many shapes the Vega mark named ``mark`` drew in ``chart``'s SVG."""
+    return page.locator(f"#{chart} svg g.{mark} > path").count()
+
+
+def view_data(page, chart, name) -> list[dict]:
+    return page.evaluate(f"window.explorerViews[{chart!r}].data({name!r})")
+
+
+def test_every_chart_draws_its_data(page_file, browser_page):
+    """The three Vega views exist once the page is drawn: their datasets hold the points the
+    page computed (400 per LogCA design), their marks are in the SVG, the chart's points are
+    the model's, and loading fetched nothing and logged no error."""
+    from collections import Counter
+
+    from accelperf.logca.presets import preset
+    page, log = browser_page
+    page.goto(page_file.as_uri())
+    page.wait_for_selector("body[data-drawn='1']", state="attached", timeout=30_000)
+    curves = view_data(page, "logca-chart", "curves")
+    designs = ["ultrasparc-t2", "sparc-t3", "sparc-t4-engine", "sparc-t4-instr"]
+    assert Counter(r["design"] for r in curves) == {f"{d}/aes": 400 for d in designs}
+    model = preset("ultrasparc-t2", "aes")                  # the edited one, drawn thick
+    for r in curves[:400:57]:
+        assert r["design"] == "ultrasparc-t2/aes" and r["width"] == 3
+        assert abs(r["s"] - model.speedup(r["g"])) <= REL * model.speedup(r["g"])
+    assert svg_marks(page, "logca-chart", "curve") == 4
+    markers = view_data(page, "logca-chart", "markers")
+    assert [m["what"] for m in markers] == ["g1 (speedup 1)", "g_A/2 (speedup A/2)"]
+    assert markers[0]["g"] == shown(page, "logca-g1")
+    assert svg_marks(page, "logca-chart", "marker") == 2
+    regions = view_data(page, "logca-chart", "regions")
+    assert regions and svg_marks(page, "logca-chart", "region") == len(regions)
+    assert svg_marks(page, "logca-chart", "bound") == 1          # A; not latency-bound
+    bars = view_data(page, "density-chart", "bars")              # fpga-registers: no limit
+    assert [(b["layer"], b["bottleneck"]) for b in bars] == [("obm-to-block-ram", True),
+                                                             ("main-ram-via-snap", False)]
+    assert bars[0]["sigma"] == shown(page, "density-bound")
+    fills = page.eval_on_selector_all("#density-chart svg g.bar > path",
+                                      "ps => ps.map(p => p.getAttribute('fill'))")
+    assert fills == ["#d62728", "#1f77b4"]                       # the bottleneck in red
+    sweep = view_data(page, "lpn-chart", "sweep")
+    assert len(sweep) == 400 and svg_marks(page, "lpn-chart", "sweep-line") == 2
+    assert view_data(page, "lpn-chart", "current")[0]["y"] == shown(page, "lpn-latency")
+    assert svg_marks(page, "lpn-chart", "current-point") == 1
+    # an update replaces the data of the same view: A moved, the curve follows
+    page.fill("#in-A", "40")
+    page.press("#in-A", "Enter")
+    page.evaluate("window.explorerSettled()")
+    moved = model.with_parameters(A=40)
+    curves = view_data(page, "logca-chart", "curves")
+    g, s = curves[399]["g"], curves[399]["s"]
+    assert abs(s - moved.speedup(g)) <= REL * moved.speedup(g)
+    assert svg_marks(page, "logca-chart", "curve") == 4
+    # the charts follow the window's width (the page's sections are at most 1100 px wide)
+    width = "() => Number(document.querySelector('#logca-chart svg').getAttribute('width'))"
+    assert page.evaluate(width) > 1000
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_function(f"({width})() < 800", timeout=10_000)
+    assert log["errors"] == []
+    assert [u for u in log["requests"] if not u.startswith("file://")] == []
 
 
 def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path):
@@ -207,8 +271,17 @@ def test_delay_sliders_in_chromium(tmp_path, browser_page):
     slider.focus()
     for _ in range(3):
         slider.press("ArrowRight")                 # 6 -> 9 cycles, inside its checked range
+    assert page.inner_text("#lpn-delay-warning") == ""          # one delay moved: checked
     page.fill("#in-first_base", "15")
     page.press("#in-first_base", "Enter")
+    # two moved, and a corner of the box (first_base low, second_cycles high) changes the
+    # structure: the page says this combination was not checked
+    warning = page.inner_text("#lpn-delay-warning")
+    assert warning.startswith("first_base, second_cycles are moved together, outside the "
+                              "checked region"), warning
+    assert "corners of the delay box checked change the interface's structure" in warning
+    assert "Of the 8 corners of the box the sliders span, 8 were checked" in \
+        page.inner_text("#lpn-delays-intro")
     state = fragment(page)
     assert (state["second_cycles"], state["first_base"]) == ("9", "15")
     model = load_model(spec, {"first_base": 15, "second_cycles": 9})

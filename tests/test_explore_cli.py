@@ -28,8 +28,11 @@ def test_explore_writes_a_self_contained_page(tmp_path, capsys):
     assert "explorer written to" in text
     html = out.read_text()
     assert len(html.encode()) < MAX_PAGE_BYTES
-    # nothing fetched: no external script, stylesheet or image
-    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', html)
+    # nothing fetched: no external script, stylesheet or image in the markup (the scripts'
+    # text is left out: Vega's has '<img src=' in a string of its export menu, unused)
+    markup = re.sub(r"(<script[^>]*>).*?</script>", r"\1</script>", html, flags=re.S)
+    assert markup.count("<script") == 5
+    assert not re.search(r'<(script|link|img)[^>]+(src|href)=', markup)
     data = page_data(html)
     assert [m["name"] for m in data["logca"]["models"]] == ["sparc-t4-engine/aes",
                                                             "sparc-t3/aes"]
@@ -61,8 +64,7 @@ def test_explicit_parameters_and_no_density(tmp_path, capsys):
     (["--model", "no-such-model", "--out", "e.html"], "no-such-model"),
     (["--at", "-4KiB", "--out", "e.html"], "--at"),
     ([], "--out"),
-    (["--plotly-js", "no-such.js", "--out", "e.html"], "--plotly-js"),
-    (["--plotly-js", "e.toml", "--out", "e.html"], "a plotly.js bundle"),
+    (["--plotly-js", "plotly.min.js", "--out", "e.html"], "--plotly-js"),   # removed (#25)
 ])
 def test_bad_options_are_one_line_and_status_2(argv, words, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -124,13 +126,28 @@ def test_model_without_interface_gives_a_panel_that_says_why(tmp_path):
     assert "This panel is empty: no performance interface" in build_page(lpn=panel)
 
 
-def test_another_plotly_bundle_is_inlined_instead(tmp_path, capsys):
-    # plotly's basic bundle (npm plotly.js-basic-dist-min) has every chart the page draws
-    bundle = tmp_path / "plotly-basic.min.js"
-    bundle.write_text("/** plotly.js (basic - minified) */ window.Plotly = {react() {}};")
+def test_the_vega_bundle_is_inlined_as_a_module(tmp_path, capsys):
+    """Vega from the vl-convert-python package, inline: its top-level names stay out of the
+    page's scripts only in a module script, and only window.vegaEmbed is set by it."""
     out = tmp_path / "e.html"
-    status, _, err = run(["explore", "--model", "none", "--plotly-js", str(bundle),
-                          "--out", str(out)], capsys)
+    status, _, err = run(["explore", "--model", "none", "--out", str(out)], capsys)
     assert status == 0, err
     html = out.read_text()
-    assert "window.Plotly = {react() {}};" in html and len(html.encode()) < 1_000_000
+    module = re.search(r'<script type="module">(.*?)</script>', html, re.S).group(1)
+    assert "window.vegaEmbed=" in module and len(module) > 500_000
+    assert len(html.encode()) < 1_500_000 and "plotly" not in html.lower()
+
+
+def test_without_vl_convert_the_error_is_one_line(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from accelperf.explore.page import vega_script
+    monkeypatch.setitem(sys.modules, "vl_convert", None)      # import fails as if absent
+    vega_script.cache_clear()
+    try:
+        status, out, err = run(["explore", "--model", "none", "--out",
+                                str(tmp_path / "e.html")], capsys)
+    finally:
+        vega_script.cache_clear()
+    assert status == 2 and err.count("\n") == 1 and "pip install vl-convert-python" in err
+    assert not (tmp_path / "e.html").exists()

@@ -128,6 +128,65 @@ def test_a_structure_change_stops_the_slider_and_is_said(two_stages):
     assert "--param second_cycles=11" in second.note
 
 
+def test_the_corners_of_the_delay_box_are_checked(two_stages):
+    """Each slider's range is checked alone; the box's 8 corners are checked too, and the
+    two where first_base is low and second_cycles high change the structure (the second
+    stage becomes the bottleneck: 10 > 6 + per_size·0)."""
+    spec, space, result = two_stages
+    corners = result.corners
+    assert (corners.total, corners.checked, corners.agree) == (8, 8, 6)
+    assert not corners.whole_box
+    assert {dict(values)["first_base"] for values, _ in corners.failures} == {6}
+    assert {dict(values)["second_cycles"] for values, _ in corners.failures} == {10}
+    assert {dict(values)["per_size"] for values, _ in corners.failures} == {1, 10}
+    # what the check says is what a fresh extraction there gives
+    values = dict(corners.failures[0][0])
+    fresh = extract_interface(load_model(spec, values), space).classes[0]
+    lifted = sympy.sympify(result.interface.classes[0].latency).subs(
+        {sympy.Symbol(n, integer=True, nonnegative=True): v for n, v in values.items()})
+    point = {s: hi for s, (lo, hi) in symbol_ranges(space).items()}
+    point.update({s: lo for s, (lo, hi) in symbol_ranges(space).items()
+                  if str(s).startswith("mean_")})
+    assert float(lifted.subs(point)) != float(sympy.sympify(fresh.latency).subs(point))
+
+
+def test_corner_check_samples_a_large_box():
+    from accelperf.explore.delays import DelaySlider, check_corners
+    sliders = [DelaySlider(f"d{i}", 5, 1, 9) for i in range(8)]          # 256 corners
+    seen = []
+    box = check_corners(sliders, lambda v: seen.append(v) or (None if v["d0"] == 1
+                                                              else "differs"),
+                        16, random.Random(1))
+    assert (box.total, box.checked) == (256, 16) and len(seen) == 16
+    assert all(set(v.values()) <= {1, 9} for v in seen) and len(
+        {tuple(v.values()) for v in seen}) == 16
+    assert box.agree == sum(v["d0"] == 1 for v in seen) and not box.whole_box
+    assert check_corners(sliders[:1], lambda v: None, 16, random.Random(1)) is None
+    assert check_corners(sliders, lambda v: None, 0, random.Random(1)) is None
+
+
+@needs_node
+def test_the_page_warns_when_delays_move_together_outside_the_checked_box():
+    P = {"delays": [{"name": "a", "start": 2}, {"name": "b", "start": 5},
+                    {"name": "c", "start": 1}],
+         "corners": {"total": 8, "checked": 8,
+                     "failures": [{"values": {"a": 1, "b": 9, "c": 0}, "why": "a term "
+                                   "differs by 40.00%"}]}}
+    whole = dict(P, corners={"total": 8, "checked": 8, "failures": []})
+    sampled = dict(P, corners={"total": 8, "checked": 4, "failures": []})
+    got = run_js("function check(c) { return boxWarning(c.P, c.values); }", [
+        {"P": P, "values": {"a": 2, "b": 5, "c": 1}},        # at the start
+        {"P": P, "values": {"a": 1, "b": 5, "c": 1}},        # one moved: its range checked
+        {"P": P, "values": {"a": 1, "b": 9, "c": 1}},        # two moved
+        {"P": whole, "values": {"a": 1, "b": 9, "c": 0}},    # every corner agrees
+        {"P": sampled, "values": {"a": 1, "b": 9, "c": 1}}])
+    assert got[0] == got[1] == got[3] == ""
+    assert got[2].startswith("a, b are moved together, outside the checked region")
+    assert "1 of the 8 corners of the delay box checked change the interface's structure " \
+           "(at a = 1, b = 9, c = 0: a term differs by 40.00%)" in got[2]
+    assert "only 4 of the 8 corners of the delay box were checked" in got[4]
+
+
 @needs_node
 def test_two_stage_page_equals_fresh_extraction_at_random_delays(two_stages):
     spec, space, result = two_stages
@@ -144,8 +203,11 @@ def test_jpeg_page_equals_fresh_extraction_at_random_delays():
     params = read_params(Path(__file__).parents[1] / "examples/params/core_jpeg.toml")
     spec = "jpeg-decoder"
     space = default_space(load_model(spec, params))
+    # corners=0: its 64 box corners (64 more extractions) are checked by the CLI, not here
     result = symbolic_interface(lambda p: load_model(spec, dict(params, **p)),
-                                lambda m: extract_interface(m, space), symbol_ranges(space))
+                                lambda m: extract_interface(m, space), symbol_ranges(space),
+                                corners=0)
+    assert result.corners is None
     names = {d.name for d in result.sliders}
     assert {"entropy_per_symbol", "entropy_base", "idct_cycles", "colour_cycles"} <= names
     assert {d.name: d.start for d in result.sliders}["idct_cycles"] == 67

@@ -30,19 +30,14 @@ from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
                    "(75 MHz: the JPEG core's clock in the demo report).")
 @click.option("--delays", is_flag=True,
               help="Sliders for the LPN model's named delays too (`lpn show MODEL "
-                   "--parameters`): the interface is extracted again for each delay and at "
-                   "its range's ends, a minute or two for the JPEG decoder.")
-@click.option("--plotly-js", type=click.Path(dir_okay=False, path_type=Path),
-              metavar="FILE.js",
-              help="Inline this plotly.js bundle instead of the plotly package's full one, "
-                   "e.g. plotly-basic.min.js (npm package plotly.js-basic-dist-min: the "
-                   "scatter and bar charts the page draws, a quarter of the size, a faster "
-                   "load).")
+                   "--parameters`): the interface is extracted again for each delay, at "
+                   "its range's ends and at the corners of the box the ranges span (up to "
+                   "64), two to four minutes for the JPEG decoder.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (its directory must exist).")
 @param_options
 def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, at, hier,
-            algo, model_spec, lpn_frequency, delays, plotly_js, out, params_file=None,
+            algo, model_spec, lpn_frequency, delays, out, params_file=None,
             param_list=()):
     """Write an interactive explorer: one HTML file that opens from disk, with no network
     and no server. Drag a LogCA parameter and see the speedup curve, g1, g_A/2, the bound
@@ -58,10 +53,8 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
       accelperf explore --delays --params examples/params/core_jpeg.toml --out e.html
     """
     from ..explore import DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel
-    from ..explore.page import plotly_script
 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
-    charts = None if plotly_js is None else plotly_script(plotly_js)
     lpn_off = model_spec.strip().lower() == "none"
     params = read_params(params_file, param_list)
     if lpn_off and (params or delays):
@@ -82,7 +75,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
                            lambda tick: lpn_panel(model_spec, model,
                                                   frequency_hz=lpn_frequency, params=params,
                                                   delays=delays, progress=tick))
-    page = build_page(logca, density, lpn, plotly_js=charts)
+    page = build_page(logca, density, lpn)
     out.write_text(page, encoding="utf-8")
     click.echo(f"explorer written to {out} ({len(page.encode()) / 1e6:.2f} MB)")
     if lpn is not None and lpn.missing:

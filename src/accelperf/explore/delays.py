@@ -22,8 +22,16 @@ linear in them. So, for starting values p0 and one parameter step h_i each:
    largest; a class boundary moves): the range is cut to the half that still agrees
    (one bisection, else to the step) and the page states where it changed.
 
-Moving several sliders at once is checked only by the tests (random vectors in the box:
-``tests/test_explore_delays.py``); each extraction costs seconds.
+4. the box the ranges span is checked at its corners (all of them, up to
+   ``MAX_CORNERS``; else a seeded sample), each against a fresh extraction. Every
+   structural choice above (a max's winner, a dropped term, a class boundary) is a linear
+   comparison of affine functions of the delays, so the set of delays where it holds is
+   convex: when every corner keeps the structure, so does the whole box. Terms measured
+   by simulation are outside that argument. The page warns when several delays are moved
+   together and some corner did not keep the structure (or not every corner was checked).
+
+Each extraction costs seconds; the tests also compare random vectors in the box
+(``tests/test_explore_delays.py``).
 """
 
 from __future__ import annotations
@@ -56,6 +64,30 @@ class DelaySlider:
 
 
 @dataclass(frozen=True)
+class CornerCheck:
+    """The corners of the sliders' box compared with fresh extractions (step 4 above):
+    ``total`` corners, ``checked`` of them, and for each that did not keep the structure
+    its delay values and what differed."""
+
+    total: int
+    checked: int
+    failures: tuple[tuple[tuple[tuple[str, int], ...], str], ...] = ()
+
+    @property
+    def agree(self) -> int:
+        return self.checked - len(self.failures)
+
+    @property
+    def whole_box(self) -> bool:
+        """Every corner checked and each keeps the structure."""
+        return self.checked == self.total and not self.failures
+
+    def __repr__(self) -> str:
+        return f"CornerCheck({self.agree} of {self.checked} checked corners agree, " \
+               f"{self.total} in all)"
+
+
+@dataclass(frozen=True)
 class SymbolicInterface:
     """An interface whose expressions use the sliders' parameters as symbols."""
 
@@ -63,6 +95,7 @@ class SymbolicInterface:
     sliders: tuple[DelaySlider, ...]
     fixed: tuple[tuple[str, str], ...]  # (parameter, why it has no slider)
     extractions: int                    # interfaces extracted to build and check it
+    corners: CornerCheck | None = None  # None: fewer than two sliders, or not asked for
 
     def __repr__(self) -> str:
         return (f"SymbolicInterface({len(self.sliders)} slider(s), {len(self.fixed)} fixed, "
@@ -237,6 +270,7 @@ def _range(spec, start: int) -> tuple[int, int]:
 
 
 BISECTIONS = 6                  # checks spent finding where the structure changes, per end
+MAX_CORNERS = 64                # corners of the sliders' box checked (the JPEG decoder: 2^6)
 
 
 def _checked_end(name: str, p0: dict, end: int, check) -> tuple[int, str]:
@@ -266,15 +300,35 @@ def _checked_end(name: str, p0: dict, end: int, check) -> tuple[int, str]:
                   f"(re-extract there with --param {name}={bad})")
 
 
+def check_corners(sliders, check, limit: int, rng: random.Random) -> CornerCheck | None:
+    """Step 4: ``check(values)`` (None or what differs) at the corners of the sliders' box,
+    every one when there are at most ``limit``, else ``limit`` of them drawn with ``rng``.
+    None with fewer than two sliders (one slider's corners are its checked ends) or
+    ``limit`` 0."""
+    if len(sliders) < 2 or limit <= 0:
+        return None
+    total = 2 ** len(sliders)
+    picks = range(total) if total <= limit else sorted(rng.sample(range(total), limit))
+    failures = []
+    for k in picks:
+        # bit i of k: slider i at the top of its range
+        values = tuple((d.name, (d.lo, d.hi)[(k >> i) & 1]) for i, d in enumerate(sliders))
+        problem = check(dict(values))
+        if problem is not None:
+            failures.append((values, problem))
+    return CornerCheck(total, len(picks), tuple(failures))
+
+
 # ---------------------------------------------------------------------- entry point
 def symbolic_interface(build, extract, space_ranges: dict, progress=None,
-                       seed: int = 25) -> SymbolicInterface:
+                       seed: int = 25, corners: int = MAX_CORNERS) -> SymbolicInterface:
     """The interface of the model ``build(params)`` with its named delays as symbols.
 
     ``build(params)`` returns the model built with {name: value} overrides (the starting
     values are the first build's), ``extract(model)`` its interface, ``space_ranges``
     {input symbol: (lo, hi)} the input space's ranges for the comparisons; ``progress(text)``
-    is told of each extraction."""
+    is told of each extraction; at most ``corners`` corners of the sliders' box are checked
+    (0: none)."""
     say = progress or (lambda text: None)
     model = build({})
     specs = {p.name: p for p in getattr(model, "parameters", ())}
@@ -315,11 +369,15 @@ def symbolic_interface(build, extract, space_ranges: dict, progress=None,
     rng = random.Random(seed)
     counter = [extractions]
 
-    def check(name: str, value: int) -> str | None:
-        say(f"checking the formula against the interface at {name} = {value}")
+    def check_at(values: dict) -> str | None:
+        say("checking the formula against the interface at "
+            + ", ".join(f"{n} = {v}" for n, v in values.items()))
         counter[0] += 1
-        return _agrees(lifted, extract(build({name: value})), dict(p0, **{name: value}),
-                       space_ranges, symbols, rng)
+        return _agrees(lifted, extract(build(values)), dict(p0, **values), space_ranges,
+                       symbols, rng)
+
+    def check(name: str, value: int) -> str | None:
+        return check_at({name: value})
 
     sliders = []
     for name in stepped:
@@ -333,8 +391,10 @@ def symbolic_interface(build, extract, space_ranges: dict, progress=None,
                 notes.append(note)
         sliders.append(DelaySlider(name, p0[name], min(ends), max(ends), spec.doc,
                                    "; ".join(notes)))
+    box = check_corners(sliders, check_at, corners, rng)
     return SymbolicInterface(_with_expressions(base, lifted), tuple(sliders), tuple(fixed),
-                             counter[0])
+                             counter[0], box)
 
 
-__all__ = ["DelaySlider", "SymbolicInterface", "symbolic_interface", "parameter_symbol"]
+__all__ = ["DelaySlider", "CornerCheck", "SymbolicInterface", "symbolic_interface",
+           "check_corners", "parameter_symbol", "MAX_CORNERS"]

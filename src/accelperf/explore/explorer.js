@@ -1,10 +1,12 @@
 // accelperf explorer: the page's controls and charts. The model formulas it calls
 // (speedup_*, phi_*, T0, rho_*, sigma_general and each interface's expressions) are
 // printed from SymPy by accelperf.explore.formulas and inlined before this script; this
-// file holds only generic numerics (a bracketed root finder), validation and drawing.
+// file holds only generic numerics (a bracketed root finder), validation and the panels;
+// charts.js (inlined before it) holds the Vega charts.
 "use strict";
-// ms since navigation started when this script runs: the HTML, plotly.min.js and the
-// formulas before it are parsed and run (benchmarks/explore_speed.py reports it)
+// ms since navigation started when this script runs: the HTML and the formulas before it
+// are parsed and run (benchmarks/explore_speed.py reports it; the Vega bundle, a module
+// script, runs later, before DOMContentLoaded)
 const SCRIPT_START = typeof performance !== "undefined" ? performance.now() : 0;
 
 // ------------------------------------------------------------------ numerics (tested in Node)
@@ -190,8 +192,23 @@ function delayOptions(P, values) {
   return out.join("");
 }
 
+function boxWarning(P, values) {
+  // Why the current delays lie outside the checked region, or "" inside it. Checked: each
+  // delay moved alone (its slider's range), and the whole box when every one of its
+  // corners kept the structure (accelperf.explore.delays, step 4).
+  const moved = (P.delays || []).filter((d) => values[d.name] !== d.start).map((d) => d.name);
+  const c = P.corners;
+  if (moved.length < 2 || (c && c.checked === c.total && !c.failures.length)) return "";
+  const at = (f) => Object.entries(f.values).map(([n, v]) => `${n} = ${v}`).join(", ");
+  const why = !c ? "the corners of the delay box were not checked"
+    : c.failures.length ? `${c.failures.length} of the ${c.checked} corners of the delay box checked change the interface's structure (at ${at(c.failures[0])}: ${c.failures[0].why})`
+    : `only ${c.checked} of the ${c.total} corners of the delay box were checked`;
+  return `${moved.join(", ")} are moved together, outside the checked region (each delay alone, and the whole box only when all its corners keep the structure): ${why}. ` +
+    "The numbers may be off here: run the copied lpn interface command to extract the interface at these values.";
+}
+
 if (typeof module !== "undefined") {       // Node, for the tests
-  module.exports = {delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
+  module.exports = {boxWarning, delayOptions, fmt, crossings, metric, speedup, bound, peak, advise, regions, grid, layerRate, densityBound, evalInterface};
 }
 
 // ------------------------------------------------------------------ the page
@@ -207,28 +224,23 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   };
   const state = {};            // everything the URL fragment carries
   const timings = {logca: [], logcaCompute: [], density: [], lpn: [], lpnCompute: [],
-                   scriptStart: SCRIPT_START, domReady: performance.now()};
+                   scriptStart: SCRIPT_START, domReady: performance.now(), firstDraw: {}};
   window.explorerTimings = timings;
 
-  // ---- charts. During the load a chart below the first screen is queued and drawn just
-  // after it (its readouts are computed at once either way): the first screen shows sooner.
-  const CHART_CONFIG = {displaylogo: false, responsive: true};
-  const queued = {};
-  let loading = true;
-  function chart(id, traces, layout) {
-    const el = $(id);
-    if (loading && el.getBoundingClientRect().top > window.innerHeight) { queued[id] = [traces, layout]; return; }
-    delete queued[id];                  // a later update replaces a queued first draw
-    Plotly.react(id, traces, layout, CHART_CONFIG);
-  }
-  function drawQueued() {
-    const ids = Object.keys(queued);
-    if (!ids.length) { timings.allDrawn = performance.now(); document.body.dataset.drawn = "1"; return; }
-    const [traces, layout] = queued[ids[0]];
-    delete queued[ids[0]];
-    Plotly.react(ids[0], traces, layout, CHART_CONFIG);
-    setTimeout(drawQueued, 0);          // one chart per task: the page stays responsive
-  }
+  // ---- charts (charts.js): during the load a chart below the first screen is queued and
+  // drawn just after it (its readouts are computed at once either way): the first screen
+  // shows sooner. An update's time runs until its chart is rendered.
+  const charts = chartViews((id, width) => id === "logca-chart" ? logcaSpec(width, models.map((m) => m.name))
+    : id === "density-chart" ? densitySpec(width, D.layers.map((l) => l.name))
+    : sweepSpec(width, P.sweep + " (" + P.stream_unit + ")"), timings);
+  window.explorerViews = charts.views;
+  window.explorerSettled = charts.settled;
+  // draw a chart; once it is rendered, keep the update's time in `times` and tell `say` it
+  const chart = (id, update, t0, times, say) => charts.draw(id, update).then(() => {
+    const ms = performance.now() - t0;
+    times.push(ms);
+    if (say) say(ms);
+  });
 
   // ---- a slider with a typed-in value; log-scaled sliders move in log10 of the value
   function control(box, spec, onchange) {
@@ -363,42 +375,28 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     $("logca-status").textContent = problems.length ? "Not redrawn: " + problems.join("; ") + ". The chart shows the last valid settings." : "";
     if (problems.length) return;
     const gs = grid(L.range[0], L.range[1], L.points);
-    const traces = [];
-    const colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    const curves = [];
     models.forEach((mm, i) => {
-      traces.push({x: gs, y: gs.map((gv) => speedup(mm, gv)), mode: "lines", name: mm.name,
-                   line: {color: colours[i % colours.length], width: i === current ? 3 : 1.5}});
+      for (const gv of gs) curves.push({g: gv, s: speedup(mm, gv), design: mm.name, width: i === current ? 3 : 1.5});
     });
     const g1 = metric(m, "g1"), gh = metric(m, "g_half"), b = bound(m), pk = peak(m);
-    const col = colours[current % colours.length];
-    if (g1.exists) traces.push({x: [g1.roots[0]], y: [speedup(m, g1.roots[0])], mode: "markers", name: "g1 (speedup 1)", marker: {symbol: "circle", size: 10, color: col}});
-    if (gh.exists) traces.push({x: [gh.roots[0]], y: [speedup(m, gh.roots[0])], mode: "markers", name: "g_A/2 (speedup A/2)", marker: {symbol: "square", size: 10, color: col}});
-    if (pk) traces.push({x: [pk.granularity], y: [pk.speedup], mode: "markers", name: "peak", marker: {symbol: "triangle-up", size: 11, color: col}});
-    traces.push({x: [gs[0], gs[gs.length - 1]], y: [m.A, m.A], mode: "lines", name: "A (eq. 3)", line: {dash: "dash", color: "#777"}});
-    if (b.kind === "latency") traces.push({x: gs, y: gs.map((gv) => m.C / m.L * Math.pow(gv, m.beta - 1)), mode: "lines", name: "C/L·g^(β−1) (eq. 9)", line: {dash: "dashdot", color: "#777"}});
+    const colour = CHART_COLOURS[current % CHART_COLOURS.length];
+    const markers = [];
+    if (g1.exists) markers.push({g: g1.roots[0], s: speedup(m, g1.roots[0]), what: MARKER_NAMES[0], colour: colour});
+    if (gh.exists) markers.push({g: gh.roots[0], s: speedup(m, gh.roots[0]), what: MARKER_NAMES[1], colour: colour});
+    if (pk) markers.push({g: pk.granularity, s: pk.speedup, what: MARKER_NAMES[2], colour: colour});
+    const bounds = [{g: gs[0], s: m.A, what: BOUND_NAMES[0]}, {g: gs[gs.length - 1], s: m.A, what: BOUND_NAMES[0]}];
+    if (b.kind === "latency") for (const gv of gs) bounds.push({g: gv, s: m.C / m.L * Math.pow(gv, m.beta - 1), what: BOUND_NAMES[1]});
     const advice = advise(m, L.at, L.factor, L.threshold);
     const reg = regions(m, gs, L.factor, L.threshold);
     timings.logcaCompute.push(performance.now() - t0);
-    const ys = traces.flatMap((t) => t.y).filter((v) => v > 0 && Number.isFinite(v));
     // the optimization regions as bars under the curves, one row per parameter (§3.2, Fig. 6)
-    const regionColours = {L: "#8c564b", o: "#e377c2", C: "#17becf", A: "#bcbd22"};
-    for (const p of PARAMETERS) {
-      // one trace per parameter, its runs separated by gaps: fewer traces, a faster redraw
-      const xs = [], ys = [], text = [];
-      for (const [a, c] of reg[p]) {
-        const said = `${p} limits the speedup from ${size(a)} to ${size(c)}`;
-        xs.push(a, c, null); ys.push(p, p, null); text.push(said, said, "");
-      }
-      if (xs.length) traces.push({x: xs, y: ys, xaxis: "x", yaxis: "y2", mode: "lines", showlegend: false,
-                                  line: {width: 9, color: regionColours[p]}, hoverinfo: "text", text: text});
-    }
-    const layout = {margin: {t: 30, r: 10}, height: 500, legend: {orientation: "h", y: -0.2},
-      xaxis: {type: "log", title: {text: "granularity g (bytes offloaded)"}, exponentformat: "power", anchor: "y2"},
-      yaxis: {type: "log", domain: [0.26, 1], title: {text: "speedup T0/T1 (×)"}, range: [Math.log10(Math.min(...ys) / 1.5), Math.log10(Math.max(...ys) * 1.5)]},
-      yaxis2: {domain: [0, 0.18], type: "category", categoryorder: "array", categoryarray: PARAMETERS.slice().reverse(),
-               range: [-0.5, 3.5], title: {text: "10× better gains ≥ 20%", font: {size: 11}}, fixedrange: true},
-      title: {text: m.name + ": speedup against granularity", font: {size: 14}}};
-    chart("logca-chart", traces, layout);
+    const strips = PARAMETERS.flatMap((p) => reg[p].map(([a, c]) => ({p: p, a: a, c: c, said: `${p} limits the speedup from ${size(a)} to ${size(c)}`})));
+    const [ylo, yhi] = logDomain(curves.concat(markers, bounds).map((r) => r.s), 1.5);
+    chart("logca-chart", {data: {curves: curves, markers: markers, bounds: bounds, regions: strips},
+                          signals: {title: m.name + ": speedup against granularity", xlo: gs[0], xhi: gs[gs.length - 1], ylo: ylo, yhi: yhi}},
+          t0, timings.logca, (ms) => { $("logca-time").textContent = `updated in ${fmt(ms, 3)} ms (${L.points} points; ` +
+            `the model's part ${fmt(timings.logcaCompute[timings.logcaCompute.length - 1], 3)} ms, the rest drawing)`; });
     // readouts
     const second = (r, what) => r.roots.length > 1 ? `; falls back below ${what} at ${size(r.roots[1])} (Implication 4)` : "";
     $("logca-g1").textContent = g1.exists ? size(g1.roots[0]) + second(g1, "1") : "none: " + g1.reason;
@@ -415,9 +413,6 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     models.forEach((mm, i) => { for (const k of ["L", "o", "C", "A", "beta"]) state[k + i] = mm[k]; state["latency" + i] = mm.latency; });
     state.at = L.at;
     writeHash();
-    timings.logca.push(performance.now() - t0);
-    $("logca-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms (${L.points} points; ` +
-      `the model's part ${fmt(timings.logcaCompute[timings.logcaCompute.length - 1], 3)} ms, the rest drawing)`;
   }
 
   // ================================================================ density
@@ -441,14 +436,12 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       $("density-row-" + i).classList.toggle("bottleneck", l.name === res.bottleneck);
     });
     const shown = D.layers.map((l, i) => [l.name, res.rates[i].sigma]).filter(([, s]) => Number.isFinite(s));
-    chart("density-chart", [{type: "bar", orientation: "h", y: shown.map((s) => s[0]), x: shown.map((s) => s[1]),
-      marker: {color: shown.map((s) => s[0] === res.bottleneck ? "#d62728" : "#1f77b4")}}],
-      {margin: {t: 30, l: 160}, height: 80 + 40 * shown.length, title: {text: "rate each layer allows, σ (Steffen eq. 6)", font: {size: 14}},
-       xaxis: {type: "log", title: {text: "σ (computations per second)"}, exponentformat: "power"}, yaxis: {autorange: "reversed", title: {text: "layer"}}});
+    const [xlo, xhi] = logDomain(shown.map((s) => s[1]), 3);
+    chart("density-chart", {data: {bars: shown.map(([layer, sigma]) => ({layer: layer, sigma: sigma, bottleneck: layer === res.bottleneck}))},
+                            signals: {xlo: xlo, xhi: xhi}}, t0, timings.density);
     state.alg = D.algorithm;
     D.layers.forEach((l, i) => { state["layer" + i] = [l.size, l.bandwidth, l.latency].join(","); });
     writeHash();
-    timings.density.push(performance.now() - t0);
   }
   if (D) {
     D.layers.forEach((l) => { if (l.bandwidth === "inf") l.bandwidth = Infinity; });
@@ -517,19 +510,19 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
       sweep = [xs, xs.map((xv) => evalInterface(c, Object.assign({}, values, {[P.sweep]: xv})))];
     }
     timings.lpnCompute.push(performance.now() - t0);
+    if (P.delays.length) $("lpn-delay-warning").textContent = boxWarning(P, values);
+    const say = (ms) => { $("lpn-time").textContent = `updated in ${fmt(ms, 3)} ms`; };
     if (P.sweep) {
       const [xs, ys] = sweep;
-      chart("lpn-chart", [
-        {x: xs, y: ys.map((y) => y.latency), mode: "lines", name: "latency (max of ε, §4.2)"},
-        {x: xs, y: ys.map((y) => y.phased), mode: "lines", name: "latency by phase", line: {dash: "dot"}},
-        {x: [values[P.sweep]], y: [r.latency], mode: "markers", name: "current", marker: {size: 10}}],
-        {margin: {t: 30}, height: 360, legend: {orientation: "h", y: -0.3}, title: {text: P.model + ": interface latency", font: {size: 14}},
-         xaxis: {type: "log", title: {text: P.sweep + " (" + P.stream_unit + ")"}}, yaxis: {type: "log", title: {text: "latency (cycles)"}}});
+      const rows = xs.flatMap((xv, i) => [{x: xv, y: ys[i].latency, what: SWEEP_NAMES[0]}, {x: xv, y: ys[i].phased, what: SWEEP_NAMES[1]}]);
+      const [ylo, yhi] = logDomain(rows.map((row) => row.y).concat([r.latency]), 1.2);
+      chart("lpn-chart", {data: {sweep: rows, current: [{x: values[P.sweep], y: r.latency}]},
+                          signals: {title: P.model + ": interface latency", xlo: xs[0], xhi: xs[xs.length - 1], ylo: ylo, yhi: yhi}},
+            t0, timings.lpn, say);
     }
     for (const s of Object.keys(values)) state[s] = values[s];
     writeHash();
-    timings.lpn.push(performance.now() - t0);
-    $("lpn-time").textContent = `updated in ${fmt(performance.now() - t0, 3)} ms`;
+    if (!P.sweep) { timings.lpn.push(performance.now() - t0); say(timings.lpn[timings.lpn.length - 1]); }
   }
   if (P && !P.missing) {
     P.problems = {};
@@ -579,8 +572,9 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   drawDensity();
   drawLpn();
   updateCommand();
-  timings.ready = performance.now();     // ms since navigation started: the first screen
-  document.body.dataset.ready = "1";
-  loading = false;
-  setTimeout(drawQueued, 0);
+  charts.settled().then(() => {
+    timings.ready = performance.now();     // ms since navigation started: the first screen
+    document.body.dataset.ready = "1";
+    charts.loaded();
+  });
 });

@@ -1,46 +1,39 @@
 """The explorer as one self-contained HTML page: no network, no server (issue 25).
 
-The page holds, inline: Plotly's bundled ``plotly.min.js`` (from the ``plotly`` Python
-package), the panels' data as JSON, the models' formulas printed to JavaScript by
-:mod:`.formulas`, and ``explorer.js`` (controls, validation, drawing). It opens from disk.
+The page holds, inline: the Vega runtime (the bundle of the ``vl-convert-python`` package,
+0.9 MB), the panels' data as JSON, the models' formulas printed to JavaScript by
+:mod:`.formulas`, ``charts.js`` (the three charts as Vega views) and ``explorer.js``
+(controls, validation, the panels). It opens from disk.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 from importlib import resources
 
-from ..errors import ModelError, invalid
+from ..errors import ModelError
 from .formulas import density_javascript, logca_javascript
 from .panels import DensityPanel, LogcaPanel, LpnPanel
 
 MAX_PAGE_BYTES = 5_000_000      # issue 25's budget for the demo's page
 
 
-def plotly_script(path=None) -> str:
-    """The minified plotly.js that the ``plotly`` package ships for offline figures, or the
-    bundle at ``path`` (a smaller one, such as plotly's basic bundle of scatter and bar
-    charts, which are all the page draws: a quarter of the size, parsed that much faster)."""
-    if path is not None:
-        from pathlib import Path
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise invalid("--plotly-js", str(path), f"a readable plotly.js bundle "
-                          f"({type(exc).__name__})") from None
-        if "plotly.js" not in text[:2000] or "Plotly" not in text:
-            raise invalid("--plotly-js", str(path), "a plotly.js bundle (its banner says "
-                          "'plotly.js'), e.g. plotly-basic.min.js")
-        return text
+@functools.cache
+def vega_script() -> str:
+    """The JavaScript bundle of Vega, Vega-Lite and vega-embed that ``vl-convert-python``
+    ships for offline HTML. It must run as a module script, and of its globals only
+    ``window.vegaEmbed`` is usable (``window.vega`` is null), so charts.js uses that.
+    The first call in a process takes about a second (the package starts its JavaScript
+    engine), hence the cache."""
     try:
-        return resources.files("plotly").joinpath("package_data/plotly.min.js").read_text(
-            encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        raise ModelError("the explorer needs the plotly package for its charts: pip install "
-                         "plotly (it is a dependency of accelperf)") from None
+        import vl_convert
+    except ImportError:
+        raise ModelError("the explorer needs the vl-convert-python package for its charts: "
+                         "pip install vl-convert-python (a dependency of accelperf)") from None
+    return vl_convert.javascript_bundle()
 
 
 def _inline(text: str) -> str:
@@ -152,8 +145,27 @@ exactly from extractions one step apart (accelperf.explore.delays). Each slider'
 where the formula was checked against a fresh extraction, with the other delays at their
 starting values; moving several at once can cross a structure boundary (a new bottleneck, a
 class boundary) that these checks did not visit: re-extract with
-<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.</p>
-<div id="lpn-delays"></div><ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
+<code>accelperf lpn interface {html.escape(panel.model)} --param NAME=VALUE</code>.
+{_corners_text(panel.corners)}</p>
+<div id="lpn-delays"></div><p class="status" id="lpn-delay-warning" role="alert"></p>
+<ul class="notes" id="lpn-delay-notes">{items}{fixed}</ul>"""
+
+
+def _corners_text(corners) -> str:
+    """What the check of the delay box's corners found (accelperf.explore.delays, step 4)."""
+    if corners is None:
+        return ""
+    if corners.whole_box:
+        return (f"All {corners.total} corners of the box the sliders span keep that "
+                f"structure too, so the whole box does (each structural choice holds on a "
+                f"convex set of delays; terms measured by simulation aside).")
+    said = (f"Of the {corners.total} corners of the box the sliders span, "
+            f"{corners.checked} were checked and {corners.agree} keep that structure")
+    if corners.failures:
+        values, why = corners.failures[0]
+        said += (f" (not at {', '.join(f'{n} = {v}' for n, v in values)}: "
+                 f"{html.escape(why)})")
+    return said + ": the page warns when several delays are moved together."
 
 
 STYLE = """
@@ -176,10 +188,8 @@ textarea { width: 100%; font-family: monospace; }
 
 
 def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = None,
-               lpn: LpnPanel | None = None, title: str = "accelperf explorer",
-               plotly_js: str | None = None) -> str:
-    """The explorer page as an HTML string (the caller writes it); ``plotly_js`` is the
-    charting script to inline (default: :func:`plotly_script`'s)."""
+               lpn: LpnPanel | None = None, title: str = "accelperf explorer") -> str:
+    """The explorer page as an HTML string (the caller writes it)."""
     if logca is None and density is None and lpn is None:
         raise ModelError("nothing to explore: give a LogCA model, a hierarchy or an LPN model")
     data = {"logca": logca.to_dict() if logca else None,
@@ -189,12 +199,13 @@ def build_page(logca: LogcaPanel | None = None, density: DensityPanel | None = N
     if density is not None:
         formulas.append(density_javascript(density.algorithms))
     payload = json.dumps(data).replace("<", "\\u003c")     # JSON that cannot close the tag
-    runtime = resources.files(__package__).joinpath("explorer.js").read_text(encoding="utf-8")
+    charts, runtime = (resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+                       for name in ("charts.js", "explorer.js"))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{STYLE}</style>
-<script>{_inline(plotly_js if plotly_js is not None else plotly_script())}</script>
+<script type="module">{_inline(vega_script())}</script>
 </head><body>
 <h1>{html.escape(title)}</h1>
 <p>Every number on this page is computed in your browser from accelperf's own formulas
@@ -209,9 +220,10 @@ commands for them.</p>
 <span id="copy-status"></span></section>
 <script type="application/json" id="explorer-data">{payload}</script>
 <script>{_inline(chr(10).join(formulas))}</script>
+<script>{_inline(charts)}</script>
 <script>{_inline(runtime)}</script>
 </body></html>
 """
 
 
-__all__ = ["build_page", "plotly_script", "MAX_PAGE_BYTES"]
+__all__ = ["build_page", "vega_script", "MAX_PAGE_BYTES"]

@@ -86,7 +86,8 @@ class LpnPanel:
     named delays the page has sliders for (their symbols are in the classes' formulas:
     :mod:`.delays`); ``fixed_delays`` the others, with their values and why they are
     fixed; ``declared`` each parameter's declared default (the command line names only
-    the ones set otherwise)."""
+    the ones set otherwise); ``corners`` the check of the delay box's corners (a
+    :class:`~.delays.CornerCheck`, or None)."""
 
     model: str
     classes: tuple[InterfaceFormulas, ...] = ()
@@ -99,6 +100,7 @@ class LpnPanel:
     delays: tuple = ()              # DelaySlider
     fixed_delays: tuple = ()        # (name, value, why)
     declared: dict = field(default_factory=dict)      # parameter -> declared default
+    corners: object = None          # CornerCheck of the delay sliders' box, or None
 
     @property
     def slider_symbols(self) -> list[str]:
@@ -122,7 +124,11 @@ class LpnPanel:
                 "delays": [{"name": d.name, "start": d.start, "lo": d.lo, "hi": d.hi,
                             "doc": d.doc, "note": d.note} for d in self.delays],
                 "fixed_delays": [list(f) for f in self.fixed_delays],
-                "declared": dict(self.declared)}
+                "declared": dict(self.declared),
+                "corners": None if self.corners is None else {
+                    "total": self.corners.total, "checked": self.corners.checked,
+                    "failures": [{"values": dict(values), "why": why}
+                                 for values, why in self.corners.failures]}}
 
 
 def _start_value(lo, hi):
@@ -193,6 +199,7 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
     return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
                     defaults=defaults, frequency_hz=frequency_hz, stream_unit=unit,
                     svg=net_svg(model), delays=sliders, fixed_delays=fixed,
+                    corners=symbolic.corners if symbolic else None,
                     declared={p.name: p.default for p in getattr(model, "parameters", ())})
 
 
