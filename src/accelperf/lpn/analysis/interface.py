@@ -15,12 +15,19 @@ For each input class (:mod:`.classes`):
 * ε_T = N_T·ḡ_T, and the plain interface is latency = max_T ε_T (§4.2), simplified
   with SymPy and with terms the space proves smaller dropped.
 
-**Measured bounds (beyond the paper).** For a class with one stream, the net is also
-simulated on two long uniform streams at the sampled points; the difference gives the
-true cycles per stream token there. The A.3 iteration stops before its formula passes
-that (loops whose parallel factors differ make it overshoot, round after round), and a
-per-token gap the simulation shows but no loop explains (a stage that only *reads* a
-later stage's slots) is added as the term ``coupling``, marked as measured.
+**Stream slopes (beyond the paper).** For a class whose stream has a period recurrence
+(:mod:`.schedule`: the JPEG decoder's 6-block MCUs), the cycles per stream token in
+steady state are the recurrence's cycle mean (:mod:`.steady`), derived at the sampled
+points from the net's delays and structure. The A.3 iteration stops before its formula
+passes that (loops whose parallel factors differ make it overshoot, round after round),
+and a per-token gap the critical cycle shows but no loop explains (a stage that only
+*reads* a later stage's slots: the decoder's colour converter and its IDCTs) is added as
+the term ``coupling``: the critical cycles' weights per token, naming their transitions,
+assuming a uniform stream in steady state. A probe of two periods gives a recurrence too,
+assumed periodic (a third period would prove it; only a proven one is replayed). A
+stream with no recurrence (no probe, or a probe of one period: ``block-pipeline``,
+``pipeline-over-link``, ``darwin``) takes A.3's bottleneck as its slope (one stable
+bottleneck, the pipeline full) and iterates the loops to convergence.
 
 **Fixed structures (beyond the paper).** A space built from an input with only its size
 properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
@@ -66,10 +73,10 @@ from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .critical import back_to_back, critical_paths
-from .measured import uniform_slopes
 from .one_shot import one_shot_stages, stage_terms, without_stages
-from .schedule import period_schedule
+from .schedule import PeriodSchedule, period_schedule
 from .solver import Solver
+from .steady import ASSUMPTION as STEADY_ASSUMPTION, stream_slope
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError
@@ -251,7 +258,8 @@ def factor_max(expr):
 
 
 COUPLING = "coupling"
-"""The name of the measured term (see :func:`class_interface`)."""
+"""The name of the term a stream's critical cycle adds where no loop explains its slope
+(see :func:`class_interface`)."""
 
 PATH = "critical_path_"
 """The names of a fixed structure's path terms, numbered (see :mod:`.critical`)."""
@@ -272,6 +280,24 @@ def _probe_scaled(cls: InputClass, counts, delays, intervals):
     return ({t: sympy.simplify(n * scale) for t, n in counts.items()},
             {t: sympy.simplify(sympy.sympify(d).subs(means)) for t, d in delays.items()},
             {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
+
+
+def stream_slopes(cls: InputClass, schedule: PeriodSchedule | None, points):
+    """Beyond the paper: the derived slope of the class's stream (:mod:`.steady`, the
+    cycle mean of its period recurrence) at the lowest property values and at each
+    sampled point: [(point, n symbol, StreamSlope)], or None without a recurrence."""
+    if schedule is None:
+        return None
+    (ps,) = [p for p in cls.space.places if p.place == schedule.stream]
+    means = {q: mean_symbol(ps.place, q) for q in ps.properties}
+    lowest = {means[q]: lo for q, (lo, _) in ps.properties.items()}
+    out = []
+    for point in [{**points[0], **lowest}] + list(points):
+        slope = stream_slope(schedule, {q: point[m] for q, m in means.items()}, means)
+        if slope is None:
+            return None
+        out.append((point, count_symbol(ps.place), slope))
+    return out
 
 
 def _slope(counts, gap, point, n_sym) -> float:
@@ -314,7 +340,14 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
-    slopes = uniform_slopes(model, cls, points)
+    schedule = period_schedule(model, cls.commits, cls.space)
+    # A probe of two periods cannot prove its recurrence periodic (no replay then), but
+    # its second period still gives the slope, assuming it repeats.
+    unproven = None if schedule is not None else \
+        period_schedule(model, cls.commits, cls.space, min_periods=2)
+    slopes = stream_slopes(cls, schedule or unproven, points)
+    assumes = STEADY_ASSUMPTION + ("" if unproven is None else
+                                   ", its probe's second period repeating")
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
         previous = (dict(gap), dict(bound))
@@ -329,8 +362,9 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                 if any(_value(candidate, p) > _value(gap[t], p) + 1e-9 for p in points):
                     bound[t] = f"loop via {lp.place}"
                 gap[t] = _max(gap[t], candidate)
-        if slopes and any(_slope(counts, gap, p, n) > float(g) * 1.001 for p, n, g in slopes):
-            # Past what the net does on the sampled uniform inputs: A.3's loops overshoot
+        if slopes and any(_slope(counts, gap, p, n) > float(s.cycles_per_token) * 1.001
+                          for p, n, s in slopes):
+            # Past the recurrence's cycle mean at a sampled point: A.3's loops overshoot
             # where a loop's factors differ (F/C > 1); keep the last estimate below it.
             gap, bound = previous
             break
@@ -345,14 +379,16 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         gaps.append(Gap(name, counts[name], g, _simplify(counts[name] * g),
                         delays[name], bound[name]))
     latency = max_effective(gaps, solver, conds)
-    # Beyond the paper: a coupling the loops miss (a read arc waiting for a later stage)
-    # shows as a per-token gap the simulation has and the formula lacks.
-    missing = [g for p, n, g in slopes or () if _slope(
-        counts, {x.transition: x.gap for x in gaps}, p, n) < float(g) * 0.999]
+    # Beyond the paper: a coupling the loops miss (a stage reading a later stage's slots)
+    # shows as a critical cycle of the recurrence heavier than the formula's slope.
+    missing = [s for p, n, s in slopes or () if _slope(
+        counts, {x.transition: x.gap for x in gaps}, p, n) < float(s.cycles_per_token) * 0.999]
     if missing:
         n = slopes[0][1]
-        gaps.append(Gap(COUPLING, n, max(missing), n * max(missing), 0,
-                        "measured on uniform inputs"))
+        term = prune_max(_max(*dict.fromkeys(s.per_token for s in missing)), solver, conds)
+        cycles = "; ".join(dict.fromkeys(s.cycle.describe() for s in missing))
+        gaps.append(Gap(COUPLING, n, term, _simplify(n * term), 0,
+                        f"critical cycle {cycles}; assumes {assumes}"))
         latency = max_effective(gaps, solver, conds)
     path = critical_path(model, cls)
     if path is None and sized_structure(cls.space):
@@ -387,8 +423,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         phases = [Phase(p.transitions, p.latency / tick, p.bottleneck, p.stream,
                         p.fill / tick) for p in phases]
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
-                          phased, iterations, schedule=period_schedule(model, cls.commits,
-                                                                       cls.space))
+                          phased, iterations, schedule=schedule)
 
 
 CRITICAL_PATH_RECORDS = 2000
@@ -488,7 +523,7 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         if origin is None and kind == "single" and len(probed) == 1:
             (origin,) = probed                      # a probed stream, token by token
         if origin is not None and COUPLING in by_name:
-            names.append(COUPLING)          # the measured term belongs to the stream
+            names.append(COUPLING)          # the critical cycle belongs to the stream
         eps = {n: by_name[n].effective for n in names}
         top = max(names, key=lambda n: _value(eps[n], _point(cls)))
         body = max_effective([by_name[n] for n in names], solver, list(cls.conditions))
@@ -580,4 +615,4 @@ def group_classes(classes) -> tuple:
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
            "extract_interface", "class_interface", "in_series", "group_classes",
-           "check_interface_request", "sized_structure", "critical_path"]
+           "check_interface_request", "sized_structure", "critical_path", "stream_slopes"]
