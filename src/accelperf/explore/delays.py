@@ -4,7 +4,7 @@ explorer's delay sliders (issue 25; the named parameters are issue 21's, lpn/par
 Why not a symbolic extraction: the extractor (lpn2pi, OSDI'24 §4.2 and A.3) reads a model
 built with numbers (the design of :mod:`accelperf.lpn.params`) and decides on numbers: it
 folds a max of constant gaps into one number, drops the terms its solver proves smaller,
-and measures coupling and fill terms by simulation. What holds instead: while the
+and derives coupling and fill terms from critical cycles and paths at numbers. What holds instead: while the
 interface keeps one structure (the same classes, the same terms, the same winner of every
 folded max), each of its numbers is an affine function of the delays, because mean
 delays, loop delays Δ = Σ(δ + ḡ·(F/C − 1)) divided by F, ε_T = N_T·ḡ_T and their sums are

@@ -126,7 +126,8 @@ def sampled_inputs(model: Model, interface, per_class: int = FORM_SAMPLES,
                    seed: int = 0) -> list:
     """Inputs of the interface's space as tokens ({place: [{property: value}]}): each
     class's own sample and ``per_class`` random members (streams of at most 400 tokens,
-    :func:`.classes.random_member`)."""
+    :func:`.classes.random_member`, of whole periods where the class says what a period
+    is: ``ClassInterface.whole_periods``, so that they run to the end)."""
     from .classes import random_member
     from .solver import Solver
     from .space import space_constraints
@@ -137,7 +138,8 @@ def sampled_inputs(model: Model, interface, per_class: int = FORM_SAMPLES,
         cls = ci.input_class
         out.append(cls.sample)
         for _ in range(per_class):
-            member = random_member(cls, model, rng, solver)
+            member = random_member(cls, model, rng, solver,
+                                   multiples=ci.whole_periods())
             if member is not None and member[0] not in out:
                 out.append(member[0])
     return out

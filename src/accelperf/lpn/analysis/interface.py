@@ -127,6 +127,25 @@ class ClassInterface:
     grouped: tuple = ()       # the indices of the symbolic run's classes merged into it
     schedule: object = None   # a probed stream's timing recurrence (.schedule), if any
 
+    def phased_form(self) -> str:
+        """The by-phase latency as the generated module computes it: the formula, or,
+        where the stream has a timing recurrence, its period replay plus the other
+        phases (a header stage)."""
+        if self.schedule is None:
+            return str(self.phased_latency)
+        others = [f"{ph.bottleneck} phase ({ph.latency})" for ph in self.phases
+                  if ph.stream != self.schedule.stream]
+        return " + ".join([self.schedule.describe()] + others)
+
+    def whole_periods(self) -> dict:
+        """{stream place: a multiple its length must be} for inputs that run to the end:
+        the recurrence's period where one is derived (an MCU of 6 blocks), else a probe's
+        length (the symbolic run finished it, so it is whole periods)."""
+        out = {p.place: p.probe for p in self.input_class.space.places if p.probe}
+        if self.schedule is not None:
+            out[self.schedule.stream] = self.schedule.period
+        return out
+
     def __repr__(self) -> str:
         merged = f" (classes {', '.join(map(str, self.grouped))})" if self.grouped else ""
         return f"ClassInterface({self.input_class.index}{merged}: latency = " \

@@ -69,6 +69,11 @@ class PeriodSchedule:
     first: tuple
     steady: tuple
 
+    def describe(self) -> str:
+        """What the generated module does with it, in one line."""
+        return f"period replay of {self.stream} ({self.period} token(s) a period, " \
+               f"{len(self.steady)} firing(s) each)"
+
     def __repr__(self) -> str:
         return f"PeriodSchedule({self.stream}: {self.period} token(s), " \
                f"{len(self.steady)} firing(s) per period)"
