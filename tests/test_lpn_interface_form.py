@@ -107,7 +107,8 @@ def test_the_printed_by_phase_form_is_what_the_module_replays(cli):
     code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--json")
     assert json.loads(out)["classes"][0]["phased_form"].startswith("period replay of blocks")
     code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--phases", "--tolerance", "1e-9",
-                       "--check", "[1, 5, 63, 2, 9, 30, 40, 3, 17, 22, 9, 31]", "[63, 63, 63, 63, 63, 63]")
+                       "--check", "[1, 5, 63, 2, 9, 30, 40, 3, 17, 22, 9, 31]",
+                       "[63, 63, 63, 63, 63, 63]")
     assert code == 0 and "max error 0.00%" in out, out
     # a partial MCU is bad input: one line, exit 2 (it was an internal error)
     code, _, err = cli("lpn", "interface", "jpeg-decoder", "--check", "[63]")
