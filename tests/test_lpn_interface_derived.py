@@ -83,6 +83,8 @@ def test_the_jpeg_decoders_terms_are_derived_too():
     text = module_source(iface, model, "jpeg-decoder")
     assert "No term is measured" in text
     assert "measured" not in text.replace("No term is measured", "").lower()
+    assert "Term coupling is the heaviest cycle" in text          # the docstring's assumption
+    assert "    # coupling: critical cycle colour_convert" in text  # named at the class
 
 
 def test_a_records_critical_path_is_the_simulated_latency(protoacc):
@@ -187,3 +189,19 @@ def test_a_short_stream_breaks_the_full_pipeline_of_the_plain_form_only():
     # the by-phase form adds the fill: exact here, and nothing is blamed
     assert module.latency(blocks, True) == sim
     assert failed_assumption(model, iface, module, blocks, sim, True, 0.01) is None
+
+
+def test_check_diagnoses_the_decoders_stream_past_its_header_phase(cli):
+    """The header stage is a phase in series, not a bottleneck taking turns: a stream
+    whose halves compress differently names the stream's stages only, and one MCU (no
+    fill entry in a replayed walk) names the full pipeline, from the replay less the
+    plain formula."""
+    halves = json.dumps([2] * 600 + [50] * 600)
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--plain", "--tolerance", "0.01",
+                       "--check", halves, "[1, 1, 1, 1, 1, 1]")
+    assert code == 1
+    assert "assumption 'one bottleneck per class' fails: stages coupling and " \
+           "entropy_decode alternate along the stream (2 runs)" in out
+    assert "parse_header" not in out
+    assert "[1, 1, 1, 1, 1, 1]: assumption 'pipeline full' fails: filling the pipeline " \
+           "takes 139 cycles, 20.9% of the latency" in out

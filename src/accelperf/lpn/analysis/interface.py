@@ -280,6 +280,10 @@ COUPLING = "coupling"
 """The name of the term a stream's critical cycle adds where no loop explains its slope
 (see :func:`class_interface`)."""
 
+ONE_SHOT = "one-shot, in series"
+"""The bound of a one-shot stage's gap (:func:`in_series`): a phase before the stream,
+not a stage that bounds it."""
+
 PATH = "critical_path_"
 """The names of a fixed structure's path terms, numbered (see :mod:`.critical`)."""
 
@@ -590,7 +594,7 @@ def in_series(model: Model, cls: InputClass, stages: dict, solver: Solver,
     ci = class_interface(model, without_stages(cls, stages), solver, loops, max_iterations)
     terms = stage_terms(cls, stages)
     front = tuple(Phase((n,), total / model.ticks_per_cycle, n) for n, _, _, total in terms)
-    gaps = tuple(Gap(name, n, d, total, d, "one-shot, in series") for name, n, d, total in terms)
+    gaps = tuple(Gap(name, n, d, total, d, ONE_SHOT) for name, n, d, total in terms)
     series = sympy.Add(*[p.latency for p in front])
     return replace(ci, input_class=cls, gaps=gaps + ci.gaps, latency=ci.latency + series,
                    phases=front + ci.phases, phased_latency=ci.phased_latency + series)
