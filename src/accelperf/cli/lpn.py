@@ -352,7 +352,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
             if c.grouped else ""
         console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
         console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
-        console.print(f"  by phase = {c.phased_form()}", markup=False)
+        console.print(f"  by phase = {_phased_form(c)}", markup=False)
         for k, ph in enumerate(c.phases, 1):
             # a replayed stream: its closed form is what a full pipeline would give
             replayed = c.schedule is not None and ph.stream == c.schedule.stream
@@ -375,11 +375,20 @@ def _check_input(text, load_input):
         raise
 
 
+def _phased_form(c) -> str:
+    """The by-phase latency as the module computes it (a recurrence is replayed)."""
+    if c.schedule is None:
+        return str(c.phased_latency)
+    others = [f"{ph.bottleneck} phase ({ph.latency})" for ph in c.phases
+              if ph.stream != c.schedule.stream]
+    return " + ".join([c.schedule.describe()] + others)
+
+
 def _class_json(c) -> dict:
     return {"index": c.input_class.index, "conditions": c.input_class.readable_conditions(),
             "grouped": list(c.grouped),
             "latency": str(c.latency), "bottleneck": c.bottleneck,
-            "phased_latency": str(c.phased_latency), "phased_form": c.phased_form(),
+            "phased_latency": str(c.phased_latency), "phased_form": _phased_form(c),
             "phases": [{"transitions": list(p.transitions), "latency": str(p.latency),
                         "bottleneck": p.bottleneck} for p in c.phases],
             "gaps": [{"transition": g.transition, "commits": str(g.commits),

@@ -15,19 +15,13 @@ For each input class (:mod:`.classes`):
 * ε_T = N_T·ḡ_T, and the plain interface is latency = max_T ε_T (§4.2), simplified
   with SymPy and with terms the space proves smaller dropped.
 
-**Stream slopes (beyond the paper).** For a class whose stream has a period recurrence
-(:mod:`.schedule`: the JPEG decoder's 6-block MCUs), the cycles per stream token in
-steady state are the recurrence's cycle mean (:mod:`.steady`), derived at the sampled
-points from the net's delays and structure. The A.3 iteration stops before its formula
-passes that (loops whose parallel factors differ make it overshoot, round after round),
-and a per-token gap the critical cycle shows but no loop explains (a stage that only
-*reads* a later stage's slots: the decoder's colour converter and its IDCTs) is added as
-the term ``coupling``: the critical cycles' weights per token, naming their transitions,
-assuming a uniform stream in steady state. A probe of two periods gives a recurrence too,
-assumed periodic (a third period would prove it; only a proven one is replayed). A
-stream with no recurrence (no probe, or a probe of one period: ``block-pipeline``,
-``pipeline-over-link``, ``darwin``) takes A.3's bottleneck as its slope (one stable
-bottleneck, the pipeline full) and iterates the loops to convergence.
+**Stream slopes (beyond the paper).** A stream's cycles per token in steady state are
+the cycle mean of its period recurrence (:mod:`.steady`), derived at the sampled points.
+The A.3 iteration stops before its formula passes that (loops whose parallel factors
+differ overshoot, round after round), and a slope no loop explains (a stage that only
+*reads* a later stage's slots: the JPEG decoder's back end) adds the term ``coupling``,
+the critical cycles' weight per token. A stream with no recurrence keeps A.3's
+bottleneck (one stable bottleneck, the pipeline full) and iterates to convergence.
 
 **Fixed structures (beyond the paper).** A space built from an input with only its size
 properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
@@ -74,9 +68,9 @@ from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .critical import back_to_back, critical_paths
 from .one_shot import one_shot_stages, stage_terms, without_stages
-from .schedule import PeriodSchedule, period_schedule
+from .schedule import period_schedule
 from .solver import Solver
-from .steady import ASSUMPTION as STEADY_ASSUMPTION, stream_slope
+from .steady import stream_slopes
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError
@@ -126,25 +120,6 @@ class ClassInterface:
     iterations: int
     grouped: tuple = ()       # the indices of the symbolic run's classes merged into it
     schedule: object = None   # a probed stream's timing recurrence (.schedule), if any
-
-    def phased_form(self) -> str:
-        """The by-phase latency as the generated module computes it: the formula, or,
-        where the stream has a timing recurrence, its period replay plus the other
-        phases (a header stage)."""
-        if self.schedule is None:
-            return str(self.phased_latency)
-        others = [f"{ph.bottleneck} phase ({ph.latency})" for ph in self.phases
-                  if ph.stream != self.schedule.stream]
-        return " + ".join([self.schedule.describe()] + others)
-
-    def whole_periods(self) -> dict:
-        """{stream place: a multiple its length must be} for inputs that run to the end:
-        the recurrence's period where one is derived (an MCU of 6 blocks), else a probe's
-        length (the symbolic run finished it, so it is whole periods)."""
-        out = {p.place: p.probe for p in self.input_class.space.places if p.probe}
-        if self.schedule is not None:
-            out[self.schedule.stream] = self.schedule.period
-        return out
 
     def __repr__(self) -> str:
         merged = f" (classes {', '.join(map(str, self.grouped))})" if self.grouped else ""
@@ -277,8 +252,7 @@ def factor_max(expr):
 
 
 COUPLING = "coupling"
-"""The name of the term a stream's critical cycle adds where no loop explains its slope
-(see :func:`class_interface`)."""
+"""The term of a stream's critical cycle where no loop explains its slope."""
 
 ONE_SHOT = "one-shot, in series"
 """The bound of a one-shot stage's gap (:func:`in_series`): a phase before the stream,
@@ -303,24 +277,6 @@ def _probe_scaled(cls: InputClass, counts, delays, intervals):
     return ({t: sympy.simplify(n * scale) for t, n in counts.items()},
             {t: sympy.simplify(sympy.sympify(d).subs(means)) for t, d in delays.items()},
             {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
-
-
-def stream_slopes(cls: InputClass, schedule: PeriodSchedule | None, points):
-    """Beyond the paper: the derived slope of the class's stream (:mod:`.steady`, the
-    cycle mean of its period recurrence) at the lowest property values and at each
-    sampled point: [(point, n symbol, StreamSlope)], or None without a recurrence."""
-    if schedule is None:
-        return None
-    (ps,) = [p for p in cls.space.places if p.place == schedule.stream]
-    means = {q: mean_symbol(ps.place, q) for q in ps.properties}
-    lowest = {means[q]: lo for q, (lo, _) in ps.properties.items()}
-    out = []
-    for point in [{**points[0], **lowest}] + list(points):
-        slope = stream_slope(schedule, {q: point[m] for q, m in means.items()}, means)
-        if slope is None:
-            return None
-        out.append((point, count_symbol(ps.place), slope))
-    return out
 
 
 def _slope(counts, gap, point, n_sym) -> float:
@@ -364,13 +320,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
     schedule = period_schedule(model, cls.commits, cls.space)
-    # A probe of two periods cannot prove its recurrence periodic (no replay then), but
-    # its second period still gives the slope, assuming it repeats.
-    unproven = None if schedule is not None else \
-        period_schedule(model, cls.commits, cls.space, min_periods=2)
-    slopes = stream_slopes(cls, schedule or unproven, points)
-    assumes = STEADY_ASSUMPTION + ("" if unproven is None else
-                                   ", its probe's second period repeating")
+    slopes, assumes = stream_slopes(model, cls, schedule, points)
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
         previous = (dict(gap), dict(bound))
@@ -638,4 +588,4 @@ def group_classes(classes) -> tuple:
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
            "extract_interface", "class_interface", "in_series", "group_classes",
-           "check_interface_request", "sized_structure", "critical_path", "stream_slopes"]
+           "check_interface_request", "sized_structure", "critical_path"]

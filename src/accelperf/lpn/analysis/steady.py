@@ -11,8 +11,10 @@ x(p) = (A0* ⊗ A1) ⊗ x(p − 1) = A ⊗ x(p − 1).
 
 On a stream whose tokens all hold the same values (a uniform stream) the delays are the
 same every period, and a max-plus recurrence with a constant matrix settles to adding
-its eigenvalue λ per period: the largest mean weight of a cycle of A (Karp's theorem;
-Baccelli et al., *Synchronization and Linearity*, §3.2). λ / period is the stream's
+its eigenvalue λ per period: the largest mean weight of a cycle of A (the max-plus
+cyclicity theorem, Baccelli et al., *Synchronization and Linearity*, ch. 3; computed with
+Karp's algorithm, "A characterization of the minimum cycle mean in a digraph", 1978,
+maximised instead of minimised). λ / period is the stream's
 cycles per token in steady state, and the cycle reaching it (the critical cycle) says
 which firings hold the stream back, e.g. the JPEG decoder's back end, whose colour
 converter only *reads* the IDCT's slots, which no A.3 loop (one place of own tokens)
@@ -24,6 +26,12 @@ expression over those means: a term derived from the net's delays and structure,
 its transitions. Assumptions: every token of the stream holds the means (a uniform
 stream), and the stream is long enough for the steady state (the cycle mean is the
 limit; the replay of :mod:`.schedule` prices fill and drain).
+
+Which streams of the library take which route: the JPEG decoder's (``probe = 18``, three
+MCUs) has a proven recurrence; a probe of two periods gives one assumed periodic (the
+bound says so); a stream with no probe or a probe of one period has none, and
+:mod:`.interface` keeps A.3's bottleneck as its slope (``block-pipeline``,
+``pipeline-over-link``, ``darwin``, where the loops alone give the simulator's slope).
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ from fractions import Fraction
 
 import sympy
 
-from .schedule import PeriodSchedule
+from .classes import InputClass
+from .schedule import PeriodSchedule, period_schedule
+from .space import count_symbol, mean_symbol
 
 ASSUMPTION = "a uniform stream (every token at the means) in steady state"
 """What :class:`StreamSlope` assumes, as the module's docstring and ``--check`` say it."""
@@ -192,4 +202,29 @@ def stream_slope(schedule: PeriodSchedule, values: dict, means: dict) -> StreamS
     return StreamSlope(lam / schedule.period, cycle, per_token)
 
 
-__all__ = ["ASSUMPTION", "CriticalCycle", "StreamSlope", "stream_slope"]
+def stream_slopes(model, cls: InputClass, schedule: PeriodSchedule | None, points):
+    """The slope of the class's stream at its lowest property values and at each sampled
+    point (``points``), for :mod:`.interface`: ([(point, n symbol, StreamSlope)], the
+    assumption), or (None, "") without a recurrence. ``schedule`` is the class's proven
+    recurrence; without one, a probe of two periods still gives its second period as
+    the steady one, assumed to repeat (not proven, so the module does not replay it)."""
+    unproven = None if schedule is not None else \
+        period_schedule(model, cls.commits, cls.space, min_periods=2)
+    schedule = schedule or unproven
+    if schedule is None:
+        return None, ""
+    (ps,) = [p for p in cls.space.places if p.place == schedule.stream]
+    means = {q: mean_symbol(ps.place, q) for q in ps.properties}
+    lowest = {means[q]: lo for q, (lo, _) in ps.properties.items()}
+    out = []
+    for point in [{**points[0], **lowest}] + list(points):
+        slope = stream_slope(schedule, {q: point.get(m, lowest[m]) for q, m in means.items()},
+                             means)
+        if slope is None:
+            return None, ""
+        out.append((point, count_symbol(ps.place), slope))
+    return out, ASSUMPTION + ("" if unproven is None else
+                              ", its probe's second period repeating")
+
+
+__all__ = ["ASSUMPTION", "CriticalCycle", "StreamSlope", "stream_slope", "stream_slopes"]
