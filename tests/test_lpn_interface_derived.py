@@ -41,15 +41,17 @@ def _imports(path: Path) -> set:
             if isinstance(node, ast.ImportFrom) and node.module}
 
 
-def test_the_simulated_floor_and_fill_are_gone():
-    """measured.py keeps only the stream slopes (the JPEG decoder's coupling term, see
-    the xfail below); the emitter and the fixed-structure terms do not use it."""
-    assert "measured" not in _imports(ANALYSIS / "emit.py")
-    assert "measured" not in _imports(ANALYSIS / "critical.py")
-    text = (ANALYSIS / "measured.py").read_text()
-    assert "def simulated_at" not in text and "MEASURED_FLOOR" not in text
-    interface = (ANALYSIS / "interface.py").read_text()
-    assert "from .measured import uniform_slopes\n" in interface
+def test_no_analysis_module_simulates_to_obtain_a_term():
+    """No module of analysis/ that makes an emitted term runs the simulator: no
+    ``measured`` module is left, and the interface, emitter, critical paths, recurrence
+    and slope modules do not import ``..sim``."""
+    assert not (ANALYSIS / "measured.py").exists()
+    for name in ("interface.py", "emit.py", "critical.py", "schedule.py", "steady.py",
+                 "loops.py", "one_shot.py"):
+        imports = _imports(ANALYSIS / name)
+        assert "measured" not in imports and ".measured" not in imports, name
+        assert not any(m.split(".")[-1] == "sim" for m in imports), name
+        assert "simulate(" not in (ANALYSIS / name).read_text(), name
 
 
 @pytest.mark.parametrize("name, space", [
@@ -66,13 +68,23 @@ def test_no_term_of_an_emitted_module_is_measured(name, space):
     assert "measured" not in text.replace("No term is measured", "").lower(), name
 
 
-@pytest.mark.xfail(strict=True, reason="the JPEG decoder's coupling term (a stage that "
-                   "only reads a later stage's slots) is still measured on uniform streams: "
-                   "issue 23 item 2, left while the decoder's interface gains a header stage")
 def test_the_jpeg_decoders_terms_are_derived_too():
+    """The decoder's coupling term is the critical cycle of its period recurrence
+    (analysis.steady): it names the back end's transitions and the assumption, and the
+    emitted module says no term is measured."""
     model = build("jpeg-decoder")
     iface = extract_interface(model, default_space(model))
-    assert not [g for c in iface.classes for g in c.gaps if "measured" in g.bound]
+    gaps = [g for c in iface.classes for g in c.gaps]
+    assert not [g for g in gaps if "measured" in g.bound]
+    (coupling,) = [g for g in gaps if g.transition == "coupling"]
+    assert coupling.bound.startswith("critical cycle colour_convert -> idct_y x4 -> "
+                                     "idct_cb -> idct_cr -> colour_convert")
+    assert "assumes a uniform stream" in coupling.bound
+    text = module_source(iface, model, "jpeg-decoder")
+    assert "No term is measured" in text
+    assert "measured" not in text.replace("No term is measured", "").lower()
+    assert "Term coupling is the heaviest cycle" in text          # the docstring's assumption
+    assert "    # coupling: critical cycle colour_convert" in text  # named at the class
 
 
 def test_a_records_critical_path_is_the_simulated_latency(protoacc):
@@ -177,3 +189,19 @@ def test_a_short_stream_breaks_the_full_pipeline_of_the_plain_form_only():
     # the by-phase form adds the fill: exact here, and nothing is blamed
     assert module.latency(blocks, True) == sim
     assert failed_assumption(model, iface, module, blocks, sim, True, 0.01) is None
+
+
+def test_check_diagnoses_the_decoders_stream_past_its_header_phase(cli):
+    """The header stage is a phase in series, not a bottleneck taking turns: a stream
+    whose halves compress differently names the stream's stages only, and one MCU (no
+    fill entry in a replayed walk) names the full pipeline, from the replay less the
+    plain formula."""
+    halves = json.dumps([2] * 600 + [50] * 600)
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--plain", "--tolerance", "0.01",
+                       "--check", halves, "[1, 1, 1, 1, 1, 1]")
+    assert code == 1
+    assert "assumption 'one bottleneck per class' fails: stages coupling and " \
+           "entropy_decode alternate along the stream (2 runs)" in out
+    assert "parse_header" not in out
+    assert "[1, 1, 1, 1, 1, 1]: assumption 'pipeline full' fails: filling the pipeline " \
+           "takes 139 cycles, 20.9% of the latency" in out

@@ -8,7 +8,8 @@ import types
 import pytest
 
 from accelperf.lpn import simulate
-from accelperf.lpn.analysis.accuracy import FormChoice, choose_form, sampled_inputs
+from accelperf.lpn.analysis.accuracy import (FormChoice, choose_form, sampled_inputs,
+                                             whole_periods)
 from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space
@@ -79,3 +80,40 @@ def test_the_choice_follows_the_errors():
     assert choice.plain.max_error == 0 and choice.phased.mean_error == pytest.approx(0.1)
     real = choose_form(model, iface, load_module(module_source(iface, model, "darwin")))
     assert real.phases is True and real.phased.max_error == 0 < real.plain.mean_error
+
+
+def test_the_jpeg_chooser_samples_whole_mcus_that_run(cli):
+    """The decoder deadlocks on a stream that is not whole MCUs of 6 blocks: the chooser
+    draws whole periods (the recurrence's), so every sampled input runs and counts."""
+    model = build("jpeg-decoder")
+    iface = extract_interface(model, default_space(model))
+    assert whole_periods(iface.classes[0]) == {"blocks": 6}
+    inputs = sampled_inputs(model, iface)
+    assert len(inputs) >= 4 and all(len(x["blocks"]) % 6 == 0 for x in inputs)
+    from accelperf.lpn.analysis.classes import marking_of
+    assert all(simulate(model, marking_of(model, x)).latency > 0 for x in inputs)
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--json")
+    assert code == 0 and json.loads(out)["default_form"]["inputs"] == len(inputs)
+
+
+def test_the_printed_by_phase_form_is_what_the_module_replays(cli):
+    """With a period recurrence the module replays the stream period by period: the
+    printed by-phase line says so (not the full-pipeline closed form), and --check of
+    that form agrees with the simulation exactly."""
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--phases")
+    assert code == 0
+    assert "by phase = period replay of blocks (6 token(s) a period, 16 firing(s) each) " \
+           "+ parse_header phase (0)" in out
+    assert "period replay (closed form, pipeline full: " in out
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--json")
+    assert json.loads(out)["classes"][0]["phased_form"].startswith("period replay of blocks")
+    code, out, _ = cli("lpn", "interface", "jpeg-decoder", "--phases", "--tolerance", "1e-9",
+                       "--check", "[1, 5, 63, 2, 9, 30, 40, 3, 17, 22, 9, 31]",
+                       "[63, 63, 63, 63, 63, 63]")
+    assert code == 0 and "max error 0.00%" in out, out
+    # a partial MCU is bad input: one line, exit 2 (it was an internal error)
+    code, _, err = cli("lpn", "interface", "jpeg-decoder", "--check", "[63]")
+    assert code == 2 and "INPUT = '[63]' is invalid for --check" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    code, out, _ = cli("lpn", "interface", "darwin")       # no recurrence: the formula
+    assert "by phase = 3*alignment_0_steps + n_stripes*(mean_stripes_ref_len + 6) + 6" in out

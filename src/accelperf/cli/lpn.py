@@ -202,6 +202,8 @@ def _check_inside(module, texts, values, phases):
         except module.OutsideClasses as exc:
             raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}; give "
                              "--space FILE with a space that covers it") from None
+        except ValueError as exc:         # the module's Ψ refuses it (a partial MCU)
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}") from None
 
 
 def _space(model, space_path):
@@ -350,9 +352,13 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
             if c.grouped else ""
         console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
         console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
-        console.print(f"  by phase = {c.phased_latency}")
+        console.print(f"  by phase = {_phased_form(c)}", markup=False)
         for k, ph in enumerate(c.phases, 1):
-            console.print(f"    phase {k}: {' -> '.join(ph.transitions)}: {ph.latency}"
+            # a replayed stream: its closed form is what a full pipeline would give
+            replayed = c.schedule is not None and ph.stream == c.schedule.stream
+            latency = f"period replay (closed form, pipeline full: {ph.latency})" \
+                if replayed else ph.latency
+            console.print(f"    phase {k}: {' -> '.join(ph.transitions)}: {latency}"
                           f"    [dim]# bottleneck {ph.bottleneck}[/dim]")
     console.print("default form: " + (form.describe() if form is not None else
                                       ("by phase" if phases else "plain") + " (forced)"))
@@ -369,11 +375,20 @@ def _check_input(text, load_input):
         raise
 
 
+def _phased_form(c) -> str:
+    """The by-phase latency as the module computes it (a recurrence is replayed)."""
+    if c.schedule is None:
+        return str(c.phased_latency)
+    others = [f"{ph.bottleneck} phase ({ph.latency})" for ph in c.phases
+              if ph.stream != c.schedule.stream]
+    return " + ".join([c.schedule.describe()] + others)
+
+
 def _class_json(c) -> dict:
     return {"index": c.input_class.index, "conditions": c.input_class.readable_conditions(),
             "grouped": list(c.grouped),
             "latency": str(c.latency), "bottleneck": c.bottleneck,
-            "phased_latency": str(c.phased_latency),
+            "phased_latency": str(c.phased_latency), "phased_form": _phased_form(c),
             "phases": [{"transitions": list(p.transitions), "latency": str(p.latency),
                         "bottleneck": p.bottleneck} for p in c.phases],
             "gaps": [{"transition": g.transition, "commits": str(g.commits),

@@ -4,11 +4,11 @@ explorer's delay sliders (issue 25; the named parameters are issue 21's, lpn/par
 Why not a symbolic extraction: the extractor (lpn2pi, OSDI'24 §4.2 and A.3) reads a model
 built with numbers (the design of :mod:`accelperf.lpn.params`) and decides on numbers: it
 folds a max of constant gaps into one number, drops the terms its solver proves smaller,
-and measures coupling and fill terms by simulation. What holds instead: while the
-interface keeps one structure (the same classes, the same terms, the same winner of every
-folded max), each of its numbers is an affine function of the delays, because mean
-delays, loop delays Δ = Σ(δ + ḡ·(F/C − 1)) divided by F, ε_T = N_T·ḡ_T and their sums are
-linear in them. So, for starting values p0 and one parameter step h_i each:
+and derives coupling and fill terms from critical cycles and paths at those numbers.
+What holds instead: while the interface keeps one structure (the same classes, the same
+terms, the same winner of every folded max), each of its numbers is an affine function of
+the delays, because mean delays, loop delays Δ = Σ(δ + ḡ·(F/C − 1)) divided by F,
+ε_T = N_T·ḡ_T and their sums are linear in them. So, for starting values p0 and one parameter step h_i each:
 
 1. extract at p0 and at p0 + h_i·e_i (n + 1 extractions);
 2. where every expression has the same shape in all of them (the tree with its numbers

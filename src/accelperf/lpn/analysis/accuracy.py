@@ -126,7 +126,8 @@ def sampled_inputs(model: Model, interface, per_class: int = FORM_SAMPLES,
                    seed: int = 0) -> list:
     """Inputs of the interface's space as tokens ({place: [{property: value}]}): each
     class's own sample and ``per_class`` random members (streams of at most 400 tokens,
-    :func:`.classes.random_member`)."""
+    :func:`.classes.random_member`, of :func:`whole_periods`, so that they run to the
+    end)."""
     from .classes import random_member
     from .solver import Solver
     from .space import space_constraints
@@ -137,9 +138,20 @@ def sampled_inputs(model: Model, interface, per_class: int = FORM_SAMPLES,
         cls = ci.input_class
         out.append(cls.sample)
         for _ in range(per_class):
-            member = random_member(cls, model, rng, solver)
+            member = random_member(cls, model, rng, solver, multiples=whole_periods(ci))
             if member is not None and member[0] not in out:
                 out.append(member[0])
+    return out
+
+
+def whole_periods(ci) -> dict:
+    """{stream place: a multiple its length must be} for inputs of a class (a
+    ClassInterface) that run to the end: its recurrence's period where one is derived
+    (an MCU of 6 blocks), else a probe's length (the symbolic run finished it, so it is
+    whole periods). A JPEG stream of a partial MCU deadlocks."""
+    out = {p.place: p.probe for p in ci.input_class.space.places if p.probe}
+    if ci.schedule is not None:
+        out[ci.schedule.stream] = ci.schedule.period
     return out
 
 
@@ -171,4 +183,4 @@ def _accuracy(rows) -> Accuracy:
 
 
 __all__ = ["Accuracy", "CheckRow", "ErrorSummary", "FormChoice", "check", "choose_form",
-           "sampled_inputs", "simulated_latency", "is_tokens", "FORM_SAMPLES"]
+           "sampled_inputs", "simulated_latency", "is_tokens", "whole_periods", "FORM_SAMPLES"]

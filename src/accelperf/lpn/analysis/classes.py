@@ -127,9 +127,12 @@ def values_of(space: InputSpace, tokens: dict) -> dict:
 
 
 def random_member(cls: InputClass, model: Model, rng: random.Random,
-                  solver: Solver | None = None, max_count: int = 400):
+                  solver: Solver | None = None, max_count: int = 400,
+                  multiples: dict | None = None):
     """A random input of the class as (tokens, symbol values); streams get at most
-    ``max_count`` tokens, so the simulator stays quick."""
+    ``max_count`` tokens, so the simulator stays quick, and a stream named in
+    ``multiples`` ({place: k}) a multiple of k (whole periods: a JPEG stream of whole
+    MCUs; others deadlock). None when no such input is found."""
     space = cls.space
     ranges = dict(symbol_ranges(space))
     extra = []
@@ -137,8 +140,17 @@ def random_member(cls: InputClass, model: Model, rng: random.Random,
         if ps.stream:
             sym = count_symbol(ps.place)
             hi = min(ps.count[1], max(ps.count[0], max_count))
-            ranges[sym] = (ps.count[0], hi)
-            extra.append(sym <= hi)
+            k = (multiples or {}).get(ps.place, 1)
+            if k > 1:
+                whole = range(-(-ps.count[0] // k), hi // k + 1)
+                if not whole:
+                    return None
+                n = k * rng.choice(whole)         # drawn here: z3 pins one value at a time
+                ranges[sym] = (n, n)
+                extra.append(sympy.Eq(sym, n))
+            else:
+                ranges[sym] = (ps.count[0], hi)
+                extra.append(sym <= hi)
     solver = solver or Explorer(model, space).solver
     values = solver.sample(list(cls.conditions) + extra, ranges, rng)
     if values is None:

@@ -28,8 +28,9 @@ import sympy
 from ..expr import parameter_name
 from .adapters import ADAPTERS
 from .critical import ASSUMPTION
-from .interface import PATH, ClassInterface, Interface
+from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
+from .steady import ASSUMPTION as STEADY_ASSUMPTION
 from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
 
@@ -162,7 +163,7 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
     text += f"def _latency_{fn}(a):\n"
     text += f"    # bottleneck: {ci.bottleneck} (on the class's sample input)\n"
     text += "".join(f"    # {g.transition}: {g.bound}\n" for g in ci.gaps
-                    if g.bound.startswith(("loop", "critical path")))
+                    if g.bound.startswith(("loop", "critical path", "critical cycle")))
     text += _unpack(latency) + f"    return {_code(latency)}\n\n\n"
     everything = sympy.Add(*[rw(g.gap) for g in ci.gaps],
                            *[rw(ph.latency) for ph in ci.phases])
@@ -332,6 +333,11 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
         "\nTerms critical_path_k are chains of commits through the net (their transitions "
         "are\nnamed at each class): each is a lower bound of the latency, exact at the "
         f"sizes where it\nis critical; they assume {ASSUMPTION}.")
+    if any(g.transition == COUPLING for iface in interfaces.values() for ci in iface.classes
+           for g in ci.gaps):
+        paths += ("\nTerm coupling is the heaviest cycle of the stream's period recurrence, "
+                  "per token (its\ntransitions are named at each class). It assumes "
+                  f"{STEADY_ASSUMPTION}.")
     head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,

@@ -15,12 +15,13 @@ For each input class (:mod:`.classes`):
 * ε_T = N_T·ḡ_T, and the plain interface is latency = max_T ε_T (§4.2), simplified
   with SymPy and with terms the space proves smaller dropped.
 
-**Measured bounds (beyond the paper).** For a class with one stream, the net is also
-simulated on two long uniform streams at the sampled points; the difference gives the
-true cycles per stream token there. The A.3 iteration stops before its formula passes
-that (loops whose parallel factors differ make it overshoot, round after round), and a
-per-token gap the simulation shows but no loop explains (a stage that only *reads* a
-later stage's slots) is added as the term ``coupling``, marked as measured.
+**Stream slopes (beyond the paper).** A stream's cycles per token in steady state are
+the cycle mean of its period recurrence (:mod:`.steady`), derived at the sampled points.
+The A.3 iteration stops before its formula passes that (loops whose parallel factors
+differ overshoot, round after round), and a slope no loop explains (a stage that only
+*reads* a later stage's slots: the JPEG decoder's back end) adds the term ``coupling``,
+the critical cycles' weight per token. A stream with no recurrence keeps A.3's
+bottleneck (one stable bottleneck, the pipeline full) and iterates to convergence.
 
 **Fixed structures (beyond the paper).** A space built from an input with only its size
 properties ranged (a Protoacc message type, a Menshen packet stream: ``space.
@@ -66,10 +67,10 @@ from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .critical import back_to_back, critical_paths
-from .measured import uniform_slopes
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
+from .steady import stream_slopes
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError
@@ -251,7 +252,11 @@ def factor_max(expr):
 
 
 COUPLING = "coupling"
-"""The name of the measured term (see :func:`class_interface`)."""
+"""The term of a stream's critical cycle where no loop explains its slope."""
+
+ONE_SHOT = "one-shot, in series"
+"""The bound of a one-shot stage's gap (:func:`in_series`): a phase before the stream,
+not a stage that bounds it."""
 
 PATH = "critical_path_"
 """The names of a fixed structure's path terms, numbered (see :mod:`.critical`)."""
@@ -314,7 +319,8 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
-    slopes = uniform_slopes(model, cls, points)
+    schedule = period_schedule(model, cls.commits, cls.space)
+    slopes, assumes = stream_slopes(model, cls, schedule, points)
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
         previous = (dict(gap), dict(bound))
@@ -329,8 +335,9 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                 if any(_value(candidate, p) > _value(gap[t], p) + 1e-9 for p in points):
                     bound[t] = f"loop via {lp.place}"
                 gap[t] = _max(gap[t], candidate)
-        if slopes and any(_slope(counts, gap, p, n) > float(g) * 1.001 for p, n, g in slopes):
-            # Past what the net does on the sampled uniform inputs: A.3's loops overshoot
+        if slopes and any(_slope(counts, gap, p, n) > float(s.cycles_per_token) * 1.001
+                          for p, n, s in slopes):
+            # Past the recurrence's cycle mean at a sampled point: A.3's loops overshoot
             # where a loop's factors differ (F/C > 1); keep the last estimate below it.
             gap, bound = previous
             break
@@ -345,14 +352,16 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         gaps.append(Gap(name, counts[name], g, _simplify(counts[name] * g),
                         delays[name], bound[name]))
     latency = max_effective(gaps, solver, conds)
-    # Beyond the paper: a coupling the loops miss (a read arc waiting for a later stage)
-    # shows as a per-token gap the simulation has and the formula lacks.
-    missing = [g for p, n, g in slopes or () if _slope(
-        counts, {x.transition: x.gap for x in gaps}, p, n) < float(g) * 0.999]
+    # Beyond the paper: a coupling the loops miss (a stage reading a later stage's slots)
+    # shows as a critical cycle of the recurrence heavier than the formula's slope.
+    missing = [s for p, n, s in slopes or () if _slope(
+        counts, {x.transition: x.gap for x in gaps}, p, n) < float(s.cycles_per_token) * 0.999]
     if missing:
         n = slopes[0][1]
-        gaps.append(Gap(COUPLING, n, max(missing), n * max(missing), 0,
-                        "measured on uniform inputs"))
+        term = prune_max(_max(*dict.fromkeys(s.per_token for s in missing)), solver, conds)
+        cycles = "; ".join(dict.fromkeys(s.cycle.describe() for s in missing))
+        gaps.append(Gap(COUPLING, n, term, _simplify(n * term), 0,
+                        f"critical cycle {cycles}; assumes {assumes}"))
         latency = max_effective(gaps, solver, conds)
     path = critical_path(model, cls)
     if path is None and sized_structure(cls.space):
@@ -387,8 +396,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         phases = [Phase(p.transitions, p.latency / tick, p.bottleneck, p.stream,
                         p.fill / tick) for p in phases]
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
-                          phased, iterations, schedule=period_schedule(model, cls.commits,
-                                                                       cls.space))
+                          phased, iterations, schedule=schedule)
 
 
 CRITICAL_PATH_RECORDS = 2000
@@ -488,7 +496,7 @@ def _phases(model: Model, cls: InputClass, gaps: list[Gap], solver: Solver) -> l
         if origin is None and kind == "single" and len(probed) == 1:
             (origin,) = probed                      # a probed stream, token by token
         if origin is not None and COUPLING in by_name:
-            names.append(COUPLING)          # the measured term belongs to the stream
+            names.append(COUPLING)          # the critical cycle belongs to the stream
         eps = {n: by_name[n].effective for n in names}
         top = max(names, key=lambda n: _value(eps[n], _point(cls)))
         body = max_effective([by_name[n] for n in names], solver, list(cls.conditions))
@@ -536,7 +544,7 @@ def in_series(model: Model, cls: InputClass, stages: dict, solver: Solver,
     ci = class_interface(model, without_stages(cls, stages), solver, loops, max_iterations)
     terms = stage_terms(cls, stages)
     front = tuple(Phase((n,), total / model.ticks_per_cycle, n) for n, _, _, total in terms)
-    gaps = tuple(Gap(name, n, d, total, d, "one-shot, in series") for name, n, d, total in terms)
+    gaps = tuple(Gap(name, n, d, total, d, ONE_SHOT) for name, n, d, total in terms)
     series = sympy.Add(*[p.latency for p in front])
     return replace(ci, input_class=cls, gaps=gaps + ci.gaps, latency=ci.latency + series,
                    phases=front + ci.phases, phased_latency=ci.phased_latency + series)

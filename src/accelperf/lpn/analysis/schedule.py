@@ -69,6 +69,11 @@ class PeriodSchedule:
     first: tuple
     steady: tuple
 
+    def describe(self) -> str:
+        """What the generated module does with it, in one line."""
+        return f"period replay of {self.stream} ({self.period} token(s) a period, " \
+               f"{len(self.steady)} firing(s) each)"
+
     def __repr__(self) -> str:
         return f"PeriodSchedule({self.stream}: {self.period} token(s), " \
                f"{len(self.steady)} firing(s) per period)"
@@ -79,9 +84,12 @@ def token(index: int, prop: str) -> sympy.Symbol:
     return sympy.Symbol(f"t{index}_{prop}", integer=True)
 
 
-def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
+def period_schedule(model: Model, records, space,
+                    min_periods: int = MIN_PERIODS) -> PeriodSchedule | None:
     """The recurrence of the probed stream of a class's ``records`` over ``space``, or
-    None (see the module docstring)."""
+    None (see the module docstring). With ``min_periods=2`` a probe of two periods
+    gives its second period as the steady one, unproven (no third to compare): enough
+    for a slope under that stated assumption (:mod:`.interface`), not for the replay."""
     probes = [p for p in space.places if p.probe]
     if len(probes) != 1 or not records or any(r.bundled for r in records) or \
             model.ticks_per_cycle != 1:       # (replayed times are cycles)
@@ -97,7 +105,7 @@ def period_schedule(model: Model, records, space) -> PeriodSchedule | None:
         period = sympy.ilcm(period, sympy.Rational(n, ps.probe).q)
     period = int(period)
     periods = ps.probe // period
-    if ps.probe % period or periods < MIN_PERIODS:
+    if ps.probe % period or periods < max(2, min_periods):
         return None
     per_period = {t: n // periods for t, n in counts.items()}
     place_of = [None] * len(records)      # record -> (period, step index)
