@@ -234,7 +234,10 @@ def prune_max(expr, solver: Solver, conditions) -> object:
     keep = list(dict.fromkeys(args))
     for a in list(keep):
         rest = [b for b in keep if b is not a]
-        if rest and not solver.possible(list(conditions) + [a > _max(*rest)]):
+        # unevaluated: SymPy's Max would compare every pair of ``rest`` symbolically
+        # first, for each ``a``; the solver needs only the inequality
+        if rest and not solver.possible(list(conditions) + [
+                a > (rest[0] if len(rest) == 1 else sympy.Max(*rest, evaluate=False))]):
             keep.remove(a)
     return _max(*keep) if keep else args[0]
 
@@ -442,15 +445,28 @@ def critical_path(model: Model, cls: InputClass):
         if previous is not None:
             if k == 1:
                 ready.append(done[previous])
-            ready.append(start[previous] + records[previous].interval)
-        begin = _max(*ready) if ready else sympy.Integer(0)
+            ready.append([b + records[previous].interval for b in start[previous]])
+        begin = _join(ready) if ready else [sympy.Integer(0)]
         start.append(begin)
-        done.append(begin + rec.delay)
+        done.append([b + rec.delay for b in begin])
         last[rec.tid] = len(start) - 1
         taker.update({pid: len(start) - 1 for pid in fifo})
         if any(place == done_place and n != 0 for place, n in rec.produced):
             ends.append(done[-1])
-    return _simplify(_max(*ends)) if ends else None
+    return _max(*_join(ends)) if ends else None
+
+
+def _join(times: list[list]) -> list:
+    """The max of several times, each a list of sums whose max it is (max-plus algebra:
+    adding a delay adds it to every sum). Of sums that differ by a number only the
+    larger is kept. Nested SymPy Max trees instead grew with every record, and comparing
+    their arguments took minutes on a 5-field Protoacc message."""
+    best = {}
+    for time in times:
+        for term in time:
+            number, rest = sympy.sympify(term).as_coeff_Add()
+            best[rest] = max(best.get(rest, number), number)
+    return [rest + number for rest, number in best.items()]
 
 
 def sized_structure(space: InputSpace) -> bool:
