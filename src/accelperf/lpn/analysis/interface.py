@@ -428,6 +428,7 @@ def critical_path(model: Model, cls: InputClass):
     if len(timing) > SIMPLIFY_SYMBOLS:
         return None         # a Max over every size (Protoacc, Menshen): too long to prune
     done_place = model.places[model.done].name
+    lows = {sym: lo for sym, (lo, _) in symbol_ranges(cls.space).items()}
     start, done, last, taker = [], [], {}, {}
     ends = []
     for rec in records:
@@ -446,27 +447,58 @@ def critical_path(model: Model, cls: InputClass):
             if k == 1:
                 ready.append(done[previous])
             ready.append([b + records[previous].interval for b in start[previous]])
-        begin = _join(ready) if ready else [sympy.Integer(0)]
+        begin = _join(ready, lows) if ready else [sympy.Integer(0)]
         start.append(begin)
         done.append([b + rec.delay for b in begin])
         last[rec.tid] = len(start) - 1
         taker.update({pid: len(start) - 1 for pid in fifo})
         if any(place == done_place and n != 0 for place, n in rec.produced):
             ends.append(done[-1])
-    return _max(*_join(ends)) if ends else None
+    if not ends:
+        return None
+    ends = _join(ends, lows)
+    return ends[0] if len(ends) == 1 else sympy.Max(*ends, evaluate=False)
 
 
-def _join(times: list[list]) -> list:
+def _join(times: list[list], lows: dict) -> list:
     """The max of several times, each a list of sums whose max it is (max-plus algebra:
-    adding a delay adds it to every sum). Of sums that differ by a number only the
-    larger is kept. Nested SymPy Max trees instead grew with every record, and comparing
-    their arguments took minutes on a 5-field Protoacc message."""
-    best = {}
+    adding a delay adds it to every sum), keeping only the sums no other one dominates
+    everywhere (:func:`_dominated`). Nested SymPy Max trees instead grew with every
+    record, and comparing their arguments took minutes on a 5-field Protoacc message."""
+    terms = {}
     for time in times:
         for term in time:
-            number, rest = sympy.sympify(term).as_coeff_Add()
-            best[rest] = max(best.get(rest, number), number)
-    return [rest + number for rest, number in best.items()]
+            term = sympy.sympify(term)
+            terms.setdefault(term, term.as_coefficients_dict())
+    items = list(terms.items())
+    return [t for i, (t, a) in enumerate(items)
+            if not any(_dominated(a, b, lows) and (not _dominated(b, a, lows) or j < i)
+                       for j, (_, b) in enumerate(items) if j != i)]
+
+
+def _dominated(a: dict, b: dict, lows: dict) -> bool:
+    """Whether the sum with coefficients ``a`` is nowhere larger than ``b``'s: b − a is
+    a non-negative number plus non-negative multiples of terms that cannot be negative
+    on the space (sizes and their floors; ``lows``: each symbol's smallest value)."""
+    for key in set(a) | set(b):
+        c = b.get(key, 0) - a.get(key, 0)
+        if c == 0:
+            continue
+        if c < 0 or not (key.is_number or _nonnegative(key, lows)):
+            return False
+    return True
+
+
+def _nonnegative(term, lows: dict) -> bool:
+    """A term that cannot be negative: a symbol whose smallest value is >= 0, or
+    floors, ceilings, sums and products of such terms and positive numbers."""
+    if term.is_number:
+        return term >= 0
+    if term.is_Symbol:
+        return lows.get(term, -1) >= 0
+    if isinstance(term, (sympy.floor, sympy.ceiling, sympy.Add, sympy.Mul)):
+        return all(_nonnegative(a, lows) for a in term.args)
+    return False
 
 
 def sized_structure(space: InputSpace) -> bool:
