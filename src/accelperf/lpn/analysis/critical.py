@@ -95,7 +95,7 @@ def path_at(model: Model, cls: InputClass, point: dict) -> CriticalPath | None:
         t = model.transitions[rec.tid]
         # (time, how this record waits: ("done", j) its delay, ("start", j) its start,
         # ("interval", j) its start and interval)
-        ready = [(done[s], ("done", s)) for s in rec.sources if s >= 0]
+        ready = [(done[s], ("done", s)) for s in rec.sources + rec.waited if s >= 0]
         fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
                 if n != 0 and pid not in model.initial]
         ready += [(start[taker[pid]], ("start", taker[pid])) for pid in fifo if pid in taker]
@@ -127,6 +127,24 @@ def path_at(model: Model, cls: InputClass, point: dict) -> CriticalPath | None:
             names.append(records[i].transition)
         node = why[i]
     return CriticalPath(sympy.Add(*terms), tuple(dict.fromkeys(reversed(names))), dict(point))
+
+
+def walked_latency(model: Model, cls: InputClass, points) -> list | None:
+    """The latency the records' timestamps give at each point (symbol -> value), in the
+    model's delay units: the longest path there, so exact where the units fire in the
+    order of the records. Beyond the paper, a fixed structure's ceiling for A.3's loop
+    bounds, which overshoot where a loop's parallel factors differ (the JPEG decoder's
+    back end behind its DMA front); None when the class has no paths."""
+    if not derivable(model, cls):
+        return None
+    out = []
+    for point in points:
+        path = path_at(model, cls, point)
+        if path is None:
+            return None
+        out.append(float(sympy.sympify(path.latency).xreplace(
+            {s: sympy.sympify(point[s]) for s in path.latency.free_symbols})))
+    return out
 
 
 SCALES = (1, 2, 4, 8, 16, 64, 256, 1024, 4096, 8192)
@@ -210,4 +228,4 @@ def back_to_back(model: Model, cls: InputClass) -> Overlap | None:
 
 
 __all__ = ["ASSUMPTION", "CriticalPath", "Overlap", "back_to_back", "critical_paths",
-           "derivable", "path_at"]
+           "derivable", "path_at", "walked_latency"]
