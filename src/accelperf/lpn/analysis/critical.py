@@ -54,6 +54,7 @@ class CriticalPath:
     latency: object            # SymPy, in the model's delay units (ticks)
     transitions: tuple         # the distinct transitions on it, first to last
     at: dict                   # a point (symbol -> value) where it is the critical one
+    loop: str = ""             # the loop place it goes round (:func:`loop_paths`), if any
 
     def __repr__(self) -> str:
         return f"CriticalPath({' -> '.join(self.transitions)}: {self.latency})"
@@ -64,7 +65,8 @@ class CriticalPath:
         if len(names) > limit:
             names = names[:limit // 2] + [f"... ({len(names) - limit} more)"] + \
                 names[-(limit // 2):]
-        return "critical path through " + " -> ".join(names)
+        via = f" round the loop via {self.loop}" if self.loop else ""
+        return f"critical path{via} through " + " -> ".join(names)
 
 
 def derivable(model: Model, cls: InputClass) -> bool:
@@ -181,6 +183,92 @@ def critical_paths(model: Model, cls: InputClass, ranges: dict, points=()) -> li
     return list(found.values())
 
 
+def loop_paths(model: Model, cls: InputClass, loops) -> list:
+    """Beyond the paper, for stream bundles (one record for k firings of a unit, so no
+    record-level path): the chain of a single-server unit T whose tokens go round an
+    A.3 loop (:mod:`.loops`) through a place of M tokens, e.g. a link's transmitter and
+    its credits. Firing n starts after firing n-1 is done and after the token of firing
+    n-M has come round: start(n) = max(start(n-1) + δ, start(n-M) + δ + Δ'), Δ' the
+    loop's other delays (its other transitions' mean delays). For one delay δ this
+    max-plus recurrence solves to start(n) = n·δ + floor(n/M)·max(0, Δ' - (M-1)·δ): a
+    credit round adds what the M-1 firings in between do not cover. So
+
+        latency = Σ δ + floor((N-1)/M)·max(0, Δ' - (M-1)·δ̄) + tail,
+
+    N the unit's commits, Σ δ their delays (exact, from the records), δ̄ the mean delay
+    of the firings between its first and last (every chain starts with the first; the
+    last is priced on its own), and tail the delays after its last firing up to the done
+    place (the records' sources followed back from the last commit into it). Each term
+    names the transitions it comes from; exact for one delay, a mean where delays differ
+    (a message's last, shorter packet). [] without a bundled unit on a loop whose
+    transitions share one parallel factor."""
+    records = cls.commits
+    if not any(r.bundled for r in records):
+        return []
+    done_place = model.places[model.done].name
+    ends = [i for i, r in enumerate(records)
+            if any(place == done_place and n != 0 for place, n in r.produced)]
+    out = []
+    for lp in loops:
+        factor = lp.factors[0]
+        if len(set(lp.factors)) != 1 or not factor.is_Integer:
+            continue
+        for name in lp.transitions:
+            mine = [r for r in records if r.transition == name]
+            if not mine or not any(r.bundled for r in mine) or \
+                    model.transitions[mine[0].tid].concurrency != 1 or not ends:
+                continue
+            tail = _tail(records, ends[-1], name)
+            if tail is None:
+                continue
+            last, after, passed = tail
+            n = sympy.Add(*[r.times for r in mine])
+            total = sympy.Add(*[r.times * r.delay for r in mine])
+            rest = sympy.Add(*[_mean_delay(records, t) for t in lp.transitions if t != name])
+            mean = (total - _first_delay(mine) - records[last].delay) / sympy.Max(n - 2, 1)
+            rounds = sympy.floor((n - 1) / factor)
+            latency = total + sympy.Add(*after) + \
+                rounds * sympy.Max(0, rest - (factor - 1) * mean)
+            names = (name,) + tuple(t for t in lp.transitions if t != name) + \
+                tuple(t for t in reversed(passed) if t != name)
+            out.append(CriticalPath(latency, tuple(dict.fromkeys(names)), {}, lp.place))
+    return out
+
+
+def _tail(records, end: int, name: str):
+    """From record ``end`` back through its latest sources to a record of ``name``: that
+    record's index, the delays of the records after it, their transitions."""
+    node, after, passed = end, [], []
+    while records[node].transition != name:
+        after.append(records[node].delay)
+        passed.append(records[node].transition)
+        sources = [s for s in records[node].sources if s >= 0]
+        if not sources:
+            return None
+        node = max(sources)
+    return node, after, passed
+
+
+def _mean_delay(records, name: str):
+    firings = [r for r in records if r.transition == name]
+    return sympy.Add(*[r.times * r.delay for r in firings]) / \
+        sympy.Add(*[r.times for r in firings])
+
+
+def _first_delay(records):
+    """The delay of a unit's first firing: its first record that fires at all, as
+    d_0 + min(k_0, 1)·(δ_0 - d_0) over records of k_0 firings (a record's count is a
+    whole number >= 0; no Piecewise, which SymPy's gcd refuses)."""
+    chosen = records[-1].delay
+    for r in reversed(records):
+        times = sympy.sympify(r.times)
+        if times.is_Integer and times >= 1:
+            chosen = r.delay
+        elif not times.is_Integer:
+            chosen = chosen + sympy.Min(times, 1) * (r.delay - chosen)
+    return chosen
+
+
 @dataclass(frozen=True)
 class Overlap:
     """The cycles two inputs of one fixed structure share when they follow each other:
@@ -228,4 +316,4 @@ def back_to_back(model: Model, cls: InputClass) -> Overlap | None:
 
 
 __all__ = ["ASSUMPTION", "CriticalPath", "Overlap", "back_to_back", "critical_paths",
-           "derivable", "path_at", "walked_latency"]
+           "derivable", "loop_paths", "path_at", "walked_latency"]

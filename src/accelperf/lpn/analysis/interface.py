@@ -65,7 +65,7 @@ import sympy
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
-from .critical import back_to_back, critical_paths, walked_latency
+from .critical import back_to_back, critical_paths, loop_paths, walked_latency
 from .measured import uniform_slopes
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
@@ -315,6 +315,7 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
             base = 0
         gap[name] = _max(base, intervals[name])
         bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
+    unlooped = {name: (gap[name], bound[name]) for name in gap}
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
@@ -370,8 +371,16 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         # round-robin turns) and the fill around its size-bound stage are on the trace's
         # critical paths; each is a lower bound, exact where it is critical. (A trace of
         # few sizes has its whole critical path as its by-phase form instead.)
-        for k, chain in enumerate(critical_paths(model, cls, symbol_ranges(cls.space),
-                                                 points)):
+        looped = loop_paths(model, cls, active)     # (stream bundles: a unit round a loop)
+        if looped:
+            # Each solves the recurrence whose asymptote is A.3's bound of its loop, which
+            # also charges the tokens the loop starts with (too much for few firings).
+            places = {f"loop via {chain.loop}" for chain in looped}
+            gaps = [g if g.bound not in places else
+                    _gap(g, prune_max(_simplify(unlooped[g.transition][0]), solver, conds),
+                         unlooped[g.transition][1]) for g in gaps]
+        chains = critical_paths(model, cls, symbol_ranges(cls.space), points) + looped
+        for k, chain in enumerate(chains):
             gaps.append(Gap(f"{PATH}{k}", 1, chain.latency, chain.latency, 0,
                             chain.describe()))
         latency = max_effective(gaps, solver, conds)
@@ -399,6 +408,11 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
                           phased, iterations, schedule=period_schedule(model, cls.commits,
                                                                        cls.space))
+
+
+def _gap(g: Gap, gap, bound: str) -> Gap:
+    """``g`` with another ḡ (and so ε) and what bounds it."""
+    return replace(g, gap=gap, effective=_simplify(g.commits * gap), bound=bound)
 
 
 CRITICAL_PATH_RECORDS = 2000
