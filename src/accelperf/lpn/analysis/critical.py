@@ -23,11 +23,18 @@ timestamps at chosen sizes (the class's bounds, its sampled members, sizes scale
 geometrically), keeps the path that is critical at each, and the interface adds them as
 terms of its maximum: exact at those sizes, a lower bound between them.
 
+A record also waits for the records whose tokens its read arcs needed (``waited``: the
+JPEG decoder's Y and Cb transforms read the output slots), so the walk's latency at a
+point is the simulation's; :func:`walked_latency` gives it at the class's samples, where
+the interface stops A.3's loop iteration from passing it.
+
 Assumption (stated in the emitted module, checked by ``--check``): **units fire in the
 order of the records** — each transition's firings, and each queue's tokens, are taken in
 the order the symbolic run lists them (true for in-order units; the executor's eager
-order follows A.2). Not used for stream bundles (whose firings are one record) or units
-with several servers (which one frees first is an order statistic).
+order follows A.2). Not used for units with several servers (which one frees first is an
+order statistic). Stream bundles (one record for k firings: a link's packets of a
+message) have no record-level path; :func:`loop_paths` gives the chain of a bundled unit
+round a credit loop instead, a max-plus recurrence solved in closed form.
 """
 
 from __future__ import annotations
@@ -185,9 +192,9 @@ def critical_paths(model: Model, cls: InputClass, ranges: dict, points=()) -> li
 
 def loop_paths(model: Model, cls: InputClass, loops) -> list:
     """Beyond the paper, for stream bundles (one record for k firings of a unit, so no
-    record-level path): the chain of a single-server unit T whose tokens go round an
-    A.3 loop (:mod:`.loops`) through a place of M tokens, e.g. a link's transmitter and
-    its credits. Firing n starts after firing n-1 is done and after the token of firing
+    record-level path): the chain of a single-server unit T that takes the tokens of an
+    A.3 loop's place (:mod:`.loops`, M tokens per parallel factor), e.g. a link's
+    transmitter and its credits. Firing n starts after firing n-1 is done and after the token of firing
     n-M has come round: start(n) = max(start(n-1) + δ, start(n-M) + δ + Δ'), Δ' the
     loop's other delays (its other transitions' mean delays). For one delay δ this
     max-plus recurrence solves to start(n) = n·δ + floor(n/M)·max(0, Δ' - (M-1)·δ): a
@@ -213,25 +220,24 @@ def loop_paths(model: Model, cls: InputClass, loops) -> list:
         factor = lp.factors[0]
         if len(set(lp.factors)) != 1 or not factor.is_Integer:
             continue
-        for name in lp.transitions:
-            mine = [r for r in records if r.transition == name]
-            if not mine or not any(r.bundled for r in mine) or \
-                    model.transitions[mine[0].tid].concurrency != 1 or not ends:
-                continue
-            tail = _tail(records, ends[-1], name)
-            if tail is None:
-                continue
-            last, after, passed = tail
-            n = sympy.Add(*[r.times for r in mine])
-            total = sympy.Add(*[r.times * r.delay for r in mine])
-            rest = sympy.Add(*[_mean_delay(records, t) for t in lp.transitions if t != name])
-            mean = (total - _first_delay(mine) - records[last].delay) / sympy.Max(n - 2, 1)
-            rounds = sympy.floor((n - 1) / factor)
-            latency = total + sympy.Add(*after) + \
-                rounds * sympy.Max(0, rest - (factor - 1) * mean)
-            names = (name,) + tuple(t for t in lp.transitions if t != name) + \
-                tuple(t for t in reversed(passed) if t != name)
-            out.append(CriticalPath(latency, tuple(dict.fromkeys(names)), {}, lp.place))
+        name = lp.transitions[0]          # the unit taking the loop place's tokens
+        mine = [r for r in records if r.transition == name]
+        if not mine or not any(r.bundled for r in mine) or not ends or \
+                model.transitions[mine[0].tid].concurrency != 1:
+            continue
+        tail = _tail(records, ends[-1], name)
+        if tail is None:
+            continue
+        last, after, passed = tail
+        n = sympy.Add(*[r.times for r in mine])
+        total = sympy.Add(*[r.times * r.delay for r in mine])
+        rest = sympy.Add(*[_mean_delay(records, t) for t in lp.transitions if t != name])
+        mean = (total - _first_delay(mine) - records[last].delay) / sympy.Max(n - 2, 1)
+        rounds = sympy.floor((n - 1) / factor)
+        latency = total + sympy.Add(*after) + \
+            rounds * sympy.Max(0, rest - (factor - 1) * mean)
+        names = lp.transitions + tuple(t for t in reversed(passed) if t != name)
+        out.append(CriticalPath(latency, tuple(dict.fromkeys(names)), {}, lp.place))
     return out
 
 

@@ -30,8 +30,13 @@ paths (:mod:`.critical`): chains of commit records whose delays add up, each a l
 bound of the latency and exact at the sizes where it is critical. The paths critical at
 the class's bounds, at scaled and random sizes are terms ``critical_path_k`` of the
 maximum, each naming the transitions it passes; they assume the units fire in the order
-of the records. A trace of few sizes (Fig. 2's fetch group) has its whole critical path
-as its by-phase form instead; a fully fixed input (a VTA program) is a number. A
+of the records. The walk of the records gives the latency at the sampled sizes too, and
+A.3's iteration stops before its formula passes it (the JPEG decoder's back end behind
+PCIe: loops of different parallel factors overshot by 43%). A unit of stream bundles (a
+link's packets) going round a credit loop has the loop's max-plus chain as a path term
+instead of the loop's A.3 bound, which charges the credits the loop starts with. A trace
+of few sizes (Fig. 2's fetch group) has its whole critical path as its by-phase form
+instead; a fully fixed input (a VTA program) is a number. A
 transition's initiation interval enters ḡ as its mean over the class's commits
 (Menshen's per-packet n_words add up to Fig. 7's sum of words).
 
