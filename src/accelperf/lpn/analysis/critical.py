@@ -193,10 +193,11 @@ def critical_paths(model: Model, cls: InputClass, ranges: dict, points=()) -> li
 def loop_paths(model: Model, cls: InputClass, loops) -> list:
     """Beyond the paper, for stream bundles (one record for k firings of a unit, so no
     record-level path): the chain of a single-server unit T that takes the tokens of an
-    A.3 loop's place (:mod:`.loops`, M tokens per parallel factor), e.g. a link's
-    transmitter and its credits. Firing n starts after firing n-1 is done and after the token of firing
-    n-M has come round: start(n) = max(start(n-1) + δ, start(n-M) + δ + Δ'), Δ' the
-    loop's other delays (its other transitions' mean delays). For one delay δ this
+    A.3 loop's place (:mod:`.loops`; M, the loop's parallel factor, firings' worth of
+    tokens), e.g. a link's transmitter and its credits. Firing n starts after firing
+    n-1 is done and after the token of firing n-M has come round: start(n) =
+    max(start(n-1) + δ, start(n-M) + δ + Δ'), Δ' the loop's other delays (its other
+    transitions' mean delays). For one delay δ this
     max-plus recurrence solves to start(n) = n·δ + floor(n/M)·max(0, Δ' - (M-1)·δ): a
     credit round adds what the M-1 firings in between do not cover. So
 

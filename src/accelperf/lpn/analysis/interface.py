@@ -30,15 +30,11 @@ paths (:mod:`.critical`): chains of commit records whose delays add up, each a l
 bound of the latency and exact at the sizes where it is critical. The paths critical at
 the class's bounds, at scaled and random sizes are terms ``critical_path_k`` of the
 maximum, each naming the transitions it passes; they assume the units fire in the order
-of the records. The walk of the records gives the latency at the sampled sizes too, and
-A.3's iteration stops before its formula passes it (the JPEG decoder's back end behind
-PCIe: loops of different parallel factors overshot by 43%). A unit of stream bundles (a
-link's packets) going round a credit loop has the loop's max-plus chain as a path term
-instead of the loop's A.3 bound, which charges the credits the loop starts with. A trace
-of few sizes (Fig. 2's fetch group) has its whole critical path as its by-phase form
-instead; a fully fixed input (a VTA program) is a number. A
-transition's initiation interval enters ḡ as its mean over the class's commits
-(Menshen's per-packet n_words add up to Fig. 7's sum of words).
+of the records; their walk caps A.3's iteration at the sampled sizes. A link's stream
+bundles round a credit loop get the loop's chain (:func:`.critical.loop_paths`), not its
+A.3 bound. A trace of few sizes (Fig. 2's fetch group) has its whole critical path as
+its by-phase form; a fully fixed input (a VTA program) is a number. A transition's
+interval enters ḡ as its mean over the class's commits (Menshen's n_words per packet).
 
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
@@ -320,13 +316,12 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
             base = 0
         gap[name] = _max(base, intervals[name])
         bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
-    unlooped = {name: (gap[name], bound[name]) for name in gap}
+    unlooped = {name: (_simplify(gap[name]), bound[name]) for name in gap}
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
     slopes = uniform_slopes(model, cls, points)
-    # A fixed structure's records give its latency at the points (.critical): A.3's loops
-    # may not pass it, as the stream's slopes above.
+    # a fixed structure's latency at the points, from its records: A.3 may not pass it
     ceiling = walked_latency(model, cls, points) if sized_structure(cls.space) else None
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
@@ -376,14 +371,12 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         # round-robin turns) and the fill around its size-bound stage are on the trace's
         # critical paths; each is a lower bound, exact where it is critical. (A trace of
         # few sizes has its whole critical path as its by-phase form instead.)
-        looped = loop_paths(model, cls, active)     # (stream bundles: a unit round a loop)
-        if looped:
-            # Each solves the recurrence whose asymptote is A.3's bound of its loop, which
-            # also charges the tokens the loop starts with (too much for few firings).
+        looped = loop_paths(model, cls, active)
+        if looped:      # exact where A.3's loop bound, its asymptote, charges the credits
             places = {f"loop via {chain.loop}" for chain in looped}
-            gaps = [g if g.bound not in places else
-                    _gap(g, prune_max(_simplify(unlooped[g.transition][0]), solver, conds),
-                         unlooped[g.transition][1]) for g in gaps]
+            gaps = [g if g.bound not in places else replace(
+                g, gap=unlooped[g.transition][0], bound=unlooped[g.transition][1],
+                effective=_simplify(g.commits * unlooped[g.transition][0])) for g in gaps]
         chains = critical_paths(model, cls, symbol_ranges(cls.space), points) + looped
         for k, chain in enumerate(chains):
             gaps.append(Gap(f"{PATH}{k}", 1, chain.latency, chain.latency, 0,
@@ -413,11 +406,6 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
                           phased, iterations, schedule=period_schedule(model, cls.commits,
                                                                        cls.space))
-
-
-def _gap(g: Gap, gap, bound: str) -> Gap:
-    """``g`` with another ḡ (and so ε) and what bounds it."""
-    return replace(g, gap=gap, effective=_simplify(g.commits * gap), bound=bound)
 
 
 CRITICAL_PATH_RECORDS = 2000
