@@ -12,7 +12,7 @@ import pytest
 
 from accelperf.lpn.analysis.accuracy import check, simulated_latency
 from accelperf.lpn.analysis.classes import input_classes
-from accelperf.lpn.analysis.critical import loop_paths, path_at
+from accelperf.lpn.analysis.critical import LOOP_ASSUMPTION, loop_paths, path_at
 from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import PATH, extract_interface, find_loops
 from accelperf.lpn.analysis.space import default_space, symbol_ranges, token_symbol
@@ -51,6 +51,7 @@ def test_the_credit_loop_path_names_its_loop_and_transitions(credit_link):
     transmit = next(p for p in paths if "through link.transmit" in p.bound)
     assert transmit.bound.startswith("critical path round the loop via link.credits")
     assert all(t in transmit.bound for t in LOOP + ("link.reassemble",))
+    assert transmit.bound.endswith(f"(assuming {LOOP_ASSUMPTION})")
     # a term in the sizes: the packet counts' floors, nothing but the space's symbols
     assert "floor" in str(transmit.gap)
     assert transmit.gap.free_symbols <= set(symbol_ranges(iface.space))

@@ -50,6 +50,10 @@ from .classes import InputClass
 ASSUMPTION = "units fire in the order of the records"
 """The one assumption a path needs (see the module docstring), as ``--check`` names it."""
 
+LOOP_ASSUMPTION = "the unit's firings between its first and last take their mean delay"
+"""What a loop path (:func:`loop_paths`) assumes besides the records' order: exact for
+one delay, a mean where they differ (a message's shorter last packet)."""
+
 MAX_RECORDS = 50_000
 """Commit records past which no path is derived (each point walks every record)."""
 
@@ -72,8 +76,10 @@ class CriticalPath:
         if len(names) > limit:
             names = names[:limit // 2] + [f"... ({len(names) - limit} more)"] + \
                 names[-(limit // 2):]
-        via = f" round the loop via {self.loop}" if self.loop else ""
-        return f"critical path{via} through " + " -> ".join(names)
+        if self.loop:
+            return f"critical path round the loop via {self.loop} through " + \
+                " -> ".join(names) + f" (assuming {LOOP_ASSUMPTION})"
+        return "critical path through " + " -> ".join(names)
 
 
 def derivable(model: Model, cls: InputClass) -> bool:
@@ -322,5 +328,5 @@ def back_to_back(model: Model, cls: InputClass) -> Overlap | None:
     return Overlap(max(0, int(shared) // model.ticks_per_cycle), once, again)
 
 
-__all__ = ["ASSUMPTION", "CriticalPath", "Overlap", "back_to_back", "critical_paths",
-           "derivable", "loop_paths", "path_at", "walked_latency"]
+__all__ = ["ASSUMPTION", "LOOP_ASSUMPTION", "CriticalPath", "Overlap", "back_to_back",
+           "critical_paths", "derivable", "loop_paths", "path_at", "walked_latency"]
