@@ -1,9 +1,7 @@
 """Issue 23 item 3: an interface for every library model, checked against the model's
-own simulation: the links whose packet counts depend on sizes, the PCIe decoder, and
-Fig. 2's pipeline with its classes grouped; plus the symbolic execution that makes the
-links analysable."""
-
-import random
+own simulation: Fig. 2's pipeline with its classes grouped, and the symbolic execution
+that makes the links analysable. The credit link and the PCIe decoder have their own
+file, test_lpn_interface_link.py."""
 
 import pytest
 
@@ -11,7 +9,8 @@ from accelperf.lpn import Net, simulate
 from accelperf.lpn.analysis.accuracy import check, sampled_inputs, simulated_latency
 from accelperf.lpn.analysis.classes import input_classes
 from accelperf.lpn.analysis.emit import load_module, module_source
-from accelperf.lpn.analysis.interface import critical_path, extract_interface
+from accelperf.lpn.analysis.critical import critical_path
+from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space, space_from_dict, structure_space
 from accelperf.lpn.library import LIBRARY, build
 from accelperf.lpn.net import Out
@@ -30,17 +29,6 @@ def test_every_library_model_has_an_interface_over_its_default_space():
         model = build(name)
         classes = input_classes(model, default_space(model))
         assert [c for c in classes if not c.stuck], name
-
-
-def test_credit_link_packet_counts_are_terms_of_one_class():
-    model, iface, module = _module("credit-link")
-    (c,) = iface.classes
-    transmit = next(g for g in c.gaps if g.transition == "link.transmit")
-    assert "floor" in str(transmit.commits) and transmit.bound == "loop via link.credits"
-    rng = random.Random(1)
-    inputs = [[max(1, round(2 ** rng.uniform(8, 20))) for _ in range(5)] for _ in range(4)]
-    acc = check(model, module, inputs, phases=True)
-    assert acc.max_error < 0.02, acc       # measured 0.6% on sizes 1 B..1 MiB
 
 
 def test_pipeline_over_link_is_one_stream_class():
@@ -123,23 +111,3 @@ def test_a_stream_value_steers_only_when_constant_over_its_range(hi, constant):
     else:
         with pytest.raises(AnalysisError, match="count into 'queue'"):
             input_classes(model, space)
-
-
-def test_jpeg_decoder_pcie_prices_its_file_layout():
-    """The example photo's layout (DMA chunks, blocks ending in each) is the type; every
-    block's AC symbols range. One class; its module runs on the type's inputs. Its error
-    is large (measured 42.5% at few symbols per block, where the DMA front bounds the
-    run): the bound records it so a change shows, it is not a target met."""
-    model = build("jpeg-decoder-pcie")
-    iface = extract_interface(model, default_space(model))
-    assert len(iface.classes) == 1
-    module = load_module(module_source(iface, model, "jpeg-decoder-pcie"))
-    marking = model.marking(model.default_input)
-    tokens = {model.places[pid].name: [dict(zip(model.places[pid].token_type.properties, t))
-                                       for t in toks]
-              for pid, toks in marking.tokens.items() if pid not in model.initial}
-    rng = random.Random(3)
-    many = {**tokens, "pcie.staged": [{"symbols": rng.randint(30, 63)}
-                                      for _ in tokens["pcie.staged"]]}
-    acc = check(model, module, [tokens, many], phases=True)
-    assert acc.max_error < 0.5, acc

@@ -31,10 +31,11 @@ paths (:mod:`.critical`): chains of commit records whose delays add up, each a l
 bound of the latency and exact at the sizes where it is critical. The paths critical at
 the class's bounds, at scaled and random sizes are terms ``critical_path_k`` of the
 maximum, each naming the transitions it passes; they assume the units fire in the order
-of the records. A trace of few sizes (Fig. 2's fetch group) has its whole critical path
-as its by-phase form instead; a fully fixed input (a VTA program) is a number. A
-transition's initiation interval enters ḡ as its mean over the class's commits
-(Menshen's per-packet n_words add up to Fig. 7's sum of words).
+of the records; their walk caps A.3's iteration at the sampled sizes. A link's stream
+bundles round a credit loop get the loop's chain (:func:`.critical.loop_paths`), not its
+A.3 bound. A trace of few sizes (Fig. 2's fetch group) has its whole critical path as
+its by-phase form; a fully fixed input (a VTA program) is a number. A transition's
+interval enters ḡ as its mean over the class's commits (Menshen's n_words per packet).
 
 **Phases (beyond the paper).** §4.2's third assumption, a stable bottleneck, fails when
 one part of a run must finish before the next starts (Darwin's traceback waits for the
@@ -66,7 +67,8 @@ import sympy
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
-from .critical import back_to_back, critical_paths
+from .critical import (back_to_back, critical_path, critical_paths, loop_paths,
+                       walked_latency)
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
@@ -282,11 +284,15 @@ def _probe_scaled(cls: InputClass, counts, delays, intervals):
             {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
 
 
+def _largest(counts, gap, point) -> float:
+    """max_T N_T·ḡ_T at ``point``."""
+    return max(_value(counts[t], point) * _value(gap[t], point) for t in gap)
+
+
 def _slope(counts, gap, point, n_sym) -> float:
     """d(max_T N_T·ḡ_T)/dn at ``point``, numerically."""
     def total(n):
-        at = {**point, n_sym: n}
-        return max(_value(counts[t], at) * _value(gap[t], at) for t in gap)
+        return _largest(counts, gap, {**point, n_sym: n})
     n = float(point[n_sym])
     return (total(2 * n) - total(n)) / n
 
@@ -319,11 +325,14 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
             base = 0
         gap[name] = _max(base, intervals[name])
         bound[name] = "interval" if k is None else "delay" if k == 1 else f"{k} servers"
+    unlooped = {name: (_simplify(gap[name]), bound[name]) for name in gap}
     points = _samples(cls, model, solver)
     active = [lp for lp in loops if all(t in counts for t in lp.transitions)]
     iterations = 0
     schedule = period_schedule(model, cls.commits, cls.space)
     slopes, assumes = stream_slopes(model, cls, schedule, points)
+    # a fixed structure's latency at the points, from its records: A.3 may not pass it
+    ceiling = walked_latency(model, cls, points) if sized_structure(cls.space) else None
     for iterations in range(1, max_iterations + 1):
         before = [[_value(gap[t], p) for t in gap] for p in points]
         previous = (dict(gap), dict(bound))
@@ -342,6 +351,9 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                           for p, n, s in slopes):
             # Past the recurrence's cycle mean at a sampled point: A.3's loops overshoot
             # where a loop's factors differ (F/C > 1); keep the last estimate below it.
+            gap, bound = previous
+            break
+        if ceiling and any(_largest(counts, gap, p) > c * 1.001 for p, c in zip(points, ceiling)):
             gap, bound = previous
             break
         after = [[_value(gap[t], p) for t in gap] for p in points]
@@ -372,8 +384,14 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         # round-robin turns) and the fill around its size-bound stage are on the trace's
         # critical paths; each is a lower bound, exact where it is critical. (A trace of
         # few sizes has its whole critical path as its by-phase form instead.)
-        for k, chain in enumerate(critical_paths(model, cls, symbol_ranges(cls.space),
-                                                 points)):
+        looped = loop_paths(model, cls, active)
+        if looped:      # exact where A.3's loop bound, its asymptote, charges the credits
+            places = {f"loop via {chain.loop}" for chain in looped}
+            gaps = [g if g.bound not in places else replace(
+                g, gap=unlooped[g.transition][0], bound=unlooped[g.transition][1],
+                effective=_simplify(g.commits * unlooped[g.transition][0])) for g in gaps]
+        chains = critical_paths(model, cls, symbol_ranges(cls.space), points) + looped
+        for k, chain in enumerate(chains):
             gaps.append(Gap(f"{PATH}{k}", 1, chain.latency, chain.latency, 0,
                             chain.describe()))
         latency = max_effective(gaps, solver, conds)
@@ -400,105 +418,6 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                         p.fill / tick) for p in phases]
     return ClassInterface(cls, tuple(gaps), latency, top.transition, tuple(phases),
                           phased, iterations, schedule=schedule)
-
-
-CRITICAL_PATH_RECORDS = 2000
-"""Commit records past which :func:`critical_path` is not tried (its Max terms grow with
-the trace when the sizes are symbolic)."""
-
-
-def critical_path(model: Model, cls: InputClass):
-    """Beyond the paper, for a class whose run is token by token (no stream bundles): the
-    time its last token reaches the done place, derived from the commit records alone as
-    A.2 computes timestamps locally. A firing starts when the tokens it takes have been
-    committed (their records), its single server is free (its last firing committed) and
-    its initiation interval has passed; it commits after its delay. SymPy Max keeps the
-    terms that depend on the input (Fig. 2's load and compute cycles).
-
-    It assumes the records' order per transition is the order the timed run fires it in
-    (true for in-order units, which the executor's eager order follows). None when a record
-    is bundled, a unit has several servers (which frees first is an order statistic), the
-    trace is longer than :data:`CRITICAL_PATH_RECORDS`, its delays depend on more than
-    SIMPLIFY_SYMBOLS symbols or nothing reaches the done place."""
-    records = cls.commits
-    if not records or len(records) > CRITICAL_PATH_RECORDS or any(r.bundled for r in records):
-        return None
-    timing = set().union(*(sympy.sympify(e).free_symbols for r in records
-                           for e in (r.delay, r.interval)))
-    if len(timing) > SIMPLIFY_SYMBOLS:
-        return None         # a Max over every size (Protoacc, Menshen): too long to prune
-    done_place = model.places[model.done].name
-    lows = {sym: lo for sym, (lo, _) in symbol_ranges(cls.space).items()}
-    start, done, last, taker = [], [], {}, {}
-    ends = []
-    for rec in records:
-        ready = [done[s] for s in rec.sources if s >= 0]
-        t = model.transitions[rec.tid]
-        # A queue is first in, first out: a token is taken no earlier than the one before
-        # it in its place (Fig. 2's in-order dispatch: a load waits behind a compute).
-        fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
-                if n != 0 and pid not in model.initial]
-        ready += [start[taker[pid]] for pid in fifo if pid in taker]
-        k = model.transitions[rec.tid].concurrency
-        if k not in (1, None):
-            return None
-        previous = last.get(rec.tid)
-        if previous is not None:
-            if k == 1:
-                ready.append(done[previous])
-            ready.append([b + records[previous].interval for b in start[previous]])
-        begin = _join(ready, lows) if ready else [sympy.Integer(0)]
-        start.append(begin)
-        done.append([b + rec.delay for b in begin])
-        last[rec.tid] = len(start) - 1
-        taker.update({pid: len(start) - 1 for pid in fifo})
-        if any(place == done_place and n != 0 for place, n in rec.produced):
-            ends.append(done[-1])
-    if not ends:
-        return None
-    ends = _join(ends, lows)
-    return ends[0] if len(ends) == 1 else sympy.Max(*ends, evaluate=False)
-
-
-def _join(times: list[list], lows: dict) -> list:
-    """The max of several times, each a list of sums whose max it is (max-plus algebra:
-    adding a delay adds it to every sum), keeping only the sums no other one dominates
-    everywhere (:func:`_dominated`). Nested SymPy Max trees instead grew with every
-    record, and comparing their arguments took minutes on a 5-field Protoacc message."""
-    terms = {}
-    for time in times:
-        for term in time:
-            term = sympy.sympify(term)
-            terms.setdefault(term, term.as_coefficients_dict())
-    items = list(terms.items())
-    return [t for i, (t, a) in enumerate(items)
-            if not any(_dominated(a, b, lows) and (not _dominated(b, a, lows) or j < i)
-                       for j, (_, b) in enumerate(items) if j != i)]
-
-
-def _dominated(a: dict, b: dict, lows: dict) -> bool:
-    """Whether the sum with coefficients ``a`` is nowhere larger than ``b``'s: b − a is
-    a non-negative number plus non-negative multiples of terms that cannot be negative
-    on the space (sizes and their floors; ``lows``: each symbol's smallest value)."""
-    for key in set(a) | set(b):
-        c = b.get(key, 0) - a.get(key, 0)
-        if c == 0:
-            continue
-        if c < 0 or not (key.is_number or _nonnegative(key, lows)):
-            return False
-    return True
-
-
-def _nonnegative(term, lows: dict) -> bool:
-    """A term that cannot be negative: a symbol whose smallest value is >= 0, or
-    floors, ceilings, sums and products of such terms and positive numbers."""
-    if term.is_number:
-        return term >= 0
-    if term.is_Symbol:
-        return lows.get(term, -1) >= 0
-    if isinstance(term, (sympy.floor, sympy.ceiling, sympy.Add, sympy.Mul)):
-        return all(_nonnegative(a, lows) for a in term.args)
-    return False
 
 
 def sized_structure(space: InputSpace) -> bool:
@@ -636,4 +555,4 @@ def group_classes(classes) -> tuple:
 
 __all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
            "extract_interface", "class_interface", "in_series", "group_classes",
-           "check_interface_request", "sized_structure", "critical_path"]
+           "check_interface_request", "sized_structure"]

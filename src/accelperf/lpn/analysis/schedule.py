@@ -10,7 +10,7 @@ A probed stream (``probe = K`` in the space) is run by the symbolic executor tok
 token, so its commit records say, for every firing, which records made the tokens it
 takes (``sources``) and waits to read (``waited``), and its unit's previous firing. With
 in-order single-server units these are A.2's local timestamp rules (as
-:func:`.interface.critical_path` applies them to a whole fixed structure):
+:func:`.critical.critical_path` applies them to a whole fixed structure):
 
     start = max(done of the records whose tokens it takes or reads,
                 start of the previous taker of each input queue (first in, first out),
