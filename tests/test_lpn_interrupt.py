@@ -49,10 +49,18 @@ def test_a_small_countdown_runs_to_the_end(tmp_path):
     assert r.total_commits == 5001 and r.latency == 5001
 
 
-@pytest.mark.skipif(threading.current_thread() is not threading.main_thread() or
-                    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
-                    reason="SIGINT is not Python's default handler here")
-def test_sigint_stops_a_compiled_run_in_this_process(tmp_path):
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler for the test: a library an earlier test loaded (Dask,
+    Playwright) may have left its own, and the engine must hand back Python's."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="signals reach only the main thread")
+def test_sigint_stops_a_compiled_run_in_this_process(tmp_path, python_sigint):
     _, model = countdown(tmp_path)
     compiled.engine(model)                      # compiled before the clock starts
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
