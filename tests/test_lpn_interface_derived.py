@@ -56,7 +56,7 @@ def test_no_analysis_module_simulates_to_obtain_a_term():
 
 @pytest.mark.parametrize("name, space", [
     ("protoacc", None), ("menshen", "menshen-100-packets.toml"), ("vta", "vta-mixed.toml"),
-    ("credit-link", None), ("fig2-pipeline", None)])
+    ("fig2-pipeline", None)])   # the link models: tests/test_lpn_interface_link.py
 def test_no_term_of_an_emitted_module_is_measured(name, space):
     model = build(name)
     space = default_space(model) if space is None else \
