@@ -311,14 +311,13 @@ def test_protoacc_typed_module_prices_a_message_stream_by_type(protoacc):
     module = load_module(typed_module_source(ifaces, model, "protoacc"))
     rng = random.Random(2)
     msgs = [resized(types[t], rng) for t in ("default", "forty_scalars", "default")]
-    # Fig. 5 adds the messages; a message starting while the one before drains shares
-    # the measured overlap of the two types (the smaller of them) with it
-    overlap = {t: module.TYPES[k][7] for k, t in enumerate(types)}
-    assert overlap["default"] > 0
-    shared = min(overlap["default"], overlap["forty_scalars"])
-    assert module.latency(msgs) == sum(module.latency([m]) for m in msgs) - 2 * shared
+    # Fig. 5 adds the messages; a message starts while the one before drains, as far as
+    # the stages in each type's hand-over table let it
+    handover = {t: module.TYPES[k][7] for k, t in enumerate(types)}
+    assert handover["default"]["write_body"][0] >= 0
+    assert module.latency(msgs) < sum(module.latency([m]) for m in msgs)
     sim = simulate(model, msgs).latency
-    assert abs(module.latency(msgs) - sim) / sim < 0.2     # measured 8.3%
+    assert abs(module.latency(msgs) - sim) / sim < 0.1     # measured 1.5% (plain sum 26%)
     errors = []
     for m in msgs + [resized(types["default"], rng, 2, 8) for _ in range(3)]:
         sim = simulate(model, [m]).latency

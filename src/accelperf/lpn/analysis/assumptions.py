@@ -16,8 +16,8 @@ tolerance, so a user knows whether to trust the formula elsewhere:
   simulation), or else **the derived paths include the one critical here** (the input's
   sizes make another chain of commits the longest, named);
 * for an input of several units (a list of Protoacc messages), a unit priced badly on
-  its own (diagnosed as above), or else **back-to-back units share the derived
-  overlap** (``OVERLAP_k``, derived at the type's sample).
+  its own (diagnosed as above), or else the hand-over of consecutive units
+  (``HANDOVER_k``, :data:`.handover.ASSUMPTION`).
 
 Nothing here changes a prediction; it explains one.
 """
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..net import Model
 from .critical import ASSUMPTION, path_at
+from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .interface import ONE_SHOT
 
 
@@ -79,7 +80,7 @@ def failed_assumption(model: Model, interface, module, x, simulated: float,
 def _unit_failure(model: Model, interface, module, units, simulated: float, phases: bool,
                   tolerance: float) -> Failure | None:
     """An input of several units (a list of messages): a unit priced badly on its own, or
-    else the overlap the module subtracts between units."""
+    else how the module hands one unit over to the next."""
     from .accuracy import simulated_latency
     alone = 0
     for unit in units:
@@ -89,10 +90,11 @@ def _unit_failure(model: Model, interface, module, units, simulated: float, phas
         if cycles and abs(predicted - cycles) > tolerance * cycles:
             return failed_assumption(model, interface, module, [unit], cycles, phases,
                                      tolerance)
-    return Failure("back-to-back units share the derived overlap",
+    shared = sum(module.latency([u], phases) for u in units) - module.latency(units, phases)
+    return Failure(HANDOVER_ASSUMPTION,
                    f"each of the {len(units)} units alone is within the tolerance; "
-                   f"together they overlap by {alone - simulated:,.0f} cycles, the module "
-                   f"subtracts {sum(module.latency([u], phases) for u in units) - module.latency(units, phases):,.0f}")
+                   f"together they share {alone - simulated:,.0f} cycles, the module's "
+                   f"hand-over {shared:,.0f}")
 
 
 def _path_failure(model: Model, interface, x, simulated: float) -> Failure | None:

@@ -65,6 +65,94 @@ MAX_RECORDS = 50_000
 
 
 @dataclass(frozen=True)
+class RecordTimes:
+    """A.2's local timestamps of a trace's commit records at numeric delays (see
+    :func:`record_times`)."""
+
+    start: list
+    done: list
+    why: list               # per record, what it waited for last: (kind, record) or None
+    end: int | None         # the record that last puts a token in the done place
+    free: dict              # stage -> when it is last free: a single-server transition
+                            # (its last firing done), a resource place "[name]" (its
+                            # last token in)
+
+    @property
+    def latency(self) -> float:
+        return float("-inf") if self.end is None else self.done[self.end]
+
+
+def record_values(records, point: dict) -> tuple[list, list]:
+    """Each record's delay and initiation interval at ``point`` (symbol -> number)."""
+    def value(expr):
+        expr = sympy.sympify(expr)
+        if not expr.free_symbols:
+            return float(expr)
+        return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols}))
+    return [value(r.delay) for r in records], [value(r.interval) for r in records]
+
+
+def resource_stage(place: str) -> str:
+    """How :func:`record_times` names a place the net starts with tokens in, as a stage
+    (apart from a transition of the same name)."""
+    return f"[{place}]"
+
+
+def record_times(model: Model, records, delays, intervals, free=None) -> RecordTimes:
+    """The timestamps of the records (see the module docstring's rules) with each
+    record's delay and initiation interval given as numbers. ``free`` ({stage: time})
+    says when a stage is freed by what came before the trace (an earlier unit of a
+    stream): a single-server transition's first record here starts no sooner, nor does
+    the record that takes the first token of a place the net starts with tokens in (a
+    resource such as a unit's idle token or a round-robin turn; queues are first in,
+    first out, so the tokens it started with are taken first). Every rule of a path
+    lives here; :func:`path_at` and :mod:`.handover` read the result."""
+    free = free or {}
+    done_place = model.places[model.done].name
+    start, done, why = [], [], []
+    last, taker, end, freed = {}, {}, None, {}
+    started = {pid: len(toks) for pid, toks in model.initial.items()}
+    resources = {model.places[pid].name: resource_stage(model.places[pid].name)
+                 for pid in model.initial}
+    for i, rec in enumerate(records):
+        t = model.transitions[rec.tid]
+        # (time, how this record waits: ("done", j) its delay, ("start", j) its start,
+        # ("interval", j) its start and interval, ("free", None) a stage's earlier work)
+        ready = [(done[s], ("done", s)) for s in rec.sources + rec.waited if s >= 0]
+        fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
+                if n != 0 and pid not in model.initial]
+        ready += [(start[taker[pid]], ("start", taker[pid])) for pid in fifo if pid in taker]
+        for pid, n in zip(t.inputs, rec.consumed):
+            if started.get(pid) and n != 0:      # takes a token the net started with
+                started[pid] = max(0, started[pid] - (n if isinstance(n, int) else 1))
+                stage = resources[model.places[pid].name]
+                if stage in free:
+                    ready.append((free[stage], ("free", None)))
+        previous = last.get(rec.tid)
+        if previous is not None:
+            if t.concurrency == 1:
+                ready.append((done[previous], ("done", previous)))
+            ready.append((start[previous] + intervals[previous], ("interval", previous)))
+        elif t.concurrency == 1 and rec.transition in free:
+            ready.append((free[rec.transition], ("free", None)))
+        begin, cause = max(ready, key=lambda r: r[0]) if ready else (0.0, None)
+        start.append(begin)
+        done.append(begin + delays[i])
+        why.append(None if cause is None or cause[0] == "free" else cause)
+        last[rec.tid] = i
+        taker.update({pid: i for pid in fifo})
+        if t.concurrency == 1:
+            freed[rec.transition] = done[i]
+        for place, n in rec.produced:
+            if n != 0 and place in resources:
+                freed[resources[place]] = done[i]
+        if any(place == done_place and n != 0 for place, n in rec.produced):
+            if end is None or done[i] >= done[end]:
+                end = i
+    return RecordTimes(start, done, why, end, freed)
+
+
+@dataclass(frozen=True)
 class CriticalPath:
     """One chain of commit records, critical at ``at``: ``latency`` sums its delays."""
 
@@ -102,39 +190,8 @@ def path_at(model: Model, cls: InputClass, point: dict) -> CriticalPath | None:
     if not derivable(model, cls):
         return None
     records = cls.commits
-
-    def value(expr):
-        expr = sympy.sympify(expr)
-        if not expr.free_symbols:
-            return float(expr)
-        return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols}))
-
-    done_place = model.places[model.done].name
-    start, done, why = [], [], []
-    last, taker, end = {}, {}, None
-    for i, rec in enumerate(records):
-        t = model.transitions[rec.tid]
-        # (time, how this record waits: ("done", j) its delay, ("start", j) its start,
-        # ("interval", j) its start and interval)
-        ready = [(done[s], ("done", s)) for s in rec.sources + rec.waited if s >= 0]
-        fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
-                if n != 0 and pid not in model.initial]
-        ready += [(start[taker[pid]], ("start", taker[pid])) for pid in fifo if pid in taker]
-        previous = last.get(rec.tid)
-        if previous is not None:
-            if t.concurrency == 1:
-                ready.append((done[previous], ("done", previous)))
-            ready.append((start[previous] + value(records[previous].interval),
-                          ("interval", previous)))
-        begin, cause = max(ready, key=lambda r: r[0]) if ready else (0.0, None)
-        start.append(begin)
-        done.append(begin + value(rec.delay))
-        why.append(cause)
-        last[rec.tid] = i
-        taker.update({pid: i for pid in fifo})
-        if any(place == done_place and n != 0 for place, n in rec.produced):
-            if end is None or done[i] >= done[end]:
-                end = i
+    times = record_times(model, records, *record_values(records, point))
+    why, end = times.why, times.end
     if end is None:
         return None
     terms, names, node = [], [], ("done", end)
@@ -288,52 +345,6 @@ def _first_delay(records):
     return chosen
 
 
-@dataclass(frozen=True)
-class Overlap:
-    """The cycles two inputs of one fixed structure share when they follow each other:
-    2·once − twice, from the critical paths of the structure and of it twice in a row."""
-
-    cycles: int
-    once: CriticalPath
-    twice: CriticalPath
-
-    def __repr__(self) -> str:
-        return f"Overlap({self.cycles} cycles: 2 x {self.once.latency} - " \
-               f"{self.twice.latency} at the sample)"
-
-    def describe(self) -> str:
-        return f"2 x path(x) - path(x then x) at the type's sample; x's " \
-               f"{self.once.describe(4)}, x then x's {self.twice.describe(4)}"
-
-
-def back_to_back(model: Model, cls: InputClass) -> Overlap | None:
-    """Beyond the paper (Fig. 5 adds the messages of a stream): how many cycles two inputs
-    of the class's fixed structure share when back to back (the next message's front end
-    runs while the last one's writes drain), derived from critical paths at the class's
-    sample: the structure twice in a row is run symbolically (each input place's tokens
-    twice, in order, as Protoacc's Ψ walks a list of messages) and its path compared with
-    the single one's. None for streams and where either has no path."""
-    from dataclasses import replace
-
-    from .classes import input_classes, values_of
-    space = cls.space
-    if any(p.stream for p in space.places) or not derivable(model, cls):
-        return None
-    twice = replace(space, places=tuple(
-        replace(p, count=(2 * p.count[0], 2 * p.count[1]),
-                values=None if p.values is None else p.values + p.values)
-        for p in space.places))
-    point = values_of(twice, {p: t + t for p, t in cls.sample.items()})
-    both = next((c for c in input_classes(model, twice) if not c.stuck and c.holds(point)),
-                None)
-    once = path_at(model, cls, values_of(space, cls.sample))
-    again = None if both is None else path_at(model, both, point)
-    if once is None or again is None:
-        return None
-    shared = 2 * once.latency.xreplace(once.at) - again.latency.xreplace(again.at)
-    return Overlap(max(0, int(shared) // model.ticks_per_cycle), once, again)
-
-
 PATH_SYMBOLS = 8
 """Sizes past which :func:`critical_path` is not tried: its maximum keeps a sum per
 chain that no other dominates, and over every size of a large structure (Protoacc,
@@ -439,6 +450,5 @@ def _nonnegative(term, lows: dict) -> bool:
     return False
 
 
-__all__ = ["ASSUMPTION", "LOOP_ASSUMPTION", "CriticalPath", "Overlap", "back_to_back",
-           "critical_path", "critical_paths", "derivable", "loop_paths", "path_at",
-           "walked_latency"]
+__all__ = ["ASSUMPTION", "LOOP_ASSUMPTION", "CriticalPath", "RecordTimes", "critical_path", "critical_paths", "derivable", "loop_paths", "path_at",
+           "record_times", "record_values", "resource_stage", "walked_latency"]

@@ -28,6 +28,8 @@ import sympy
 from ..expr import parameter_name
 from .adapters import ADAPTERS
 from .critical import ASSUMPTION
+from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
+from .handover import handover
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .steady import ASSUMPTION as STEADY_ASSUMPTION
@@ -247,9 +249,9 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
 
 
 def _type_block(name: str, k: int, interface: Interface, model,
-                overlap=None) -> tuple[str, str]:
+                handover=None) -> tuple[str, str]:
     """The code of one input type (one interface: its space's structure and classes),
-    and its entry in TYPES; ``overlap`` is its :class:`.critical.Overlap` or None."""
+    and its entry in TYPES; ``handover`` is its :class:`.handover.Handover` or None."""
     space = interface.space
     streams = {p.place: tuple(p.properties) for p in space.places if p.stream}
     fixed = {p.place: (p.count[0], tuple(p.properties)) for p in space.places
@@ -284,13 +286,16 @@ def _type_block(name: str, k: int, interface: Interface, model,
     text += "]\n"
     text += f"\n\ndef _sums_{k}(a, toks):\n{sums.source() or '    pass'}\n"
     text += classes
-    if overlap is None:
-        text += f"OVERLAP_{k} = 0   # cycles shared with the unit before it: none derived\n"
+    if handover is None:
+        text += f"HANDOVER_{k} = None   # how it follows the unit before: none derived, " \
+                f"after it\n"
     else:
-        text += f"# cycles shared with the unit before it, derived: {overlap.describe()}\n"
-        text += f"OVERLAP_{k} = {overlap.cycles}\n"
+        text += f"# stage: (drain, head, reach), cycles before the unit's end; " \
+                f"{handover.describe()}\n"
+        text += f"HANDOVER_{k} = {{\n" + "".join(
+            f"    {stage!r}: {row!r},\n" for stage, row in handover.table().items()) + "}\n"
     entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
-            f"_sums_{k}, OVERLAP_{k},\n     [" + ", ".join(
+            f"_sums_{k}, HANDOVER_{k},\n     [" + ", ".join(
                 f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"
                 for i in range(len(interface.classes))) + "]),\n"
     return text, entry
@@ -320,8 +325,11 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
     per_unit = "" if splitter is None else (
         "\nThe input is priced unit by unit (" + splitter.__doc__.split(":")[0].strip() +
-        "), each by the\nformula of its type, less the cycles a unit shares with the one "
-        "before it (OVERLAP_k,\nderived from critical paths).")
+        "), each by the\nformula of its type; a unit starts while the one before drains, "
+        "as far as their\nsingle-server stages let it (HANDOVER_k: per stage, when it is "
+        "freed and how long\nits chains to the output and through itself take, derived "
+        "from the records'\ntimestamps at the type's example; it assumes " +
+        HANDOVER_ASSUMPTION + ").")
     measured = sorted({g.transition for iface in interfaces.values() for ci in iface.classes
                        for g in ci.gaps if "measured" in g.bound})
     origin = ("Measured by simulating the model, not derived: " + ", ".join(measured) +
@@ -384,14 +392,14 @@ class OutsideClasses(ValueError):
     if any(ci.schedule is not None for iface in interfaces.values() for ci in iface.classes):
         head += REPLAY_SOURCE
     entries = ""
-    from .interface import unit_overlap
     for k, (name, iface) in enumerate(interfaces.items()):
-        # back-to-back units share cycles (Fig. 5's plain sum over-counts them)
+        # consecutive units share stages (Fig. 5's plain sum over-counts them)
         text, entry = _type_block(name, k, iface, model,
-                                  unit_overlap(model, iface) if splitter else None)
+                                  handover(model, iface.classes[0].input_class)
+                                  if splitter and iface.classes else None)
         head += text
         entries += entry
-    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, overlap,\n" \
+    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, handover,\n" \
             "          #  classes)\n"
     return head + entries + "]\n" + API_SOURCE
 
@@ -463,7 +471,7 @@ API_SOURCE = '''
 def _which(unit):
     toks = tokens(unit)
     why = []
-    for name, streams, fixed, ranges, structure, space, sums, overlap, classes in TYPES:
+    for name, streams, fixed, ranges, structure, space, sums, handover, classes in TYPES:
         try:
             a = properties(toks, streams, fixed, ranges, structure)
         except OutsideClasses as exc:
@@ -475,7 +483,7 @@ def _which(unit):
                 raise OutsideClasses(f"input outside the extracted space: {label} fails")
         for in_class, plain, by_phase in classes:
             if in_class(a):
-                return a, toks, plain, by_phase, overlap
+                return a, toks, plain, by_phase, handover
         raise OutsideClasses(f"input of type {name} in none of its extracted input classes")
     if len(why) == 1:
         raise OutsideClasses(why[0].split(": ", 1)[1])
@@ -492,18 +500,33 @@ def phases(x):
 
 
 def latency(x, phases=None):
-    """Cycles the accelerator takes for input x (plain interface, or by phase)."""
-    cycles, before = 0, None
+    """Cycles the accelerator takes for input x (plain interface, or by phase). Units
+    (a list of messages) follow each other through the single-server stages: a unit's
+    stage u is freed at max(L - drain, free_u + L - reach) and its output done at
+    max(L, free_u + L - head) over the stages the units before it freed, L its cycles
+    alone (HANDOVER_k); a unit without a table starts after everything before it."""
+    end, start, free = 0, 0, {}
     for unit in _units(x):
-        a, toks, plain, by_phase, overlap = _which(unit)
+        a, toks, plain, by_phase, handover = _which(unit)
         if PHASES if phases is None else phases:
-            cycles += sum(c for _, _, c in by_phase(a, toks))
+            cycles = sum(c for _, _, c in by_phase(a, toks))
         else:
-            cycles += plain(a)
-        if before is not None:          # it started while the one before drained
-            cycles -= min(before, overlap)
-        before = overlap
-    return cycles
+            cycles = plain(a)
+        if handover is None:
+            start, free = end, {}
+            end += cycles
+            continue
+        done, freed = start + cycles, {}
+        for stage, (drain, head, reach) in handover.items():
+            before = free.get(stage)
+            freed[stage] = start + cycles - drain
+            if before is not None:
+                freed[stage] = max(freed[stage], before + cycles - reach)
+                if head is not None:
+                    done = max(done, before + cycles - head)
+        free.update(freed)
+        end = max(end, done)
+    return end
 
 
 def seconds(x, frequency_hz=FREQUENCY_HZ, phases=None):

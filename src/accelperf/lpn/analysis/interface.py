@@ -67,8 +67,7 @@ import sympy
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
-from .critical import (back_to_back, critical_path, critical_paths, loop_paths,
-                       walked_latency)
+from .critical import critical_path, critical_paths, loop_paths, walked_latency
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
@@ -140,15 +139,6 @@ class Interface:
 
     def __repr__(self) -> str:
         return f"Interface({self.model}: {len(self.classes)} class(es))"
-
-
-def unit_overlap(model: Model, interface: Interface):
-    """Beyond the paper: the :class:`.critical.Overlap` of two inputs of the interface's
-    fixed structure back to back, on its first class (None for streams or without a
-    path)."""
-    if not interface.classes:
-        return None
-    return back_to_back(model, interface.classes[0].input_class)
 
 
 # ---------------------------------------------------------------------- one class
@@ -553,6 +543,6 @@ def group_classes(classes) -> tuple:
     return tuple(out)
 
 
-__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops", "unit_overlap",
+__all__ = ["Interface", "ClassInterface", "Gap", "Phase", "Loop", "find_loops",
            "extract_interface", "class_interface", "in_series", "group_classes",
            "check_interface_request", "sized_structure"]

@@ -96,6 +96,9 @@ class InputSpace:
     model: str | None = None
     input: object = None                    # a formula or {key: formula}: Ψ's input
     origin: str = "space"                   # where it came from, for messages
+    # the tokens of the input a fixed-structure space was made from ({place: [{prop:
+    # value}]}): a point of the type its derivations can use (:mod:`.handover`)
+    example: dict | None = field(default=None, compare=False, hash=False, repr=False)
 
     def __repr__(self) -> str:
         parts = [f"{p.place}: {p.count[0]}" + (f"..{p.count[1]}" if p.stream else "")
@@ -313,16 +316,17 @@ def space_from_input(model: Model, user_input, vary: dict, origin: str = "space"
         if not isinstance(props, dict) or not set(props) <= set(ttype.properties):
             raise invalid(f"{origin}: vary.{name}", props,
                           f"a table of properties of {ttype.name} tokens {list(ttype.properties)}")
-    places = []
+    places, example = [], {}
     for name, (pid, toks) in inputs.items():
         props = model.places[pid].token_type.properties
+        example[name] = [dict(zip(props, (int(v) for v in tok))) for tok in toks]
         ranged = {p: _range(f"{origin}: vary.{name}.{p}", list(r) if isinstance(r, tuple)
                             else r) for p, r in vary.get(name, {}).items()}
         values = tuple({p: int(v) for p, v in zip(props, tok) if p not in ranged}
                        for tok in toks)
         places.append(PlaceSpace(name, (len(toks), len(toks)), ranged, None, values))
     return _checked(model, InputSpace(tuple(places), tuple(constraints), model.name,
-                                      shape, origin))
+                                      shape, origin, example))
 
 
 SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 30)}},
