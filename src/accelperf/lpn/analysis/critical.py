@@ -345,10 +345,12 @@ def _first_delay(records):
     return chosen
 
 
-PATH_SYMBOLS = 8
-"""Sizes past which :func:`critical_path` is not tried: its maximum keeps a sum per
-chain that no other dominates, and over every size of a large structure (Protoacc,
-Menshen) that is too many to prune; :func:`critical_paths` covers those."""
+FEW_SYMBOLS = 8
+"""Size symbols past which an expression is kept as plain sums: :func:`critical_path` is
+not tried (its maximum keeps a sum per chain that no other dominates, too many to prune
+over every size of a large structure such as Protoacc or Menshen, which
+:func:`critical_paths` covers), and the interface only expands such expressions, not
+simplifies them (a fixed structure's per-token sums gain nothing from it)."""
 
 
 CRITICAL_PATH_RECORDS = 2000
@@ -368,13 +370,13 @@ def critical_path(model: Model, cls: InputClass):
     (true for in-order units, which the executor's eager order follows). None when a record
     is bundled, a unit has several servers (which frees first is an order statistic), the
     trace is longer than :data:`CRITICAL_PATH_RECORDS`, its delays depend on more than
-    PATH_SYMBOLS symbols or nothing reaches the done place."""
+    FEW_SYMBOLS symbols or nothing reaches the done place."""
     records = cls.commits
     if not records or len(records) > CRITICAL_PATH_RECORDS or any(r.bundled for r in records):
         return None
     timing = set().union(*(sympy.sympify(e).free_symbols for r in records
                            for e in (r.delay, r.interval)))
-    if len(timing) > PATH_SYMBOLS:
+    if len(timing) > FEW_SYMBOLS:
         return None         # a Max over every size (Protoacc, Menshen): too long to prune
     done_place = model.places[model.done].name
     lows = {sym: lo for sym, (lo, _) in symbol_ranges(cls.space).items()}
@@ -388,7 +390,7 @@ def critical_path(model: Model, cls: InputClass):
         fifo = [pid for pid, n in zip(t.inputs, rec.consumed)
                 if n != 0 and pid not in model.initial]
         ready += [start[taker[pid]] for pid in fifo if pid in taker]
-        k = model.transitions[rec.tid].concurrency
+        k = t.concurrency
         if k not in (1, None):
             return None
         previous = last.get(rec.tid)
@@ -450,5 +452,6 @@ def _nonnegative(term, lows: dict) -> bool:
     return False
 
 
-__all__ = ["ASSUMPTION", "LOOP_ASSUMPTION", "CriticalPath", "RecordTimes", "critical_path", "critical_paths", "derivable", "loop_paths", "path_at",
+__all__ = ["ASSUMPTION", "FEW_SYMBOLS", "LOOP_ASSUMPTION", "CriticalPath", "RecordTimes",
+           "critical_path", "critical_paths", "derivable", "loop_paths", "path_at",
            "record_times", "record_values", "resource_stage", "walked_latency"]

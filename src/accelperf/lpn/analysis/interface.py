@@ -67,7 +67,8 @@ import sympy
 from ..net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
-from .critical import critical_path, critical_paths, loop_paths, walked_latency
+from .critical import (FEW_SYMBOLS, critical_path, critical_paths, loop_paths,
+                       walked_latency)
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
@@ -155,19 +156,13 @@ def _mean_delays(cls: InputClass):
             {t: _simplify(interval[t] / n[t]) for t in n})
 
 
-SIMPLIFY_SYMBOLS = 8
-"""Expressions over more symbols than this are only expanded, not simplified: a fixed
-structure's per-token sums (Protoacc's floor(bytes_i/16) over every element) gain
-nothing from simplify, which was most of their extraction time."""
-
-
 def _max(*args):
     """sympy.Max, but over many symbols (a fixed structure's sums) left unevaluated after
     keeping the largest number and the distinct expressions: sympy's Max compares every
     pair of arguments symbolically, which took minutes on Menshen's 100-packet sums;
     :func:`prune_max` then drops what the solver proves never the largest."""
     args = [sympy.sympify(a) for a in args]
-    if len(set().union(*(a.free_symbols for a in args))) <= SIMPLIFY_SYMBOLS:
+    if len(set().union(*(a.free_symbols for a in args))) <= FEW_SYMBOLS:
         return sympy.Max(*args)
     flat = []
     for a in args:
@@ -179,11 +174,11 @@ def _max(*args):
 
 
 def _simplify(expr):
-    """sympy.simplify, skipped for numbers and (see SIMPLIFY_SYMBOLS) long sums."""
+    """sympy.simplify, skipped for numbers and (see FEW_SYMBOLS) long sums."""
     expr = sympy.sympify(expr)
     if not expr.free_symbols:
         return expr
-    if len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+    if len(expr.free_symbols) > FEW_SYMBOLS:
         return sympy.expand(expr)
     return sympy.simplify(expr)
 
@@ -236,7 +231,7 @@ def prune_max(expr, solver: Solver, conditions) -> object:
 
 def factor_max(expr):
     """Max(n·a, n·b, ...) written n·Max(a, b, ...), as Fig. 4 reads."""
-    if not isinstance(expr, sympy.Max) or len(expr.free_symbols) > SIMPLIFY_SYMBOLS:
+    if not isinstance(expr, sympy.Max) or len(expr.free_symbols) > FEW_SYMBOLS:
         return expr                 # (a polynomial gcd over a long sum takes minutes)
     factor = expr.args[0]
     for a in expr.args[1:]:
