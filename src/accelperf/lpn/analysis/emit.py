@@ -323,13 +323,13 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
     from .adapters import SPLITTERS
     splitter = SPLITTERS.get(model.name) if split else None
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
-    per_unit = "" if splitter is None else (
-        "\nThe input is priced unit by unit (" + splitter.__doc__.split(":")[0].strip() +
-        "), each by the\nformula of its type; a unit starts while the one before drains, "
-        "as far as their\nsingle-server stages let it (HANDOVER_k: per stage, when it is "
-        "freed and how long\nits chains to the output and through itself take, derived "
-        "from the records'\ntimestamps at the type's example; it assumes " +
-        HANDOVER_ASSUMPTION + ").")
+    per_unit = "" if splitter is None else "\n" + textwrap.fill(
+        "The input is priced unit by unit (" +
+        " ".join(splitter.__doc__.split(":")[0].split()) + "), each by the formula of its "
+        "type; a unit starts while the one before drains, as far as their single-server "
+        "stages let it (HANDOVER_k: per stage, when it is freed and how long its chains "
+        "to the output and through itself take, derived from the records' timestamps at "
+        "the type's example). It assumes " + HANDOVER_ASSUMPTION + ".", 88)
     measured = sorted({g.transition for iface in interfaces.values() for ci in iface.classes
                        for g in ci.gaps if "measured" in g.bound})
     origin = ("Measured by simulating the model, not derived: " + ", ".join(measured) +
