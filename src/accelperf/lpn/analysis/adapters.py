@@ -113,6 +113,23 @@ def split_protoacc(doc):
     return list(doc) if isinstance(doc, list) else [doc]
 
 
+def turns_protoacc(tokens):
+    """Protoacc's round-robin turns a message takes: one per field descriptor (its
+    end-of-message marker included), each sending the dispatch and write turns one
+    pipeline on."""
+    return len(tokens.get("field_descriptors", ()))
+
+
+def rotate_protoacc(stage, turns, pipelines):
+    """The name of ``stage`` (a transition, or a place as ``[place]``) for a message
+    that starts ``turns`` round-robin turns after the first pipeline: pipeline k's
+    stages (``f{k}_...``, ``[..._f{k}]``) become pipeline k + turns's, counted round
+    the ``pipelines`` of them (the pipelines are identical: accelperf.lpn.library.protoacc)."""
+    import re
+    return re.sub(r"(?<![A-Za-z0-9])f([0-9]+)(?![0-9])",
+                  lambda m: "f" + str((int(m.group(1)) - 1 + turns) % pipelines + 1), stage)
+
+
 ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin,
             "jpeg-decoder": psi_jpeg_decoder, "protoacc": psi_protoacc,
             "menshen": psi_menshen}
@@ -122,5 +139,12 @@ SPLITTERS = {"protoacc": split_protoacc}
 """Library model name -> the units of an input that a typed interface (one formula per
 input type, :func:`accelperf.lpn.analysis.emit.typed_module_source`) prices one by one."""
 
-__all__ = ["ADAPTERS", "SPLITTERS", "psi_block_pipeline", "psi_darwin", "psi_jpeg_decoder",
-           "psi_protoacc", "psi_menshen", "split_protoacc"]
+ROTATIONS = {"protoacc": (turns_protoacc, rotate_protoacc, "f{}_dispatch")}
+"""Library model name -> (turns a unit takes, its stages' names after so many turns, the
+transition each of the identical round-robin units has once): a unit of a list finds the
+round-robin where the units before it left it, not where its own trace starts
+(:mod:`.handover`)."""
+
+__all__ = ["ADAPTERS", "ROTATIONS", "SPLITTERS", "psi_block_pipeline", "psi_darwin",
+           "psi_jpeg_decoder", "psi_protoacc", "psi_menshen", "rotate_protoacc",
+           "split_protoacc", "turns_protoacc"]

@@ -26,7 +26,7 @@ import textwrap
 import sympy
 
 from ..expr import parameter_name
-from .adapters import ADAPTERS
+from .adapters import ADAPTERS, ROTATIONS
 from .critical import ASSUMPTION
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .handover import handover
@@ -290,10 +290,11 @@ def _type_block(name: str, k: int, interface: Interface, model,
         text += f"HANDOVER_{k} = None   # how it follows the unit before: none derived, " \
                 f"after it\n"
     else:
-        text += f"# stage: (drain, head, reach), cycles before the unit's end; " \
+        text += f"# ({{stage: (drain, head, reach)}}, roots): cycles before the unit's end; " \
                 f"{handover.describe()}\n"
-        text += f"HANDOVER_{k} = {{\n" + "".join(
-            f"    {stage!r}: {row!r},\n" for stage, row in handover.table().items()) + "}\n"
+        text += f"HANDOVER_{k} = ({{\n" + "".join(
+            f"    {stage!r}: {row!r},\n" for stage, row in handover.table().items()) + \
+            f"}}, {handover.roots!r})\n"
     entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
             f"_sums_{k}, HANDOVER_{k},\n     [" + ", ".join(
                 f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"
@@ -388,6 +389,7 @@ class OutsideClasses(ValueError):
         head += "\n\n" + src.replace(f"def {splitter.__name__}(", "def _units(", 1)
     else:
         head += "\n\ndef _units(x):\n    return [x]\n"
+    head += _rotation_source(model if splitter is not None else None)
     head += HELPERS_SOURCE + RUNS_SOURCE
     if any(ci.schedule is not None for iface in interfaces.values() for ci in iface.classes):
         head += REPLAY_SOURCE
@@ -402,6 +404,24 @@ class OutsideClasses(ValueError):
     head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, handover,\n" \
             "          #  classes)\n"
     return head + entries + "]\n" + API_SOURCE
+
+
+def _rotation_source(model) -> str:
+    """The module's round-robin hooks (:data:`.adapters.ROTATIONS`): the turns a unit
+    takes and its stages' names after so many, standalone; none without one."""
+    rotation = None if model is None else ROTATIONS.get(model.name)
+    if rotation is None:
+        return "\n\nROUND_ROBIN = 1\n\n\ndef _turns(toks):\n    return 0\n\n\n" \
+               "def _rotate(stage, turns, units):\n    return stage\n"
+    turns, rotate, unit = rotation
+    units = sum(1 for t in model.transitions
+                if re.fullmatch(re.escape(unit).replace(r"\{\}", "[0-9]+"), t.name))
+    text = f"\n\nROUND_ROBIN = {units}   # identical units taken in turn\n\n\n"
+    text += textwrap.dedent(inspect.getsource(turns)).replace(
+        f"def {turns.__name__}(", "def _turns(", 1)
+    text += "\n\n" + textwrap.dedent(inspect.getsource(rotate)).replace(
+        f"def {rotate.__name__}(", "def _rotate(", 1)
+    return text
 
 
 # The input readers of every module: the same text in each, kept here as source.
@@ -504,8 +524,10 @@ def latency(x, phases=None):
     (a list of messages) follow each other through the single-server stages: a unit's
     stage u is freed at max(L - drain, free_u + L - reach) and its output done at
     max(L, free_u + L - head) over the stages the units before it freed, L its cycles
-    alone (HANDOVER_k); a unit without a table starts after everything before it."""
-    end, start, free = 0, 0, {}
+    alone, all shifted to when its roots are free (HANDOVER_k); its round-robin units
+    are the ones the units before it left the turn at. A unit without a table starts
+    after everything before it."""
+    end, start, free, turns = 0, 0, {}, 0
     for unit in _units(x):
         a, toks, plain, by_phase, handover = _which(unit)
         if PHASES if phases is None else phases:
@@ -515,17 +537,25 @@ def latency(x, phases=None):
         if handover is None:
             start, free = end, {}
             end += cycles
+            turns += _turns(toks)
             continue
-        done, freed = start + cycles, {}
-        for stage, (drain, head, reach) in handover.items():
+        table, roots = handover
+        # its stages as the round-robin finds them after the units before it
+        turn = turns % ROUND_ROBIN
+        begin = max([start] + [free[s] for s in (_rotate(r, turn, ROUND_ROBIN) for r in roots)
+                               if s in free])
+        done, freed = begin + cycles, {}
+        for stage, (drain, head, reach) in table.items():
+            stage = _rotate(stage, turn, ROUND_ROBIN)
             before = free.get(stage)
-            freed[stage] = start + cycles - drain
+            freed[stage] = begin + cycles - drain
             if before is not None:
                 freed[stage] = max(freed[stage], before + cycles - reach)
                 if head is not None:
                     done = max(done, before + cycles - head)
         free.update(freed)
         end = max(end, done)
+        turns += _turns(toks)
     return end
 
 
