@@ -241,9 +241,11 @@ def _measure(name, model, interfaces, inputs, extract_s, typed):
     start = time.perf_counter()
     simulated_latency(model, inputs[-1])
     sim_s = time.perf_counter() - start
-    module = load_module(typed_module_source(interfaces, model, model.name, split=typed)
+    # both forms are measured below: no need for the module to choose its default
+    module = load_module(typed_module_source(interfaces, model, model.name, split=typed,
+                                             phases=False)
                          if isinstance(interfaces, dict) else
-                         module_source(interfaces, model, model.name))
+                         module_source(interfaces, model, model.name, phases=False))
     plain, phased = check(model, module, inputs, phases=False), \
         check(model, module, inputs, phases=True)
     return (name, len(inputs), plain, phased, extract_s, sim_s)
