@@ -3,7 +3,9 @@
 long extraction takes per model.
 
 Inputs are large enough to fill the pipeline (§4.2 assumption 1): streams of at least
-THRESHOLD tokens (blocks; Darwin: 250+ stripes). Not a timed test: run it by hand.
+THRESHOLD tokens (blocks; Darwin: 250+ stripes). Not a timed test: run it by hand. For
+each typed model it also prints the form its module defaults to when built without
+``phases`` (measured on every type's sampled inputs, as typed_module_source chooses).
 
 Run: .venv/bin/python benchmarks/lpn_interface.py [MODEL ...] [--types N]
 (MODELs: only these library models; --types N: the first N input types of a typed model,
@@ -15,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 
-from accelperf.lpn.analysis.accuracy import check, simulated_latency
+from accelperf.lpn.analysis.accuracy import check, choose_form, simulated_latency
 from accelperf.lpn.analysis.emit import load_module, module_source, typed_module_source
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space, structure_space
@@ -237,16 +239,19 @@ WORKLOADS = {"darwin": darwin_inputs, "block-pipeline": block_pipeline_inputs,
 
 
 def _measure(name, model, interfaces, inputs, extract_s, typed):
-    """One table row: plain and phased accuracy of the module on ``inputs``."""
+    """One table row: plain and phased accuracy of the module on ``inputs`` (and the
+    module, last)."""
     start = time.perf_counter()
     simulated_latency(model, inputs[-1])
     sim_s = time.perf_counter() - start
-    module = load_module(typed_module_source(interfaces, model, model.name, split=typed)
+    # both forms are measured below: no need for the module to choose its default
+    module = load_module(typed_module_source(interfaces, model, model.name, split=typed,
+                                             phases=False)
                          if isinstance(interfaces, dict) else
-                         module_source(interfaces, model, model.name))
+                         module_source(interfaces, model, model.name, phases=False))
     plain, phased = check(model, module, inputs, phases=False), \
         check(model, module, inputs, phases=True)
-    return (name, len(inputs), plain, phased, extract_s, sim_s)
+    return (name, len(inputs), plain, phased, extract_s, sim_s, module)
 
 
 def main(argv=None):
@@ -262,7 +267,7 @@ def main(argv=None):
         parser.error(f"MODEL = {unknown[0]!r} is invalid: one of {', '.join(LIBRARY)}")
     if args.types is not None and args.types < 1:
         parser.error(f"--types = {args.types} is invalid: an integer >= 1")
-    rows, skipped = [], []
+    rows, skipped, forms = [], [], []
     for name in args.models or LIBRARY:
         model = build(name)
         if name in TYPED:
@@ -276,6 +281,8 @@ def main(argv=None):
             extract_s = (time.perf_counter() - start) / len(ifaces)
             rows.append(_measure(f"{name} ({len(ifaces)} types)", model, ifaces,
                                  make_inputs(types), extract_s, name == "protoacc"))
+            # the default typed_module_source gives this module without ``phases``
+            forms.append((name, choose_form(model, ifaces, rows[-1][-1])))
             if name == "protoacc":
                 rows.append(_measure("  single messages", model, ifaces,
                                      protoacc_messages(types), extract_s, True))
@@ -293,7 +300,7 @@ def main(argv=None):
                                  extract_s, False))
     print(f"{'model':22} {'inputs':>6} {'plain mean':>10} {'plain max':>10} "
           f"{'phases mean':>11} {'phases max':>10} {'extract s':>9} {'x one sim':>9}")
-    for name, n, plain, phased, extract_s, sim_s in rows:
+    for name, n, plain, phased, extract_s, sim_s, _ in rows:
         print(f"{name:22} {n:6d} {plain.mean_error:10.3%} {plain.max_error:10.3%} "
               f"{phased.mean_error:11.3%} {phased.max_error:10.3%} {extract_s:9.2f} "
               f"{extract_s / sim_s:9.1f}")
@@ -302,6 +309,8 @@ def main(argv=None):
           "bottleneck is expected to fail and phases not)")
     print("paper (Table 3, vs RTL): JPEG 7.04% / 23.39%, Protoacc 2.40% / 3.83%, "
           "Darwin 0.05% / 0.06%, Menshen 9.43%, VTA 19.49% / 58.93%")
+    for name, form in forms:
+        print(f"{name}: default form of the typed module: {form.describe()}")
     for name in skipped:
         print(f"not covered: {name}: no workload in this benchmark")
     by_name = {r[0]: r for r in rows}

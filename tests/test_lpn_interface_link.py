@@ -133,3 +133,26 @@ def test_the_pcie_decoder_prices_its_file_layout(jpeg_pcie):
     assert paths and all(g.bound.startswith("critical path through pcie.request")
                          for g in paths)
     _no_measured_term(model, iface, "jpeg-decoder-pcie")
+
+
+def test_check_names_the_loop_assumption_where_it_fails(credit_link, cli):
+    """--check walks the credit-loop chain firing by firing at each packet's own delay
+    (:func:`accelperf.lpn.analysis.critical.loop_chain`) and names the loop assumption
+    where the closed form's mean delay is off that walk by more than the tolerance:
+    messages of 257 bytes are a full packet and a 1-byte one (18 and 2 cycles), whose
+    mean under-counts the credit round (334 cycles for 342 simulated, the walk's 342).
+    Full packets only (2560 bytes) are one delay: the assumption holds, nothing named."""
+    from accelperf.lpn.analysis.assumptions import failed_assumption
+    model, iface, module = credit_link
+    code, out, _ = cli("lpn", "interface", "credit-link", "--phases", "--tolerance", "0.01",
+                       "--check", "[2560,2560,2560,2560,2560]", "[257,257,257,257,257]")
+    assert code == 1, out
+    named = [line for line in out.splitlines() if LOOP_ASSUMPTION in line]
+    assert len(named) == 1 and named[0].startswith("[257,257,257,257,257]: assumption")
+    assert "round the loop via link.credits through " + " -> ".join(LOOP) in named[0]
+    assert "mean delay give 334 cycles, at their own delays 342 (simulated 342)" in named[0]
+    assert "[2560" not in out.split("over the tolerance")[1]
+    # the check itself is silent where every firing takes one delay, at any tolerance
+    for sizes in ([2560] * 5, [1] * 5, [256, 512, 2560, 256 * 40, 256 * 9]):
+        assert failed_assumption(model, iface, module, sizes,
+                                 simulated_latency(model, sizes), True, 1e-9) is None

@@ -301,7 +301,8 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     form = None
     if not (phases or plain):
         form = progress_run(None, "choosing the form", lambda advance: choose_form(
-            model, iface, load_module(module_source(iface, model, model_spec, frequency))))
+            model, iface, load_module(module_source(iface, model, model_spec, frequency,
+                                                    phases=False))))
         phases = form.phases
     source = module_source(iface, model, model_spec, frequency, phases=phases,
                            form_note="" if form is None else form.describe())

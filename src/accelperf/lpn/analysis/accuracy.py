@@ -158,10 +158,17 @@ def whole_periods(ci) -> dict:
 def choose_form(model: Model, interface, module, inputs=None) -> FormChoice:
     """Issue 23 item 1: measure the plain and the phase-aware form of ``module`` (the
     generated module of ``interface``) against simulation on ``inputs`` (default: the
-    space's samples, :func:`sampled_inputs`) and choose the one with the lower mean error
-    (the larger error breaks a tie; by phase on an exact tie, as its fill term is the
-    pipeline's own). Inputs the model cannot simulate are left out."""
-    tokens = inputs if inputs is not None else sampled_inputs(model, interface)
+    space's samples, :func:`sampled_inputs`; for a typed module, ``interface`` is its
+    {type: Interface} and the samples are every type's, so one form is chosen over all
+    types) and choose the one with the lower mean error (the larger error breaks a tie;
+    by phase on an exact tie, as its fill term is the pipeline's own). Inputs the model
+    cannot simulate are left out."""
+    if inputs is not None:
+        tokens = inputs
+    elif isinstance(interface, dict):
+        tokens = [x for iface in interface.values() for x in sampled_inputs(model, iface)]
+    else:
+        tokens = sampled_inputs(model, interface)
     plain_rows, phased_rows = [], []
     for toks in tokens:
         try:

@@ -15,6 +15,12 @@ tolerance, so a user knows whether to trust the formula elsewhere:
   order of the records** (the path of the input's own sizes differs from its
   simulation), or else **the derived paths include the one critical here** (the input's
   sizes make another chain of commits the longest, named);
+* for a fixed structure whose unit fires in bundles round a credit loop (a link's
+  packets; :func:`.critical.loop_paths`), **the unit's firings between its first and
+  last take their mean delay**: the chain walked firing by firing at each firing's own
+  delay (:func:`.critical.loop_chain`) differs from the closed form by more than the
+  tolerance of the latency, and is the nearer of the two to the simulation (the loop
+  place and its transitions are named);
 * for an input of several units (a list of Protoacc messages), a unit priced badly on
   its own (diagnosed as above), or else the hand-over of consecutive units
   (``HANDOVER_k``, :data:`.handover.ASSUMPTION`).
@@ -27,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..net import Model
-from .critical import ASSUMPTION, path_at
+from .critical import ASSUMPTION, LOOP_ASSUMPTION, loop_chain, loop_paths, path_at
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .interface import ONE_SHOT
 
@@ -74,7 +80,7 @@ def failed_assumption(model: Model, interface, module, x, simulated: float,
     if not phases and streamed and simulated and fill > tolerance * simulated:
         return Failure("pipeline full", f"filling the pipeline takes {fill:,.0f} cycles, "
                                         f"{fill / simulated:.1%} of the latency")
-    return _path_failure(model, interface, x, simulated)
+    return _path_failure(model, interface, x, simulated, tolerance)
 
 
 def _unit_failure(model: Model, interface, module, units, simulated: float, phases: bool,
@@ -97,7 +103,8 @@ def _unit_failure(model: Model, interface, module, units, simulated: float, phas
                    f"hand-over {shared:,.0f}")
 
 
-def _path_failure(model: Model, interface, x, simulated: float) -> Failure | None:
+def _path_failure(model: Model, interface, x, simulated: float,
+                  tolerance: float) -> Failure | None:
     """For a fixed structure with path terms: which of the paths' assumptions fails."""
     from .accuracy import is_tokens
     from .classes import values_of
@@ -112,8 +119,8 @@ def _path_failure(model: Model, interface, x, simulated: float) -> Failure | Non
         if not cls.holds(point):
             continue
         path = path_at(model, cls, point)
-        if path is None:
-            return None
+        if path is None:                # bundled records: their chains go round loops
+            return _loop_failure(model, cls, point, simulated, tolerance)
         cycles = float(path.latency.xreplace(path.at)) / model.ticks_per_cycle
         if abs(cycles - simulated) > 0.5:
             return Failure(ASSUMPTION, f"the records' critical path gives {cycles:,.0f} "
@@ -123,6 +130,33 @@ def _path_failure(model: Model, interface, x, simulated: float) -> Failure | Non
         return Failure("the derived paths include the one critical here",
                        f"at this input's sizes the {path.describe()} "
                        f"({cycles:,.0f} cycles) is longest, and no term follows it")
+    return None
+
+
+def _loop_failure(model: Model, cls, point: dict, simulated: float,
+                  tolerance: float) -> Failure | None:
+    """A chain round a credit loop at ``point`` whose closed form (its unit's mean delay)
+    is off its firing-by-firing walk by more than the tolerance, the walk being nearer
+    the simulation."""
+    from .loops import find_loops
+    committed = {r.transition for r in cls.commits}
+    loops = {lp.place: lp for lp in find_loops(model)
+             if all(t in committed for t in lp.transitions)}
+    tick = model.ticks_per_cycle
+    for chain in loop_paths(model, cls, list(loops.values())):
+        walked = loop_chain(model, cls, loops[chain.loop], point)
+        if walked is None:
+            continue
+        closed = float(chain.latency.xreplace(point)) / tick
+        walked /= tick
+        if abs(closed - walked) > tolerance * simulated and \
+                abs(walked - simulated) < abs(closed - simulated):
+            unit = chain.transitions[0]
+            return Failure(LOOP_ASSUMPTION,
+                           f"round the loop via {chain.loop} through "
+                           f"{' -> '.join(chain.transitions)}, {unit}'s firings at their "
+                           f"mean delay give {closed:,.0f} cycles, at their own delays "
+                           f"{walked:,.0f} (simulated {simulated:,.0f})")
     return None
 
 

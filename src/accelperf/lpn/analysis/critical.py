@@ -311,6 +311,54 @@ def loop_paths(model: Model, cls: InputClass, loops) -> list:
     return out
 
 
+LOOP_FIRINGS = 1_000_000
+"""Firings of a loop's unit past which :func:`loop_chain` is not walked."""
+
+
+def loop_chain(model: Model, cls: InputClass, loop, point: dict) -> float | None:
+    """The chain :func:`loop_paths` solves round ``loop`` (an A.3 loop), walked firing by
+    firing at ``point`` (symbol -> value) with every firing of the unit at its own delay
+    instead of their mean: start(n) = max(start(n-1) + δ_{n-1}, start(n-M) + δ_{n-M} + Δ'),
+    start(0) = 0, plus the tail to the done place, in the model's delay units. Where it
+    differs from the closed form at ``point``, :data:`LOOP_ASSUMPTION` is what makes the
+    difference (``--check`` reports it). None where :func:`loop_paths` has no chain round
+    ``loop`` or the unit fires more than :data:`LOOP_FIRINGS` times."""
+    def value(expr):
+        return float(sympy.sympify(expr).xreplace(
+            {s: sympy.sympify(point[s]) for s in sympy.sympify(expr).free_symbols}))
+
+    records = cls.commits
+    done_place = model.places[model.done].name
+    ends = [i for i, r in enumerate(records)
+            if any(place == done_place and n != 0 for place, n in r.produced)]
+    factor = loop.factors[0]
+    name = loop.transitions[0]
+    mine = [r for r in records if r.transition == name]
+    if len(set(loop.factors)) != 1 or not factor.is_Integer or not ends or not mine or \
+            not any(r.bundled for r in mine) or model.transitions[mine[0].tid].concurrency != 1:
+        return None
+    tail = _tail(records, ends[-1], name)
+    if tail is None:
+        return None
+    delays = []
+    for r in mine:
+        times = round(value(r.times))
+        if len(delays) + times > LOOP_FIRINGS:
+            return None
+        delays += [value(r.delay)] * times
+    if not delays:
+        return None
+    rest = sum(value(_mean_delay(records, t)) for t in loop.transitions if t != name)
+    m = int(factor)
+    start = [0.0]
+    for n in range(1, len(delays)):
+        begin = start[n - 1] + delays[n - 1]
+        if n >= m:              # its credit is the one firing n-M took, come round
+            begin = max(begin, start[n - m] + delays[n - m] + rest)
+        start.append(begin)
+    return start[-1] + delays[-1] + sum(value(d) for d in tail[1])
+
+
 def _tail(records, end: int, name: str):
     """From record ``end`` back through its latest sources to a record of ``name``: that
     record's index, the delays of the records after it, their transitions."""
@@ -453,5 +501,5 @@ def _nonnegative(term, lows: dict) -> bool:
 
 
 __all__ = ["ASSUMPTION", "FEW_SYMBOLS", "LOOP_ASSUMPTION", "CriticalPath", "RecordTimes",
-           "critical_path", "critical_paths", "derivable", "loop_paths", "path_at",
-           "record_times", "record_values", "resource_stage", "walked_latency"]
+           "critical_path", "critical_paths", "derivable", "loop_chain", "loop_paths",
+           "path_at", "record_times", "record_values", "resource_stage", "walked_latency"]

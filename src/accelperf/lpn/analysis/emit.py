@@ -303,24 +303,31 @@ def _type_block(name: str, k: int, interface: Interface, model,
 
 
 def module_source(interface: Interface, model, model_spec: str,
-                  frequency_hz: float = 1e9, *, phases: bool = False,
+                  frequency_hz: float = 1e9, *, phases: bool | None = None,
                   form_note: str = "") -> str:
     """The Python source of the interface module (see the module docstring): one type,
     priced unit by unit where the model has a splitter (a list of Protoacc messages).
-    ``form_note`` says in the module's docstring why ``phases`` is its default form
+    ``phases`` is the default form of its ``latency(x)``: None chooses the more accurate
+    on the space's samples (:func:`typed_module_source`); ``form_note`` says in the
+    module's docstring why a forced form is the default
     (:meth:`.accuracy.FormChoice.describe`)."""
     return typed_module_source({model.name: interface}, model, model_spec, frequency_hz,
                                phases=phases, form_note=form_note)
 
 
 def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: float = 1e9,
-                        *, phases: bool = False, split: bool = True,
+                        *, phases: bool | None = None, split: bool = True,
                         form_note: str = "") -> str:
     """One module for several input types ({name: Interface}), each with its own
     formulas (OSDI'24 §5.3.1, Fig. 5: Protoacc's message types). With ``split`` the input
     is cut into units by the model's splitter (:data:`.adapters.SPLITTERS`: Protoacc's
     messages), each unit is matched to its type by the structure of its tokens, and the
-    latencies add up; a unit of no extracted type raises OutsideClasses."""
+    latencies add up; a unit of no extracted type raises OutsideClasses.
+
+    ``phases`` is the default form of the module's ``latency(x)``: True by phase, False
+    plain (§4.2's max), None (issue 23 item 1) the more accurate of the two against
+    simulation on every type's sampled inputs (:func:`.accuracy.choose_form`: one form
+    for all types, the lower mean error), its two errors written into the docstring."""
     from .adapters import SPLITTERS
     splitter = SPLITTERS.get(model.name) if split else None
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
@@ -347,7 +354,9 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
         paths += ("\nTerm coupling is the heaviest cycle of the stream's period recurrence, "
                   "per token (its\ntransitions are named at each class). It assumes "
                   f"{STEADY_ASSUMPTION}.")
-    head = f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
+
+    def head(phases: bool, form_note: str) -> str:
+        return f'''"""Performance interface of the LPN model {model.name!r}: latency from a formula.
 
 Extracted by accelperf (`accelperf lpn interface {model_spec}`), after lpn2pi (OSDI'24 §4.2,
 appendix A.3): per input class, latency = max over transitions of N_T x g_T (commits x
@@ -377,33 +386,40 @@ PLACES = {places!r}
 class OutsideClasses(ValueError):
     """The input is outside the input space or classes this interface was extracted for."""
 '''
+    body = ""
     adapter = ADAPTERS.get(model.name)
     if adapter is not None:
         src = textwrap.dedent(inspect.getsource(adapter))
         src = src.replace(f"def {adapter.__name__}(", "def _psi(", 1)
-        head += "\n\n# The model's Ψ (its tokens_from_input), standalone.\n" + src
+        body += "\n\n# The model's Ψ (its tokens_from_input), standalone.\n" + src
     else:
-        head += "\n\n_psi = None\n"
+        body += "\n\n_psi = None\n"
     if splitter is not None:
         src = textwrap.dedent(inspect.getsource(splitter))
-        head += "\n\n" + src.replace(f"def {splitter.__name__}(", "def _units(", 1)
+        body += "\n\n" + src.replace(f"def {splitter.__name__}(", "def _units(", 1)
     else:
-        head += "\n\ndef _units(x):\n    return [x]\n"
-    head += _rotation_source(model if splitter is not None else None)
-    head += HELPERS_SOURCE + RUNS_SOURCE
+        body += "\n\ndef _units(x):\n    return [x]\n"
+    body += _rotation_source(model if splitter is not None else None)
+    body += HELPERS_SOURCE + RUNS_SOURCE
     if any(ci.schedule is not None for iface in interfaces.values() for ci in iface.classes):
-        head += REPLAY_SOURCE
+        body += REPLAY_SOURCE
     entries = ""
     for k, (name, iface) in enumerate(interfaces.items()):
         # consecutive units share stages (Fig. 5's plain sum over-counts them)
         text, entry = _type_block(name, k, iface, model,
                                   handover(model, iface.classes[0].input_class)
                                   if splitter and iface.classes else None)
-        head += text
+        body += text
         entries += entry
-    head += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, handover,\n" \
+    body += "\n\nTYPES = [  # (name, streams, fixed, ranges, structure, space, sums, handover,\n" \
             "          #  classes)\n"
-    return head + entries + "]\n" + API_SOURCE
+    body += entries + "]\n" + API_SOURCE
+    if phases is None:
+        # both forms are in every module: measure them on one build, then state the winner
+        from .accuracy import choose_form
+        form = choose_form(model, interfaces, load_module(head(False, "") + body))
+        phases, form_note = form.phases, form.describe()
+    return head(phases, form_note) + body
 
 
 def _rotation_source(model) -> str:
