@@ -24,6 +24,7 @@ from accelperf.lpn.analysis.interface import PATH, extract_interface
 from accelperf.lpn.analysis.space import (default_space, load_space, structure_space,
                                           symbol_ranges)
 from accelperf.lpn.library import build
+from extracted import default_interface
 from interface_terms import assert_no_term_measured
 from protoacc_types import protoacc_types, resized
 
@@ -69,8 +70,7 @@ def test_the_jpeg_decoders_terms_are_derived_too():
     """The decoder's coupling term is the critical cycle of its period recurrence
     (analysis.steady): it names the back end's transitions and the assumption, and the
     emitted module says no term is measured."""
-    model = build("jpeg-decoder")
-    iface = extract_interface(model, default_space(model))
+    model, iface = default_interface("jpeg-decoder")
     assert_no_term_measured(model, iface, "jpeg-decoder")
     gaps = [g for c in iface.classes for g in c.gaps]
     (coupling,) = [g for g in gaps if g.transition == "coupling"]
