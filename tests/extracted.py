@@ -1,6 +1,6 @@
 """Interfaces of library models over their default spaces, extracted once per test
-session: the JPEG decoder's is read by seven test files and takes seconds each time.
-Models and interfaces are frozen dataclasses; a test that wants another must build it."""
+session and shared by the test files that read them (the JPEG decoder's: seven). Models
+and interfaces are frozen dataclasses; a test that wants another must build it."""
 
 from __future__ import annotations
 
