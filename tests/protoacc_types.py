@@ -5,6 +5,7 @@ messages of the same structure with element sizes scaled at random."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 from accelperf.lpn.analysis.interface import extract_interface
@@ -24,8 +25,10 @@ def resized(msg, rng, lo=0.5, hi=2.0):
     return out
 
 
+@lru_cache(maxsize=None)
 def protoacc_types():
-    """(model, {type: message}, {type: interface over that message's structure})."""
+    """(model, {type: message}, {type: interface over that message's structure}), built
+    once per test session (three test files read them); a test must not change them."""
     model = build("protoacc")
     own = {c["name"]: c["message"]
            for c in json.loads(AUTHORS.read_text())["own_inputs"]}

@@ -43,11 +43,8 @@ def page_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def jpeg_interface():
-    from accelperf.lpn.analysis.interface import extract_interface
-    from accelperf.lpn.analysis.space import default_space
-    from accelperf.lpn.library import build
-    model = build("jpeg-decoder")
-    return extract_interface(model, default_space(model))
+    from extracted import default_interface
+    return default_interface("jpeg-decoder")[1]
 
 
 @pytest.fixture()

@@ -83,11 +83,11 @@ def fresh_values(spec, space, params, rng, n=25):
     return out
 
 
-def js_agrees_with_fresh_extractions(spec, space, result, vectors, rng):
+def js_agrees_with_fresh_extractions(spec, space, result, vectors, rng, n=25):
     classes = [c.to_dict() for c in interface_formulas(result.interface)]
     cases, expected = [], []
     for params in vectors:
-        for values, lat, phased, top in fresh_values(spec, space, params, rng):
+        for values, lat, phased, top in fresh_values(spec, space, params, rng, n):
             cases.append(dict(values, **params))
             expected.append((lat, phased, top))
     got = run_js(f"""const CLASSES = {json.dumps(classes)};
@@ -214,9 +214,11 @@ def test_jpeg_page_equals_fresh_extraction_at_random_delays():
     # the header stage is the interface's first phase (n_header·(bytes + base)), so its
     # delays are sliders too: nothing in the JPEG interface is fixed
     assert {"header_per_byte", "header_base"} <= names and not result.fixed
+    # two sliders moved (a fresh extraction each) at 12 random inputs: the slider checks
+    # above already compared the formula with 37 fresh extractions
     rng = random.Random(7)
-    vectors = [dict(params, **v) for v in random_vectors(result, rng, 3)]
-    js_agrees_with_fresh_extractions(spec, space, result, vectors, rng)
+    vectors = [dict(params, **v) for v in random_vectors(result, rng, 2)]
+    js_agrees_with_fresh_extractions(spec, space, result, vectors, rng, n=12)
 
 
 @needs_node

@@ -211,11 +211,8 @@ def test_density_of_a_builtin_hierarchy():
 # ---------------------------------------------------------------- the JPEG interface
 @pytest.fixture(scope="module")
 def jpeg_interface():
-    from accelperf.lpn.analysis.interface import extract_interface
-    from accelperf.lpn.analysis.space import default_space
-    from accelperf.lpn.library import build
-    model = build("jpeg-decoder")
-    return extract_interface(model, default_space(model))
+    from extracted import default_interface
+    return default_interface("jpeg-decoder")[1]
 
 
 def test_jpeg_interface_latency_equals_python_on_random_inputs(jpeg_interface):

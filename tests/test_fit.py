@@ -290,3 +290,18 @@ def test_fit_cli_range_host_constant_and_row_checks(cli, tmp_path):
         "aes,host,1024,1e-6,1e-6,1e-6,5\n", ""))
     code, _, err = cli("logca", "fit", str(mixed))
     assert code == 2 and "mixes kernels aes, sha" in err
+
+
+def test_a_sub_byte_crossing_prints_as_below_a_byte(cli, tmp_path):
+    # no overhead: the fitted o is ~1e-15 s and puts g1 and g_A/2 far below a byte, which
+    # the text must not print as a size one could offload ("1.72e-06 B")
+    true = LogCA(L=0, o=0, C=3e-9, A=5.0, unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G))
+    code, out, err = cli("logca", "fit", str(path), "--latency", "independent",
+                         "--bootstrap", "0")
+    assert code == 0, err
+    assert "g1: measured —, model < 1 B" in out
+    assert "g_A/2: measured —, model < 1 B" in out
+    code, out, _ = cli("logca", "fit", str(path), "--latency", "independent",
+                       "--bootstrap", "0", "--json")
+    assert 0 < json.loads(out)["g1"]["model"] < 1e-3          # the number itself is kept

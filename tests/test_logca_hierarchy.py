@@ -268,3 +268,21 @@ def test_probe_that_cannot_separate_a_layer_is_named(cli, bent, monkeypatch):
     assert code == 0, err
     assert "note: the probe: L3 (32 MiB as the operating system reports it)" in stdout
     assert "l[L3<-DRAM]" in stdout
+
+
+def test_sub_byte_crossings_of_a_hierarchy_fit_print_as_below_a_byte(cli, bent, tmp_path,
+                                                                   monkeypatch):
+    # the fitted crossings replaced by a sub-byte g1 and g_A/2 (no overhead): both the fit's
+    # lines and the `show` table print "< 1 B", not "2e-19 B"
+    data, hier = bent
+    monkeypatch.setattr(HierarchicalLogCA, "g1", lambda self: 2e-19)
+    monkeypatch.setattr(HierarchicalLogCA, "g_half", lambda self: 0.4)
+    code, stdout, err = cli("logca", "fit", str(data), "--hierarchy", str(hier))
+    assert code == 0, err
+    lines = {line.split(":")[0]: line for line in stdout.splitlines() if ": measured" in line}
+    assert lines["g1"].endswith("model < 1 B") and lines["g_A/2"].endswith("model < 1 B")
+    code, stdout, err = cli("logca", "show", "--hierarchy", str(hier), "--data", str(data))
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): line.split("│")[3].strip()
+            for line in stdout.splitlines() if line.count("│") == 5}
+    assert rows["g1"] == rows["g_A/2"] == "< 1 B" and "e-19" not in stdout

@@ -13,15 +13,15 @@ from accelperf.lpn import Net, simulate
 from accelperf.lpn.analysis.adapters import ADAPTERS
 from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import extract_interface, find_loops
-from accelperf.lpn.analysis.space import default_space, space_from_dict
+from accelperf.lpn.analysis.space import space_from_dict
 from accelperf.lpn.library import build, darwin_latency_formula
 from accelperf.lpn.library.block_pipeline import COLOUR_CYCLES
+from extracted import default_interface
 from protoacc_types import protoacc_types, resized
 
 
 def _extracted(name):
-    model = build(name)
-    return model, extract_interface(model, default_space(model))
+    return default_interface(name)
 
 
 @pytest.fixture(scope="module")

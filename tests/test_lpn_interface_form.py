@@ -14,6 +14,7 @@ from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space
 from accelperf.lpn.library import build, darwin_latency_formula
+from extracted import default_interface
 
 PAIRS = [dict(ref_len=320, query_len=128, steps=180), dict(ref_len=1000, query_len=400,
                                                              steps=999),
@@ -85,8 +86,7 @@ def test_the_choice_follows_the_errors():
 def test_the_jpeg_chooser_samples_whole_mcus_that_run(cli):
     """The decoder deadlocks on a stream that is not whole MCUs of 6 blocks: the chooser
     draws whole periods (the recurrence's), so every sampled input runs and counts."""
-    model = build("jpeg-decoder")
-    iface = extract_interface(model, default_space(model))
+    model, iface = default_interface("jpeg-decoder")
     assert whole_periods(iface.classes[0]) == {"blocks": 6}
     inputs = sampled_inputs(model, iface)
     assert len(inputs) >= 4 and all(len(x["blocks"]) % 6 == 0 for x in inputs)

@@ -127,21 +127,13 @@ def _sized(message, n):
             for name, field in message.items()}
 
 
-def _forty_scalars():
-    data = json.loads((ROOT / "tests" / "data" / "authors" / "protoacc.json").read_text())
-    return next(c["message"] for c in data["own_inputs"] if c["name"] == "forty_scalars")
-
-
 @pytest.fixture(scope="module")
 def protoacc_typed(tmp_path_factory):
     """Protoacc's module of two input types (Fig. 5's message formats): its default
     message first, then forty_scalars; and the space of default messages of one size."""
     from accelperf.lpn.analysis.emit import typed_module_source
-    from accelperf.lpn.analysis.interface import extract_interface
-    from accelperf.lpn.analysis.space import structure_space
-    model = build("protoacc")
-    types = {"default": model.default_input, "forty_scalars": _forty_scalars()}
-    ifaces = {t: extract_interface(model, structure_space(model, x)) for t, x in types.items()}
+    from protoacc_types import protoacc_types
+    model, _, ifaces = protoacc_types()
     out = tmp_path_factory.mktemp("proto") / "proto_typed.py"
     # plain: the tests below turn it into the phase-aware module by editing PHASES
     out.write_text(typed_module_source(ifaces, model, "protoacc", phases=False))

@@ -13,14 +13,14 @@ from accelperf.lpn.analysis.schedule import PeriodSchedule, Step
 from accelperf.lpn.analysis.space import default_space, space_from_dict
 from accelperf.lpn.analysis.steady import stream_slope
 from accelperf.lpn.library import build
+from extracted import default_interface
 
 S = sympy.Symbol("mean_blocks_symbols", real=True)
 
 
 @pytest.fixture(scope="module")
 def decoder():
-    model = build("jpeg-decoder")
-    return model, extract_interface(model, default_space(model))
+    return default_interface("jpeg-decoder")
 
 
 @pytest.mark.parametrize("symbols", [1, 17, 29, 40, 63])

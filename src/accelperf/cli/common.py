@@ -258,10 +258,13 @@ def size_or_dash(value) -> str:
     return "—" if value is None else format_size(value)
 
 
-def crossing_size(x: float) -> str:
-    """A crossing granularity (g1, g_A/2, or an end of their intervals). One below a byte
-    is printed as ``< 1 B``: the accelerator wins at every size one can offload, and a
-    bootstrap draw with no overhead puts it at 1e-19 B, which is zero in all but print."""
+def crossing_size(x: float | None) -> str:
+    """A crossing granularity (g1, g_A/2, g_A, or an end of their intervals), a dash where
+    there is none. One below a byte is printed as ``< 1 B``: the accelerator wins at every
+    size one can offload, and a fit or bootstrap draw with no overhead puts it at
+    1e-19 B, which is zero in all but print."""
+    if x is None:
+        return "—"
     return "< 1 B" if x < 1 else format_size(x)
 
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
-from ..common import (SIZE, check_range, console, param_options, read_params, size_or_dash,
+from ..common import (SIZE, check_range, console, crossing_size, param_options, read_params,
                       size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
@@ -102,8 +102,8 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
         ci = "" if c.interval is None else \
             f" (95% {size_range(*c.interval)})"
-        console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
-                      f"{size_or_dash(c.model)}{ci}")
+        console.print(f"{label}: measured {crossing_size(c.measured)}, model "
+                      f"{crossing_size(c.model)}{ci}")
     if band is not None:
         print_draws(band, draws)
     for w in warnings:

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
-from ..common import console, size_or_dash
+from ..common import console, crossing_size, size_or_dash
 
 
 def hierarchy_options(func):
@@ -100,8 +100,8 @@ def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
         console.print(f"{label}{mark}: AIC {cand.aic:.1f} with {cand.free} free parameters; "
                       f"speedup error mean {mean:.2%}, max {worst:.2%}")
     for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
-        console.print(f"{label}: measured {size_or_dash(c.measured)}, model "
-                      f"{size_or_dash(c.model)}")
+        console.print(f"{label}: measured {crossing_size(c.measured)}, model "
+                      f"{crossing_size(c.model)}")
     for w in list(extra_warnings) + list(result.warnings):
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
@@ -174,7 +174,7 @@ def hierarchy_show(data: Path, hier, probe, as_json) -> None:
     for col in ("metric", "speedup", "model", "measured"):
         table.add_column(col, justify="right")
     for label, level, value, measured in rows:
-        table.add_row(label, f"{level:.4g}", size_or_dash(value), size_or_dash(measured))
+        table.add_row(label, f"{level:.4g}", crossing_size(value), crossing_size(measured))
     console.print(table)
     console.print(f"peak: speedup {peak_s:.4g} at {size_or_dash(peak_g)}; speedup "
                   f"{float(model.speedup(1.0)):.4g} at 1 B, {model.large_g_limit():.4g} "
