@@ -430,3 +430,23 @@ def test_vta_program_interface_is_the_a3_estimate_of_that_program(tmp_path):
                                            for g in c.gaps)    # no measured terms
     sim = simulate(model, model.default_input).latency
     assert abs(float(c.latency) - sim) / sim < 0.25    # measured 14.7% (396 vs 464 cycles)
+
+
+def test_a_witness_point_keeps_a_max_argument_without_asking_the_solver():
+    """prune_max keeps an argument strictly the largest at a point of the class without
+    a query, and prunes what the solver proves never largest as before; a point outside
+    the space's constraints is no witness (class_points drops it)."""
+    from accelperf.lpn.analysis.interface import class_points, prune_max
+    from accelperf.lpn.analysis.solver import Solver
+    x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    expr = sympy.Max(2 * x, y + 3, 7)
+    plain = Solver([x <= 100, y <= 100])
+    assert prune_max(expr, plain, []) == expr and plain.queries == 3
+    witnessed = Solver([x <= 100, y <= 100])
+    points = class_points(witnessed, [], [{x: 50, y: 0}, {x: 0, y: 0}, {x: 500, y: 0}])
+    assert points == [{x: 50, y: 0}, {x: 0, y: 0}]      # x = 500 breaks x <= 100
+    asked = witnessed.queries
+    assert prune_max(expr, witnessed, [], points) == expr
+    assert witnessed.queries - asked == 1                # only y + 3 needed the solver
+    bounded = Solver([y <= x, x <= 100])
+    assert prune_max(sympy.Max(x, y + 0), bounded, [], [{x: 3, y: 1}]) == x

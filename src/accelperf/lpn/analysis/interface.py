@@ -210,23 +210,49 @@ def _value(expr, point) -> float:
                                 if s in point}))
 
 
-def prune_max(expr, solver: Solver, conditions) -> object:
+def prune_max(expr, solver: Solver, conditions, witnesses=()) -> object:
     """Drop the arguments of every Max that the space proves are never larger than
-    another argument (``conditions`` are the class's)."""
+    another argument (``conditions`` are the class's). ``witnesses`` are points of the
+    class (:func:`class_points`): an argument strictly the largest at one of them is
+    kept without asking the solver, which would say the same (seconds a query on the
+    PCIe decoder's sums, where it answers "possible" after finding such a point)."""
     if not expr.args:
         return expr
-    args = [prune_max(a, solver, conditions) for a in expr.args]
+    args = [prune_max(a, solver, conditions, witnesses) for a in expr.args]
     if not isinstance(expr, sympy.Max):
         return expr.func(*args)
     keep = list(dict.fromkeys(args))
     for a in list(keep):
         rest = [b for b in keep if b is not a]
+        if not rest or any(_largest_at(a, rest, p) for p in witnesses):
+            continue
         # unevaluated: SymPy's Max would compare every pair of ``rest`` symbolically
         # first, for each ``a``; the solver needs only the inequality
-        if rest and not solver.possible(list(conditions) + [
+        if not solver.possible(list(conditions) + [
                 a > (rest[0] if len(rest) == 1 else sympy.Max(*rest, evaluate=False))]):
             keep.remove(a)
     return _max(*keep) if keep else args[0]
+
+
+def _largest_at(a, rest, point) -> bool:
+    """Whether ``a`` is strictly larger than every one of ``rest`` at ``point``, computed
+    exactly (SymPy numbers, not floats); False where the point misses a symbol."""
+    exprs = [sympy.sympify(e) for e in [a, *rest]]
+    if any(not e.free_symbols <= point.keys() for e in exprs):
+        return False
+    values = [e.xreplace({s: sympy.sympify(point[s]) for s in e.free_symbols})
+              for e in exprs]
+    if not all(v.is_number and v.is_comparable for v in values):
+        return False
+    return all(bool(values[0] > v) for v in values[1:])
+
+
+def class_points(solver: Solver, conditions, points) -> list[dict]:
+    """The points (symbol -> value) the solver agrees meet the class's ``conditions``
+    and the space's constraints: every symbol pinned, so each query is decided at once.
+    They are the witnesses :func:`prune_max` may keep an argument by."""
+    return [p for p in points if solver.decided_possible(
+        list(conditions) + [sympy.Eq(sym, value) for sym, value in p.items()])]
 
 
 def factor_max(expr):
@@ -282,7 +308,7 @@ def _slope(counts, gap, point, n_sym) -> float:
     return (total(2 * n) - total(n)) / n
 
 
-def max_effective(gaps, solver: Solver, conditions):
+def max_effective(gaps, solver: Solver, conditions, witnesses=()):
     """max_T ε_T, simplified: with one commit count N for all, N·max_T ḡ_T (Fig. 4's
     shape), pruned where the class proves a term never the largest."""
     gaps = [g for g in gaps if g.effective != 0]
@@ -291,8 +317,9 @@ def max_effective(gaps, solver: Solver, conditions):
     counts = {sympy.simplify(g.commits) for g in gaps}
     if len(counts) == 1:
         (n,) = counts
-        return n * prune_max(_max(*[g.gap for g in gaps]), solver, conditions)
-    return factor_max(prune_max(_max(*[g.effective for g in gaps]), solver, conditions))
+        return n * prune_max(_max(*[g.gap for g in gaps]), solver, conditions, witnesses)
+    return factor_max(prune_max(_max(*[g.effective for g in gaps]), solver, conditions,
+                                witnesses))
 
 
 def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[Loop],
@@ -346,23 +373,25 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
                for x, y in zip(xs, ys)):
             break
     conds = list(cls.conditions)
+    witnesses = class_points(solver, conds, points)
     gaps = []
     for name in counts:
-        g = prune_max(_simplify(gap[name]), solver, conds)
+        g = prune_max(_simplify(gap[name]), solver, conds, witnesses)
         gaps.append(Gap(name, counts[name], g, _simplify(counts[name] * g),
                         delays[name], bound[name]))
-    latency = max_effective(gaps, solver, conds)
+    latency = max_effective(gaps, solver, conds, witnesses)
     # Beyond the paper: a coupling the loops miss (a stage reading a later stage's slots)
     # shows as a critical cycle of the recurrence heavier than the formula's slope.
     missing = [s for p, n, s in slopes or () if _slope(
         counts, {x.transition: x.gap for x in gaps}, p, n) < float(s.cycles_per_token) * 0.999]
     if missing:
         n = slopes[0][1]
-        term = prune_max(_max(*dict.fromkeys(s.per_token for s in missing)), solver, conds)
+        term = prune_max(_max(*dict.fromkeys(s.per_token for s in missing)), solver, conds,
+                         witnesses)
         cycles = "; ".join(dict.fromkeys(s.cycle.describe() for s in missing))
         gaps.append(Gap(COUPLING, n, term, _simplify(n * term), 0,
                         f"critical cycle {cycles}; assumes {assumes}"))
-        latency = max_effective(gaps, solver, conds)
+        latency = max_effective(gaps, solver, conds, witnesses)
     path = critical_path(model, cls)
     if path is None and sized_structure(cls.space):
         # Beyond the paper: a fixed structure's work the loops cannot see (Protoacc's
@@ -379,11 +408,11 @@ def class_interface(model: Model, cls: InputClass, solver: Solver, loops: list[L
         for k, chain in enumerate(chains):
             gaps.append(Gap(f"{PATH}{k}", 1, chain.latency, chain.latency, 0,
                             chain.describe()))
-        latency = max_effective(gaps, solver, conds)
+        latency = max_effective(gaps, solver, conds, witnesses)
     sample = points[0]
     top = max(gaps, key=lambda g: _value(g.effective, sample))
     if path is not None:
-        path = prune_max(path, solver, conds)
+        path = prune_max(path, solver, conds, witnesses)
         # A fixed structure run token by token: its latency is the trace's critical path.
         phases = [Phase(tuple(dict.fromkeys(c.transition for c in cls.commits)), path,
                         top.transition)]

@@ -118,6 +118,12 @@ class Solver:
         self.queries += 1
         return self._solver(conditions).check() != z3.unsat
 
+    def decided_possible(self, conditions) -> bool:
+        """Whether Z3 finds an input of the space that meets every condition (unknown
+        counts as impossible: for a point to be relied on, not a class to be kept)."""
+        self.queries += 1
+        return self._solver(conditions).check() == z3.sat
+
     def constant(self, expr, ranges: dict):
         """The one value ``expr`` takes when each of its symbols may be anything in its
         range ({symbol: (lo, hi)}, the space's constraints left out), or None when it can
