@@ -67,11 +67,12 @@ module and ``--check`` name it."""
 
 @dataclass(frozen=True)
 class StageHandover:
-    """One single-server stage of a type: cycles before the unit's end that it is last
-    free (``drain``), that its longest chain to the output starts (``head``, None
-    without one) and that its own chain from first to last firing starts (``reach``)."""
+    """One single-server stage of a type (a transition, or a place it starts with tokens
+    in as ``[place]``): cycles before the unit's end that it is last free (``drain``),
+    that its longest chain to the output starts (``head``, None without one) and that
+    its own chain from first to last firing starts (``reach``)."""
 
-    transition: str
+    stage: str
     drain: float
     head: float | None
     reach: float
@@ -97,7 +98,7 @@ class Handover:
 
     def table(self) -> dict:
         """{stage: (drain, head, reach)}, as the emitted module holds it."""
-        return {s.transition: (s.drain, s.head, s.reach) for s in self.stages}
+        return {s.stage: (s.drain, s.head, s.reach) for s in self.stages}
 
 
 def handover(model: Model, cls: InputClass) -> Handover | None:
