@@ -450,3 +450,23 @@ def test_a_witness_point_keeps_a_max_argument_without_asking_the_solver():
     assert witnessed.queries - asked == 1                # only y + 3 needed the solver
     bounded = Solver([y <= x, x <= 100])
     assert prune_max(sympy.Max(x, y + 0), bounded, [], [{x: 3, y: 1}]) == x
+
+
+def test_a_file_holding_a_list_of_messages_is_priced_message_by_message(tmp_path):
+    """The module reads a JSON file's value before splitting it into units: the shipped
+    three-message file is priced as the list it holds (it was refused as one message of
+    12 control tokens), by the module's own command line too."""
+    model = build("protoacc")
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "inputs",
+                        "protoacc-three-messages.json")
+    module_path = tmp_path / "proto.py"
+    iface = extract_interface(model, space_from_dict(model, {"example": "default"}))
+    module_path.write_text(module_source(iface, model, "protoacc", phases=True))
+    module = load_module(module_path.read_text())
+    with open(path) as f:
+        msgs = json.load(f)
+    assert module.latency(path) == module.latency(msgs) == simulate(model, msgs).latency
+    out = subprocess.run([sys.executable, str(module_path), path], capture_output=True,
+                         text=True, check=True).stdout
+    assert json.loads(out)["cycles"] == module.latency(msgs)
+    assert module.throughput(path) == module.throughput(msgs)
