@@ -220,3 +220,34 @@ def test_a_space_of_no_type_of_the_module_is_bad_input(protoacc_typed, tmp_path,
                  str(bad), "--within", "0.2"])
     err = capsys.readouterr().err
     assert code == 2 and "fit none of its input types" in err and "forty_scalars" in err
+
+
+def test_a_formula_with_an_inline_floor_is_read(tmp_path):
+    """A one-field payload is not summed: its class's formula writes math.floor inline
+    (floor(payload/16) + 59), which the proof reads as Z3's exact integer part (it was
+    refused as "not part of the formula language"); the term equals the module."""
+    import z3
+    from accelperf.lpn.analysis.space import space_from_dict
+    model = build("protoacc")
+    blob = {"key": {"type": "scalar", "is_repeated": False, "data": [8]},
+            "payload": {"type": "nonscalar", "is_repeated": False, "data": [4096]}}
+    space = space_from_dict(model, {
+        "example": blob, "vary": {"field_data": {"bytes": [0, 4095]}},
+        "constraints": ["field_data[0].bytes == 8", "field_data[2].bytes == 1"]})
+    out = tmp_path / "blob.py"
+    from accelperf.lpn.analysis.emit import module_source
+    from accelperf.lpn.analysis.interface import extract_interface
+    out.write_text(module_source(extract_interface(model, space), model, "protoacc",
+                                 phases=True))
+    assert "math.floor(" in out.read_text()
+    tokens = space.variables(model)
+    term = generated_interface_term(out.read_text(), tokens)
+    payload = tokens["field_data"].values[1]["bytes"]
+    others = [(tokens["field_data"].values[i]["bytes"], z3.IntVal(v)) for i, v in
+              ((0, 8), (2, 1))]
+    module = run_module(out)
+    for n in (0, 15, 16, 4095):
+        value = z3.simplify(z3.substitute(term, (payload, z3.IntVal(n)), *others))
+        x = {**blob, "payload": {**blob["payload"], "data": [n]}}
+        assert float(value.as_fraction()) == module.latency([x]) == \
+            simulate(model, [x]).latency, n

@@ -348,8 +348,8 @@ class _ModuleReader:
         return z3.If(z3.And(*inside), value, outside) if inside else value
 
     def formula(self, text, where, names):
-        return translate(re.sub(r"\ba\[['\"](\w+)['\"]\]", r"\1", text), {}, names,
-                         f"{self.what} {where}")
+        text = _without_math(re.sub(r"\ba\[['\"](\w+)['\"]\]", r"\1", text))
+        return translate(text, {}, names, f"{self.what} {where}")
 
     def returned(self, node, names):
         f = self.function(node)
@@ -394,7 +394,7 @@ class _ModuleReader:
             place, indices = self._summed(gen.generators[0].iter, f.name)
             body = ast.get_source_segment(self.source, gen.elt)
             body = re.sub(r"\bt\[['\"](\w+)['\"]\]", r"TOKEN_\1", body)
-            body = body.replace("math.floor(", "floor(").replace("math.ceil(", "ceil(")
+            body = _without_math(body)
             values = self.places[place].values if place in self.places else []
             terms = []
             for i in (range(len(values)) if indices is None else indices):
@@ -416,6 +416,13 @@ class _ModuleReader:
             return ast.literal_eval(node.elt.value.slice), \
                 list(ast.literal_eval(node.generators[0].iter))
         self.fail(f"{where} sums tokens it picks in a way this reader does not know")
+
+
+def _without_math(text: str) -> str:
+    """A module's ``math.floor``/``math.ceil`` as the formula language's ``floor``/``ceil``
+    (a class's formula writes them inline where a size is not summed: Protoacc's
+    one-field payload)."""
+    return text.replace("math.floor(", "floor(").replace("math.ceil(", "ceil(")
 
 
 def _module_name(place: str) -> str:
