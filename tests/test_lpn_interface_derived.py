@@ -160,10 +160,11 @@ def _chained(model, ifaces, typed):
 def test_consecutive_messages_hand_over_through_their_stages(protoacc):
     """HANDOVER_k (lpn/analysis/handover.py): chaining the messages' record timestamps
     through every stage's free time, with the pipelines where the round-robin finds
-    them, is the simulation cycle for cycle; the module's table (the diagonal of that
-    max-plus map and its roots' rows, derived at the type's example) prices lists of
-    one type exactly at the example's sizes, within 3% resized and within 6% where two
-    types alternate, where Fig. 5's plain sum is 25-70% over."""
+    them, is the simulation cycle for cycle; the module's tables (the diagonal of that
+    max-plus map and its roots' rows, derived at the type's example and its sizes
+    scaled, interpolated in the unit's latency) price lists of one type exactly at the
+    example's sizes, within 3% resized and within 6% where two types alternate, where
+    Fig. 5's plain sum is 25-70% over."""
     model, types, ifaces = protoacc
     six = extract_interface(model, structure_space(model, SIX_DISPATCHES))
     ifaces = {"six": six, **ifaces}
@@ -186,8 +187,12 @@ def test_consecutive_messages_hand_over_through_their_stages(protoacc):
     found = handover(model, six.classes[0].input_class)
     assert found.table()["write_body"][1] is not None and "[writer_idle]" in found.table()
     assert found.roots == ("load_has_bits", "[has_bits_idle]")
+    latencies, rows = found.columns()
+    assert len(latencies) == 1 + len(found.scaled) >= 3 and list(latencies) == sorted(latencies)
+    assert rows["write_body"][0][latencies.index(found.latency)] == found.table()["write_body"][0]
     text = typed_module_source(ifaces, model, "protoacc")
-    assert "HANDOVER_0 = ({\n" in text and "    'write_body': (" in text
+    assert "HANDOVER_0 = (('load_has_bits', '[has_bits_idle]'), (" in text
+    assert "    'write_body': ((" in text
 
 
 def test_check_names_the_assumption_that_fails(protoacc):

@@ -251,11 +251,11 @@ def _type_block(name: str, k: int, interface: Interface, model,
         text += f"HANDOVER_{k} = None   # how it follows the unit before: none derived, " \
                 f"after it\n"
     else:
-        text += f"# ({{stage: (drain, head, reach)}}, roots): cycles before the unit's end; " \
-                f"{handover.describe()}\n"
-        text += f"HANDOVER_{k} = ({{\n" + "".join(
-            f"    {stage!r}: {row!r},\n" for stage, row in handover.table().items()) + \
-            f"}}, {handover.roots!r})\n"
+        latencies, rows = handover.columns()
+        text += f"# (roots, cycles alone at each derivation size, {{stage: (drains, heads, " \
+                f"reaches)}}), cycles before the unit's end; {handover.describe()}\n"
+        text += f"HANDOVER_{k} = ({handover.roots!r}, {latencies!r}, {{\n" + "".join(
+            f"    {stage!r}: {row!r},\n" for stage, row in rows.items()) + "})\n"
     entry = f"    ({name!r}, STREAMS_{k}, FIXED_{k}, RANGES_{k}, STRUCTURE_{k}, SPACE_{k}, " \
             f"_sums_{k}, HANDOVER_{k},\n     [" + ", ".join(
                 f"(_in_class_{prefix}{i}, _latency_{prefix}{i}, _phases_{prefix}{i})"

@@ -177,14 +177,25 @@ def phases(x):
     return out
 
 
+def _at(sizes, values, cycles):
+    """A hand-over number for a unit of ``cycles``: piecewise linear between the tables
+    derived at units of ``sizes`` cycles, the nearest one's beyond them."""
+    if cycles <= sizes[0]:
+        return values[0]
+    for a, b, va, vb in zip(sizes, sizes[1:], values, values[1:]):
+        if cycles <= b:
+            return va + (vb - va) * (cycles - a) / (b - a)
+    return values[-1]
+
+
 def latency(x, phases=None):
     """Cycles the accelerator takes for input x (plain interface, or by phase). Units
     (a list of messages) follow each other through the single-server stages: a unit's
     stage u is freed at max(L - drain, free_u + L - reach) and its output done at
     max(L, free_u + L - head) over the stages the units before it freed, L its cycles
-    alone, all shifted to when its roots are free (HANDOVER_k); its round-robin units
-    are the ones the units before it left the turn at. A unit without a table starts
-    after everything before it."""
+    alone, all shifted to when its roots are free (HANDOVER_k, interpolated in L between
+    the sizes it was derived at); its round-robin units are the ones the units before
+    it left the turn at. A unit without a table starts after everything before it."""
     end, start, free, turns = 0, 0, {}, 0
     for unit in _units(_read(x)):
         a, toks, plain, by_phase, handover = _which(unit)
@@ -197,20 +208,20 @@ def latency(x, phases=None):
             end += cycles
             turns += _turns(toks)
             continue
-        table, roots = handover
+        roots, sizes, table = handover
         # its stages as the round-robin finds them after the units before it
         turn = turns % ROUND_ROBIN
         begin = max([start] + [free[s] for s in (_rotate(r, turn, ROUND_ROBIN) for r in roots)
                                if s in free])
         done, freed = begin + cycles, {}
-        for stage, (drain, head, reach) in table.items():
+        for stage, (drains, heads, reaches) in table.items():
             stage = _rotate(stage, turn, ROUND_ROBIN)
             before = free.get(stage)
-            freed[stage] = begin + cycles - drain
+            freed[stage] = begin + cycles - _at(sizes, drains, cycles)
             if before is not None:
-                freed[stage] = max(freed[stage], before + cycles - reach)
-                if head is not None:
-                    done = max(done, before + cycles - head)
+                freed[stage] = max(freed[stage], before + cycles - _at(sizes, reaches, cycles))
+                if heads[0] is not None:
+                    done = max(done, before + cycles - _at(sizes, heads, cycles))
         free.update(freed)
         end = max(end, done)
         turns += _turns(toks)
