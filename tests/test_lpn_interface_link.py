@@ -14,17 +14,17 @@ from accelperf.lpn.analysis.accuracy import check, simulated_latency
 from accelperf.lpn.analysis.classes import input_classes
 from accelperf.lpn.analysis.critical import LOOP_ASSUMPTION, loop_paths, path_at
 from accelperf.lpn.analysis.emit import load_module, module_source
-from accelperf.lpn.analysis.interface import PATH, extract_interface, find_loops
+from accelperf.lpn.analysis.interface import PATH, find_loops
 from accelperf.lpn.analysis.space import default_space, symbol_ranges, token_symbol
 from accelperf.lpn.library import build
+from extracted import default_interface
 from interface_terms import assert_no_term_measured
 
 LOOP = ("link.transmit", "link.fly", "link.receive", "link.return_credit")
 
 
 def _extracted(name):
-    model = build(name)
-    iface = extract_interface(model, default_space(model))
+    model, iface = default_interface(name)
     return model, iface, load_module(module_source(iface, model, name))
 
 

@@ -82,14 +82,18 @@ class RecordTimes:
         return float("-inf") if self.end is None else self.done[self.end]
 
 
+def numeric(expr, point: dict) -> float:
+    """``expr`` at ``point`` (every symbol of it given a number), as a float."""
+    expr = sympy.sympify(expr)
+    if not expr.free_symbols:
+        return float(expr)
+    return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols}))
+
+
 def record_values(records, point: dict) -> tuple[list, list]:
     """Each record's delay and initiation interval at ``point`` (symbol -> number)."""
-    def value(expr):
-        expr = sympy.sympify(expr)
-        if not expr.free_symbols:
-            return float(expr)
-        return float(expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols}))
-    return [value(r.delay) for r in records], [value(r.interval) for r in records]
+    return [numeric(r.delay, point) for r in records], \
+        [numeric(r.interval, point) for r in records]
 
 
 def resource_stage(place: str) -> str:
@@ -282,23 +286,12 @@ def loop_paths(model: Model, cls: InputClass, loops) -> list:
     records = cls.commits
     if not any(r.bundled for r in records):
         return []
-    done_place = model.places[model.done].name
-    ends = [i for i, r in enumerate(records)
-            if any(place == done_place and n != 0 for place, n in r.produced)]
     out = []
     for lp in loops:
-        factor = lp.factors[0]
-        if len(set(lp.factors)) != 1 or not factor.is_Integer:
+        unit = _loop_unit(model, cls, lp)
+        if unit is None:
             continue
-        name = lp.transitions[0]          # the unit taking the loop place's tokens
-        mine = [r for r in records if r.transition == name]
-        if not mine or not any(r.bundled for r in mine) or not ends or \
-                model.transitions[mine[0].tid].concurrency != 1:
-            continue
-        tail = _tail(records, ends[-1], name)
-        if tail is None:
-            continue
-        last, after, passed = tail
+        name, mine, factor, (last, after, passed) = unit
         n = sympy.Add(*[r.times for r in mine])
         total = sympy.Add(*[r.times * r.delay for r in mine])
         rest = sympy.Add(*[_mean_delay(records, t) for t in lp.transitions if t != name])
@@ -309,6 +302,28 @@ def loop_paths(model: Model, cls: InputClass, loops) -> list:
         names = lp.transitions + tuple(t for t in reversed(passed) if t != name)
         out.append(CriticalPath(latency, tuple(dict.fromkeys(names)), {}, lp.place))
     return out
+
+
+def _loop_unit(model: Model, cls: InputClass, loop):
+    """(name, its records, the loop's parallel factor M, :func:`_tail` from the last
+    commit into the done place) of the unit taking ``loop``'s place (its first
+    transition), where it is a bundled single server and the loop's transitions share
+    one whole factor; else None. What :func:`loop_paths` solves and :func:`loop_chain`
+    walks."""
+    records = cls.commits
+    factor = loop.factors[0]
+    if len(set(loop.factors)) != 1 or not factor.is_Integer:
+        return None
+    name = loop.transitions[0]
+    mine = [r for r in records if r.transition == name]
+    if not mine or not any(r.bundled for r in mine) or \
+            model.transitions[mine[0].tid].concurrency != 1:
+        return None
+    done_place = model.places[model.done].name
+    ends = [i for i, r in enumerate(records)
+            if any(place == done_place and n != 0 for place, n in r.produced)]
+    tail = _tail(records, ends[-1], name) if ends else None
+    return None if tail is None else (name, mine, factor, tail)
 
 
 LOOP_FIRINGS = 1_000_000
@@ -323,32 +338,20 @@ def loop_chain(model: Model, cls: InputClass, loop, point: dict) -> float | None
     differs from the closed form at ``point``, :data:`LOOP_ASSUMPTION` is what makes the
     difference (``--check`` reports it). None where :func:`loop_paths` has no chain round
     ``loop`` or the unit fires more than :data:`LOOP_FIRINGS` times."""
-    def value(expr):
-        return float(sympy.sympify(expr).xreplace(
-            {s: sympy.sympify(point[s]) for s in sympy.sympify(expr).free_symbols}))
-
+    unit = _loop_unit(model, cls, loop)
+    if unit is None:
+        return None
+    name, mine, factor, tail = unit
     records = cls.commits
-    done_place = model.places[model.done].name
-    ends = [i for i, r in enumerate(records)
-            if any(place == done_place and n != 0 for place, n in r.produced)]
-    factor = loop.factors[0]
-    name = loop.transitions[0]
-    mine = [r for r in records if r.transition == name]
-    if len(set(loop.factors)) != 1 or not factor.is_Integer or not ends or not mine or \
-            not any(r.bundled for r in mine) or model.transitions[mine[0].tid].concurrency != 1:
-        return None
-    tail = _tail(records, ends[-1], name)
-    if tail is None:
-        return None
     delays = []
     for r in mine:
-        times = round(value(r.times))
+        times = round(numeric(r.times, point))
         if len(delays) + times > LOOP_FIRINGS:
             return None
-        delays += [value(r.delay)] * times
+        delays += [numeric(r.delay, point)] * times
     if not delays:
         return None
-    rest = sum(value(_mean_delay(records, t)) for t in loop.transitions if t != name)
+    rest = sum(numeric(_mean_delay(records, t), point) for t in loop.transitions if t != name)
     m = int(factor)
     start = [0.0]
     for n in range(1, len(delays)):
@@ -356,7 +359,7 @@ def loop_chain(model: Model, cls: InputClass, loop, point: dict) -> float | None
         if n >= m:              # its credit is the one firing n-M took, come round
             begin = max(begin, start[n - m] + delays[n - m] + rest)
         start.append(begin)
-    return start[-1] + delays[-1] + sum(value(d) for d in tail[1])
+    return start[-1] + delays[-1] + sum(numeric(d, point) for d in tail[1])
 
 
 def _tail(records, end: int, name: str):
@@ -502,4 +505,4 @@ def _nonnegative(term, lows: dict) -> bool:
 
 __all__ = ["ASSUMPTION", "FEW_SYMBOLS", "LOOP_ASSUMPTION", "CriticalPath", "RecordTimes",
            "critical_path", "critical_paths", "derivable", "loop_chain", "loop_paths",
-           "path_at", "record_times", "record_values", "resource_stage", "walked_latency"]
+           "numeric", "path_at", "record_times", "record_values", "resource_stage", "walked_latency"]
