@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from ..errors import ModelError, invalid
+from ..outputs import write_atomic
 from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
@@ -185,8 +186,8 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
         if out is None:
             return
     result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
-    out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
-                   else net_svg(model, result), encoding="utf-8")
+    write_atomic(out, net_html(model, result) if out.suffix.lower() == ".html"
+                 else net_svg(model, result))
     click.echo(f"wrote {out}", err=True)
 
 
@@ -308,7 +309,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
                            form_note="" if form is None else form.describe())
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(source, encoding="utf-8")
+        write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     if check_inputs:
         module = load_module(source)

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
+from ...outputs import replacing
 from ..common import console, crossing_size, size_or_dash
 
 
@@ -119,7 +120,7 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
     g = powers_of_two(lo, hi)
     if out is not None and out.suffix.lower() == ".csv":
         grid = np.geomspace(lo, hi, 400)
-        with out.open("w") as fh:
+        with replacing(out) as temp, temp.open("w") as fh:
             fh.write("granularity_bytes," + ",".join(label for label, _ in models) + "\n")
             for i, x in enumerate(grid):
                 fh.write(f"{x:.10g}," + ",".join(f"{float(m.speedup(x)):.10g}"
