@@ -57,7 +57,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
     lpn_off = model_spec.strip().lower() == "none"
-    params = read_params(params_file, param_list)
+    params = read_params(params_file, param_list, None if lpn_off else model_spec)
     if lpn_off and (params or delays):
         raise ModelError("--params, --param and --delays are invalid with --model none: "
                          "they set the LPN model's delays")

@@ -60,7 +60,10 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     measurements through a language runtime always have."""
     from ...logca.hierfit import fit_hierarchical
     from ...measure.data import read_timings
+    from ...logca.fit import prepare_data
     timings = read_timings(data, statistic)
+    # the data's own faults (too few sizes) before a probe spends seconds on the caches
+    prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     layers, notes = load_layers(hier, probe)
     result = fit_hierarchical(timings.granularity, timings.host, timings.accel, layers,
                               timings.echo, latency=latency, lo=lo, hi=hi,
