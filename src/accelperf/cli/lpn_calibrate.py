@@ -72,13 +72,14 @@ def read_measured(path: Path, model) -> list:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(line for line in fh if not line.startswith("#"))
             rows = list(reader)
-            columns = set(reader.fieldnames or ())
+            header = list(reader.fieldnames or ())
+            columns = set(header)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise invalid("--measured", text, f"not a readable CSV ({exc})") from None
     missing = {"input", "cycles"} - columns
     if missing:
         raise invalid("--measured", text, f"a CSV with the columns input,cycles (it lacks "
-                                          f"{', '.join(sorted(missing))}; {found(columns)})")
+                                          f"{', '.join(sorted(missing))}; {found(header)})")
     out = []
     for number, row in enumerate(rows, start=2):          # line 1 is the header
         name = (row["input"] or "").strip()
