@@ -179,14 +179,13 @@ def _cluster_task(spec, task, backend: str, limits: dict, by_name: bool) -> list
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
 
-def check_scheduler(address, timeout: float = 3.0) -> None:
+def check_scheduler(address, timeout: float = 3.0, option: str = "--scheduler") -> None:
     """Refuse a Dask scheduler address before anything is written: its form
     (``[tcp://]host:port``), Dask being installed, and (for a network address) a TCP
     connection within ``timeout`` seconds. A ``distributed.Client`` passes as it is."""
     import socket
     if not isinstance(address, str):
         return
-    option = "--scheduler"
     scheme, sep, rest = address.partition("://")
     if not sep:
         scheme, rest = "tcp", address
@@ -482,6 +481,8 @@ def simulate_many(model, inputs, *, backend: str = "python", workers: int | None
     """
     items = named_inputs(inputs)
     check_workers(workers)
+    if scheduler is not None:
+        check_scheduler(scheduler, option="scheduler")
     if not items:
         raise ModelError("inputs = [] is invalid: give at least one input")
     run = BatchRun(model, items, backend=backend, scheduler=scheduler, limits=limits,
