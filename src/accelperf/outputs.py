@@ -62,7 +62,12 @@ class OutputLock:
 
     def acquire(self) -> OutputLock:
         while True:
-            fd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise invalid(self.option, str(self.path), f"its lock file {self.lock} "
+                                                           f"cannot be created "
+                                                           f"({exc.strerror or exc})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

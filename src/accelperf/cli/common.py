@@ -5,8 +5,9 @@ from __future__ import annotations
 import difflib
 import math
 import os
-from dataclasses import dataclass
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -158,6 +159,13 @@ def check_output(path: Path | None, option: str = "--out",
         raise invalid(option, text, f"cannot be written: {reason}") from None
     if not existed:
         path.unlink()
+    try:            # outputs are written beside the target, then renamed over it
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+        os.close(fd)
+        os.unlink(temp)
+    except OSError as exc:
+        raise invalid(option, text, f"cannot be written: its directory '{parent}' takes no "
+                                    f"new files ({exc.strerror or exc})") from None
     return path
 
 
