@@ -4,8 +4,8 @@ A batch's ``--out`` is written over time, so three things guard it (issue 34):
 
 * **Provenance.** The file records what produced it — the model, its parameter values
   (and their hash), the backend asked for, the accelperf version and the folder the inputs
-  lie under — as the first line of the CSV (a ``#`` comment, which ``pandas.read_csv(...,
-  comment="#")`` and :func:`read_rows` skip) and in the Parquet file's metadata.
+  lie under — as the first line of the CSV (a ``#`` comment, which :func:`read_rows` and
+  ``pandas.read_csv(path, skiprows=1)`` skip) and in the Parquet file's metadata.
   ``--resume`` refuses, in one line naming what differs, to append rows produced another
   way: rows at other delays would silently mix with these.
 * **Inputs matched by resolved path.** A row's name is the input as given; ``--resume``
