@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from _timing import best_of
+from accelperf.cli.batch_rows import read_rows
 from accelperf.lpn import simulate
 from accelperf.lpn.compiled import compiler_missing
 from accelperf.lpn.inputs import jpeg_dct, jpeg_native
@@ -281,8 +282,7 @@ def batch(tmp: Path, n: int) -> None:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
-    with out.open() as fh:
-        rows = list(csv.DictReader(fh))
+    rows = read_rows(out)                         # its "# accelperf batch" line skipped
     names = [r["name"] for r in rows]
     assert len(names) == len(set(names)) == n, (len(names), len(set(names)), n)
     assert not any(r["error"] for r in rows), [r for r in rows if r["error"]][:3]

@@ -1,7 +1,6 @@
 """Batch simulation: one row per input, failures kept per input, the same rows from one
 process, a local pool and a Dask cluster; the CLI's batch options."""
 
-import csv
 import os
 from pathlib import Path
 import json
@@ -9,6 +8,7 @@ import json
 import pytest
 from child_process import ACCELPERF, rows_in, signal_when
 
+from accelperf.cli.batch_rows import read_rows
 from accelperf.errors import ModelError
 from accelperf.lpn import simulate
 from accelperf.lpn.batch import BatchRow, simulate_many
@@ -94,7 +94,7 @@ def test_cli_batch_over_a_directory_writes_csv(cli, tmp_path):
     code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(folder), "--out", str(out),
                        "--workers", "2")
     assert code == 1                           # one input failed; the others are written
-    rows = sorted(csv.DictReader(out.open()), key=lambda r: r["name"])   # as they finished
+    rows = sorted(read_rows(out), key=lambda r: r["name"])   # as they finished
     assert [r["name"].rsplit("/", 1)[-1] for r in rows] == \
         ["bad.json", "dense.json", "image.json", "small.json"]
     assert {r["model"] for r in rows} == {"block-pipeline"}
@@ -134,7 +134,7 @@ def test_cli_batch_over_the_shipped_jpegs(cli, tmp_path):
     out = tmp_path / "r.csv"
     code, _, _ = cli("lpn", "simulate", "jpeg-decoder", "--inputs", f"{folder}/*.jpg",
                      "--out", str(out), "--backend", "auto")
-    rows = {Path(r["name"]).name: r for r in csv.DictReader(out.open())}
+    rows = {Path(r["name"]).name: r for r in read_rows(out)}
     assert len(rows) == len(list(Path(str(folder)).glob("*.jpg"))) >= 4
     failed = {n for n, r in rows.items() if r["error"]}
     assert failed == {n for n in rows if "_444" in n} and code == (1 if failed else 0)
@@ -153,7 +153,7 @@ def test_cli_batch_over_the_example_images_from_the_repository(cli, tmp_path, mo
     out = tmp_path / "r.csv"
     code, _, err = cli("lpn", "simulate", "jpeg-decoder", "--inputs", "examples/images/*.jpg",
                        "--out", str(out))
-    rows = list(csv.DictReader(out.open()))
+    rows = read_rows(out)
     assert code == 0, err
     assert len(rows) == len(list((root / "examples" / "images").glob("*.jpg"))) >= 8
     assert all(r["latency"] and not r["error"] for r in rows)
@@ -285,14 +285,15 @@ def test_a_killed_client_then_resume_gives_every_input_exactly_once(tmp_path):
     out = tmp_path / "r.csv"
     args = ["lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
             "--out", str(out), "--workers", "2"]
-    signal_when(args, rows_in(out, 50), signal.SIGKILL)
-    first = list(csv.DictReader(out.open()))
+    _, err = signal_when(args, rows_in(out, 50), signal.SIGKILL)
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err   # workers: quiet
+    first = read_rows(out)
     assert 49 <= len(first) < len(paths), "the client was killed mid-batch"
     done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert f"--resume: {len(first)} input(s) already in {out}" in done.stderr
-    rows = list(csv.DictReader(out.open()))
+    rows = read_rows(out)
     names = [r["name"] for r in rows]
     assert len(names) == len(set(names)) == len(paths)
     assert rows[:len(first)] == first                           # kept as they were
@@ -324,24 +325,30 @@ def test_parquet_rows_and_resume(cli, tmp_path):
         assert r["latency"] == simulate(model, json.loads(Path(r["name"]).read_text())).latency
 
 
-def _header_and_row(model="block-pipeline", name="x.json"):
-    return ("model,name,latency,commits,bottleneck,seconds,backend,error\n"
+def _header_and_row(model="block-pipeline", name="x.json", provenance=""):
+    return (provenance + "model,name,latency,commits,bottleneck,seconds,backend,error\n"
             f"{model},{name},10,4,idct,0.1,python,\n")
 
 
 @pytest.mark.parametrize("content,words", [
     ("a,b,c\n1,2,3\n", "its columns are a, b, c, not a batch's"),
-    (_header_and_row(model="jpeg-decoder"), "its rows are of model 'jpeg-decoder', not "
-                                            "'block-pipeline'"),
+    (_header_and_row(), "it does not record what produced it"),
+    (_header_and_row(model="jpeg-decoder", provenance="{mark}"), "its rows are of model "
+                                                                 "'jpeg-decoder', not "
+                                                                 "'block-pipeline'"),
     (_header_and_row() + "block-pipeline,y.json,12,4", "its last row is half-written"),
-    (_header_and_row() + "block-pipeline,y.json,12\n", "line 3 is unreadable"),
+    (_header_and_row(provenance="{mark}") + "block-pipeline,y.json,12\n",
+     "line 4 is unreadable"),
 ])
 def test_resume_refuses_an_out_it_cannot_continue(cli, tmp_path, content, words):
     paths = many_inputs(tmp_path / "in", 3)
     out = tmp_path / "r.csv"
+    args = ("lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
+            "--out", str(out))
+    assert cli(*args, "--workers", "1")[0] == 0                 # a real provenance line
+    content = content.replace("{mark}", out.read_text().splitlines()[0] + "\n")
     out.write_text(content)
-    code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(tmp_path / "in"),
-                       "--out", str(out), "--resume")
+    code, _, err = cli(*args, "--resume")
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
     assert "the rows in it are kept" in err and out.read_text() == content
     assert len(paths) == 3
@@ -397,7 +404,7 @@ def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
     assert client.returncode == 2, err
     assert len(err.strip().splitlines()) == 1
     assert f"scheduler {address} went away after" in err and "--resume" in err
-    rows = list(csv.DictReader(out.open()))
+    rows = read_rows(out)
     assert len(rows) >= 49 and all(r["latency"] for r in rows)
 
 
@@ -412,10 +419,10 @@ def test_ctrl_c_stops_the_batch_keeps_its_rows_and_resume_finishes_it(tmp_path, 
     status, err = signal_when(args, rows_in(out, 30), signal.SIGINT)
     assert status == 130, err
     assert "interrupted after" in err and "run again with --resume" in err
-    kept = list(csv.DictReader(out.open()))
+    kept = read_rows(out)
     assert 29 <= len(kept) < len(paths) and all(r["latency"] for r in kept)
     done = subprocess.run(accelperf_command(*args, "--resume"), capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    names = [r["name"] for r in csv.DictReader(out.open())]
+    names = [r["name"] for r in read_rows(out)]
     assert len(names) == len(set(names)) == len(paths)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .logca import DEFAULT_RANGE, all_presets, kernels, preset, summary
 from .logca.presets import omitted
+from .outputs import write_atomic
 from .report import Report
 from .units import format_size
 
@@ -261,8 +262,7 @@ def lpn_section(report: Report) -> None:
     model = build("jpeg-decoder")
     photo = read_jpeg(SAMPLES / DEFAULT_SAMPLE)
     result = simulate(model, photo)
-    (report.out / "figures" / "lpn-jpeg-decoder.svg").write_text(net_svg(model, result),
-                                                                 "utf-8")
+    write_atomic(report.out / "figures" / "lpn-jpeg-decoder.svg", net_svg(model, result))
     sec.blocks.append('<figure><img src="figures/lpn-jpeg-decoder.svg" alt="JPEG decoder '
                       'LPN"><figcaption>The decoder\'s net after decoding '
                       f"{DEFAULT_SAMPLE} (red = busy)</figcaption></figure>")
@@ -472,7 +472,7 @@ def explorer_section(report: Report) -> None:
     page = build_page(LogcaPanel(tuple(preset(d, "aes") for d in DEFAULT_DESIGNS)),
                       density_panel("src-map-c"),
                       lpn_panel("jpeg-decoder", frequency_hz=75e6))
-    (report.out / "explorer.html").write_text(page, encoding="utf-8")
+    write_atomic(report.out / "explorer.html", page)
     sec.blocks.append('<p><a href="explorer.html">Open the interactive explorer</a> '
                       '(explorer.html, one file of about 5 MB with its charting library '
                       'inside).</p>')

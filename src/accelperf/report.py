@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .plot import save_figure
+from .outputs import write_atomic
 
 
 def jsonable(value):
@@ -29,7 +30,7 @@ def jsonable(value):
 def dump_json(value, path: str | Path | None = None, indent: int = 2) -> str:
     text = json.dumps(jsonable(value), indent=indent, allow_nan=False)
     if path is not None:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_atomic(path, text + "\n")
     return text
 
 
@@ -181,5 +182,5 @@ figcaption {{ color: #555; font-size: 0.9em; }}
 </body></html>
 """
         index = self.out / "index.html"
-        index.write_text(page, encoding="utf-8")
+        write_atomic(index, page)
         return index

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -156,6 +159,13 @@ def check_output(path: Path | None, option: str = "--out",
         raise invalid(option, text, f"cannot be written: {reason}") from None
     if not existed:
         path.unlink()
+    try:            # outputs are written beside the target, then renamed over it
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+        os.close(fd)
+        os.unlink(temp)
+    except OSError as exc:
+        raise invalid(option, text, f"cannot be written: its directory '{parent}' takes no "
+                                    f"new files ({exc.strerror or exc})") from None
     return path
 
 
@@ -323,31 +333,93 @@ def param_options(func):
                         help="Named delay values, e.g. from `lpn calibrate --out`.")(func)
 
 
-def read_params(params_file: Path | None, param_list=()) -> dict[str, int]:
-    """The values of ``--params FILE.toml`` then ``--param NAME=VALUE``. The file holds
-    ``name = integer`` lines, at the top or under ``[parameters]`` (what ``lpn calibrate
-    --out`` writes); other keys and tables are ignored."""
-    import tomllib
+PARAMS_KEYS = ("model", "source", "command")
+PARAMS_TABLES = ("parameters", "coverage")
 
+
+@dataclass(frozen=True)
+class ParamsFile:
+    """A ``--params FILE.toml``, read strictly: the model it names (None when it names
+    none), its ``{name: cycles}`` values and its ``[coverage]`` table (what the calibration
+    inputs covered, written by ``lpn calibrate --out``), handed back untouched."""
+
+    model: str | None
+    values: dict
+    coverage: dict | None
+
+    def __repr__(self) -> str:
+        return (f"ParamsFile(model={self.model!r}, {len(self.values)} values"
+                f"{', coverage' if self.coverage is not None else ''})")
+
+
+def nearest(name: str, choices) -> str:
+    """`` (did you mean X?)`` for the closest of ``choices``, or nothing."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def load_params_file(path: Path, model_spec: str | None = None) -> ParamsFile:
+    """Read ``path`` strictly: top-level ``model``, ``source``, ``command`` and (the old
+    layout) ``name = integer`` lines; tables ``[parameters]`` and ``[coverage]``. Any other
+    key or table is refused with the nearest valid name, since a misspelled ``[params]``
+    would otherwise run the model at its default delays without a word. With
+    ``model_spec`` (the command's MODEL), a file naming another model is refused and every
+    parameter name is checked against the ones that model declares."""
+    import tomllib
+    text = str(path)
+    if not path.is_file():
+        raise invalid("--params", text, "no such file (give a .toml file of name = value)")
+    try:
+        data = tomllib.loads(path.read_text("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise invalid("--params", text, f"not valid TOML ({exc})") from None
+    values: dict[str, int] = {}
+    named = [(k, v) for k, v in data.items() if not isinstance(v, dict) and k not in PARAMS_KEYS]
+    for key, value in data.items():
+        if isinstance(value, dict) and key not in PARAMS_TABLES:
+            raise invalid(f"--params {text}: table", f"[{key}]",
+                          f"the tables are [parameters] and [coverage]"
+                          f"{nearest(key, PARAMS_TABLES)}")
+        if not isinstance(value, dict) and key in PARAMS_KEYS and not isinstance(value, str):
+            raise invalid(f"--params {text}: {key}", value, "a string")
+    table = data.get("parameters", {})
+    if not isinstance(table, dict):
+        raise invalid("--params", text, "[parameters] must be a table of name = value")
+    for name, value in [*named, *table.items()]:
+        if isinstance(value, bool) or not isinstance(value, int):
+            hint = "" if name in table else nearest(name, PARAMS_KEYS)
+            if hint:                                  # a misspelled model/source/command
+                raise invalid(f"--params {text}: key", name, f"the top-level keys are "
+                                                             f"{', '.join(PARAMS_KEYS)}{hint}")
+            raise invalid(f"--params {text}: {name}", value, "an integer (cycles)")
+        values[name] = value
+    coverage = data.get("coverage")
+    if model_spec is None:
+        return ParamsFile(data.get("model"), values, coverage)
+    from ..lpn.loader import load_model
+    model = load_model(model_spec)
+    named_model = data.get("model")
+    if named_model is not None and named_model not in (model_spec, model.name):
+        raise invalid(f"--params {text}: model", named_model,
+                      f"the command's model is {model.name!r}: give a params file of that "
+                      f"model (or remove its model line)")
+    declared = [p.name for p in model.parameters]
+    for name in values:
+        if name not in declared:
+            raise invalid(f"--params {text}: parameter", name,
+                          f"model {model.name!r} declares "
+                          f"{', '.join(declared) or 'no parameters'}{nearest(name, declared)}")
+    return ParamsFile(named_model, values, coverage)
+
+
+def read_params(params_file: Path | None, param_list=(), model_spec: str | None = None
+                ) -> dict[str, int]:
+    """The values of ``--params FILE.toml`` (read by :func:`load_params_file`) then
+    ``--param NAME=VALUE``; with ``model_spec``, every name is checked against the model."""
     from ..lpn.params import parse_assignment
     values: dict[str, int] = {}
     if params_file is not None:
-        text = str(params_file)
-        if not params_file.is_file():
-            raise invalid("--params", text, "no such file (give a .toml file of name = value)")
-        try:
-            data = tomllib.loads(params_file.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise invalid("--params", text, f"not valid TOML ({exc})") from None
-        table = data.get("parameters", data)
-        if not isinstance(table, dict):
-            raise invalid("--params", text, "[parameters] must be a table of name = value")
-        for name, value in table.items():
-            if isinstance(value, dict) or name in ("model", "source", "command"):
-                continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise invalid(f"--params {text}: {name}", value, "an integer (cycles)")
-            values[name] = value
+        values.update(load_params_file(params_file, model_spec).values)
     for text in param_list:
         name, value = parse_assignment(text)
         values[name] = value

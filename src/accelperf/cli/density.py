@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ModelError
+from ..outputs import write_atomic
 from ..report import dump_json
 from ..units import format_size
 from .app import cli
@@ -113,7 +114,7 @@ def density_probe(out, repeats, quick, as_json):
     check_output(out, "--out", (".toml",))
     result = progress_run(2 * len(cache_levels()), "probing",
                           lambda tick: probe(repeats=repeats, quick=quick, progress=tick))
-    out.write_text(result.to_toml(), encoding="utf-8")
+    write_atomic(out, result.to_toml())
     for warning in result.warnings:
         click.echo(f"accelperf: warning: {warning}", err=True)
     if as_json:

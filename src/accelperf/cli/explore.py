@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import ModelError
+from ..outputs import write_atomic
 from .app import cli
 from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
                      param_options, progress_run, read_params)
@@ -56,7 +57,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
     lpn_off = model_spec.strip().lower() == "none"
-    params = read_params(params_file, param_list)
+    params = read_params(params_file, param_list, None if lpn_off else model_spec)
     if lpn_off and (params or delays):
         raise ModelError("--params, --param and --delays are invalid with --model none: "
                          "they set the LPN model's delays")
@@ -76,7 +77,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
                                                   frequency_hz=lpn_frequency, params=params,
                                                   delays=delays, progress=tick))
     page = build_page(logca, density, lpn)
-    out.write_text(page, encoding="utf-8")
+    write_atomic(out, page)
     click.echo(f"explorer written to {out} ({len(page.encode()) / 1e6:.2f} MB)")
     if lpn is not None and lpn.missing:
         click.echo(f"note: {lpn.missing}", err=True)

@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from ..errors import ModelError, invalid
+from ..outputs import write_atomic
 from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
@@ -129,9 +130,9 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
                                                      "input at a time")
         return simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
                               out, limits, as_json, resume, send_inputs,
-                              read_params(params_file, param_list))
+                              read_params(params_file, param_list, model_spec))
     check_output(trace_out, "--trace", (".json", ".csv"))
-    model = load_model(model_spec, read_params(params_file, param_list))
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     note_backend(backend)
     result = _run_lpn(model, load_input(texts[0] if texts else None, model),
                       trace=trace_out is not None, backend=backend, **limits)
@@ -179,14 +180,13 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
     if out is None and not list_parameters:
         raise ModelError("--out is missing: give FILE.svg or FILE.html (or --parameters)")
     check_output(out, "--out", (".svg", ".html"))
-    model = load_model(model_spec, read_params(params_file, param_list))
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     if list_parameters:
         print_parameters(model)
         if out is None:
             return
     result = _run_lpn(model, load_input(input_text, model)) if run or input_text else None
-    out.write_text(net_html(model, result) if out.suffix.lower() == ".html"
-                   else net_svg(model, result), encoding="utf-8")
+    write_atomic(out, (net_html if out.suffix.lower() == ".html" else net_svg)(model, result))
     click.echo(f"wrote {out}", err=True)
 
 
@@ -226,7 +226,7 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
     from ..lpn.analysis.classes import input_classes
     from ..lpn.analysis.space import describe
     from ..lpn.loader import load_model
-    model = load_model(model_spec, read_params(params_file, param_list))
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     space = _space(model, space_path)
     classes = input_classes(model, space, max_classes=max_classes)
     if as_json:
@@ -294,7 +294,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         raise ModelError("--phases and --plain are invalid together: give one, or neither "
                          "for the form more accurate on the space's samples")
     values = [_check_input(text, load_input) for text in inputs]
-    model = load_model(model_spec, read_params(params_file, param_list))
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     check_interface_request(model)
     space = _space(model, space_path)
     iface = extract_interface(model, space, max_classes=max_classes)
@@ -308,7 +308,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
                            form_note="" if form is None else form.describe())
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(source, encoding="utf-8")
+        write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     if check_inputs:
         module = load_module(source)
@@ -504,7 +504,7 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
                          "--interface FILE --within X, or --size PLACE --range LO..HI "
                          "--budget EXPR")
     seconds = _seconds(timeout)
-    model = load_model(model_spec, read_params(params_file, param_list))
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     space = load_space(model, space_path)
     if bound:
         run = lambda tick: v.latency_bound(model, space, bound, timeout=seconds,  # noqa

@@ -17,8 +17,9 @@ from rich.table import Table
 
 from ..errors import ModelError, invalid
 from ..report import dump_json
-from .common import StrictCommand, check_output, console, figure_path, param_options, \
-    params_toml, read_params
+from ..outputs import write_atomic
+from .common import StrictCommand, check_output, console, figure_path, nearest, \
+    param_options, params_toml, read_params
 
 
 def print_parameters(model) -> None:
@@ -35,6 +36,30 @@ def print_parameters(model) -> None:
     console.print(table)
 
 
+def fit_list(text: str, model) -> list[str]:
+    """``--fit A,B,...``: names the model declares, each once."""
+    declared = [p.name for p in model.parameters]
+    fit = [n.strip() for n in text.split(",") if n.strip()]
+    if not fit:
+        raise invalid("--fit", text, f"a comma-separated list of parameters to fit, e.g. "
+                                     f"{','.join(declared[:2]) or 'idct_cycles'} (leave "
+                                     f"--fit out to fit every one)")
+    for i, n in enumerate(fit):
+        if n not in declared:
+            raise invalid("--fit", n, f"model {model.name!r} declares "
+                                      f"{', '.join(declared) or 'no parameters'}"
+                                      f"{nearest(n, declared)}")
+        if n in fit[:i]:
+            raise invalid("--fit", text, f"{n!r} is given twice: name each parameter once")
+    return fit
+
+
+def found(columns) -> str:
+    """What a CSV's header holds, for a message about a missing column."""
+    names = [c for c in columns if c]
+    return f"found {', '.join(names)}" if names else "found no header"
+
+
 def read_measured(path: Path, model) -> list:
     """The rows of ``--measured`` as Measurements, every one checked before any work:
     columns, cycles (a number > 0) and the input (readable, accepted by Ψ)."""
@@ -44,16 +69,17 @@ def read_measured(path: Path, model) -> list:
     if not path.is_file():
         raise invalid("--measured", text, "no such file (a CSV with columns input,cycles)")
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(line for line in fh if not line.startswith("#"))
             rows = list(reader)
-            columns = set(reader.fieldnames or ())
+            header = list(reader.fieldnames or ())
+            columns = set(header)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise invalid("--measured", text, f"not a readable CSV ({exc})") from None
     missing = {"input", "cycles"} - columns
     if missing:
         raise invalid("--measured", text, f"a CSV with the columns input,cycles (it lacks "
-                                          f"{', '.join(sorted(missing))})")
+                                          f"{', '.join(sorted(missing))}; {found(header)})")
     out = []
     for number, row in enumerate(rows, start=2):          # line 1 is the header
         name = (row["input"] or "").strip()
@@ -116,25 +142,18 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, out, as_j
     from ..lpn.calibrate import calibrate
     from ..lpn.loader import load_model
     check_output(out, "--out", (".toml",))
-    start = read_params(params_file, param_list)
+    start = read_params(params_file, param_list, model_spec)
     model = load_model(model_spec, start, "--params")
-    fit = None
-    if fit_names is not None:
-        fit = [n.strip() for n in fit_names.split(",") if n.strip()]
-        declared = [p.name for p in model.parameters]
-        for n in fit:
-            if n not in declared:
-                raise invalid("--fit", n, f"model {model.name!r} declares "
-                                          f"{', '.join(declared) or 'no parameters'}")
+    fit = None if fit_names is None else fit_list(fit_names, model)
     rows = read_measured(measured, model)
     result = calibrate(_builder(model_spec, start), rows, fit=fit, folds=folds,
                        uncertainty=uncertainty)
     if out is not None:
-        out.write_text(params_toml(result.model, result.values(),
-                                   f"accelperf lpn calibrate {model_spec} --measured "
-                                   f"{measured}\nerror after the fit: mean "
-                                   f"{result.after.mean:.3%}, max {result.after.max:.3%} over "
-                                   f"{len(rows)} inputs"), encoding="utf-8")
+        write_atomic(out, params_toml(result.model, result.values(),
+                                      f"accelperf lpn calibrate {model_spec} --measured "
+                                      f"{measured}\nerror after the fit: mean "
+                                      f"{result.after.mean:.3%}, max {result.after.max:.3%} "
+                                      f"over {len(rows)} inputs"))
         click.echo(f"wrote {out}", err=True)
     if as_json:
         click.echo(dump_json(result.to_dict()))
@@ -199,7 +218,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
     if (trace_path is None) != (transition is None):
         raise ModelError("--trace and --transition go together: the hardware's events and "
                          "the transition that models the unit they come from")
-    model = load_model(model_spec, read_params(params_file, param_list), "--params")
+    model = load_model(model_spec, read_params(params_file, param_list, model_spec), "--params")
     if transition is not None and transition not in [t.name for t in model.transitions]:
         raise invalid("--transition", transition, f"model {model.name!r} has "
                       f"{', '.join(t.name for t in model.transitions)}")
@@ -260,10 +279,12 @@ def _read_events(path: Path, name: str) -> list[int]:
     text = str(path)
     if not path.is_file():
         raise invalid("--trace", text, "no such file (a CSV of event,cycle rows)")
-    with path.open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows or {"event", "cycle"} - set(rows[0]):
-        raise invalid("--trace", text, "a CSV with the columns event,cycle")
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+    if not rows or {"event", "cycle"} - set(reader.fieldnames or ()):
+        raise invalid("--trace", text, f"a CSV with the columns event,cycle and a row of "
+                                       f"them ({found(reader.fieldnames or ())})")
     cycles = []
     for number, row in enumerate(rows, start=2):
         if row["event"] != name:
@@ -273,6 +294,10 @@ def _read_events(path: Path, name: str) -> list[int]:
         except (TypeError, ValueError):
             raise invalid(f"--trace row {number}: cycle", row["cycle"],
                           "a whole number of cycles") from None
+        if len(cycles) > 1 and cycles[-1] < cycles[-2]:
+            raise invalid(f"--trace row {number}: cycle", cycles[-1],
+                          f"at or after the {name!r} event before it (cycle {cycles[-2]}): "
+                          f"a trace's events come in time order")
     if not cycles:
         found = sorted({r["event"] for r in rows})
         raise invalid("--trace", text, f"it has no {name!r} events (it has "

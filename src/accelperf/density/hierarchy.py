@@ -156,7 +156,7 @@ class Hierarchy:
             raise invalid("hierarchy", str(path), f"is {path.stat().st_size} bytes: a "
                           f"hierarchy file is at most {MAX_FILE_BYTES} bytes")
         try:
-            data = tomllib.loads(path.read_text("utf-8"))
+            data = tomllib.loads(path.read_text("utf-8-sig"))
         except OSError as exc:
             raise invalid("hierarchy", str(path), f"cannot be read: {exc.strerror}") from None
         except UnicodeDecodeError:

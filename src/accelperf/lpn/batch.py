@@ -33,7 +33,7 @@ from itertools import islice
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from ..errors import ModelError
+from ..errors import ModelError, invalid
 from .net import Model
 from .outcome import Interrupted
 from .sim import BACKENDS, simulate
@@ -156,7 +156,11 @@ def _pool_worker(conn, siblings, model, backend, limits, by_name, inherited):
             return
         if inherited is not None:
             task = [(i, name, inherited[i][1]) for i, name, _ in task]
-        conn.send(_run_task(model, task, backend, limits, by_name))
+        rows = _run_task(model, task, backend, limits, by_name)
+        try:
+            conn.send(rows)
+        except OSError:          # BrokenPipeError: the client is gone, and so is the work
+            return
 
 
 def _cluster_task(spec, task, backend: str, limits: dict, by_name: bool) -> list:
@@ -170,6 +174,41 @@ def _cluster_task(spec, task, backend: str, limits: dict, by_name: bool) -> list
             cache[spec] = load_model(spec)
         model = cache[spec]
     return _run_task(model, task, backend, limits, by_name)
+
+
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+
+
+def check_scheduler(address, timeout: float = 3.0, option: str = "--scheduler") -> None:
+    """Refuse a Dask scheduler address before anything is written: its form
+    (``[tcp://]host:port``), Dask being installed, and (for a network address) a TCP
+    connection within ``timeout`` seconds. A ``distributed.Client`` passes as it is."""
+    import socket
+    if not isinstance(address, str):
+        return
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme not in SCHEMES:
+        raise invalid(option, address, f"an address such as tcp://host:8786 (the protocol "
+                                       f"is one of {', '.join(SCHEMES)})")
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise invalid(option, address, "it needs Dask: pip install 'accelperf[dask]'") from None
+    if scheme in ("inproc", "ucx"):
+        return
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise invalid(option, address, "an address such as tcp://host:8786 (a host, then a "
+                                       "port 1..65535)")
+    try:
+        socket.create_connection((host, int(port_text)), timeout=timeout).close()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise invalid(option, address, f"no scheduler answers there ({why}): start one "
+                                       f"(dask scheduler) or fix the address") from None
 
 
 def check_workers(workers) -> None:
@@ -442,6 +481,8 @@ def simulate_many(model, inputs, *, backend: str = "python", workers: int | None
     """
     items = named_inputs(inputs)
     check_workers(workers)
+    if scheduler is not None:
+        check_scheduler(scheduler, option="scheduler")
     if not items:
         raise ModelError("inputs = [] is invalid: give at least one input")
     run = BatchRun(model, items, backend=backend, scheduler=scheduler, limits=limits,

@@ -114,9 +114,9 @@ def load_input(text: str | None, model: Model | None = None):
         from .inputs import read_jpeg
         return read_jpeg(path)
     if is_file and path.suffix.lower() == ".csv":
-        return path.read_text("utf-8")          # CSV text: the model's Ψ parses it
+        return path.read_text("utf-8-sig")          # CSV text: the model's Ψ parses it
     try:
-        value = json.loads(path.read_text("utf-8") if is_file else text,
+        value = json.loads(path.read_text("utf-8-sig") if is_file else text,
                            parse_constant=_not_a_number)
     except UnicodeDecodeError:
         raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "

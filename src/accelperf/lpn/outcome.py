@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModelError
+from ..outputs import replacing, write_atomic
 from .net import Model
 from .semantics import Blocked, FiringError, MarkingView, check, in_cycles, stuck_places
 
@@ -81,7 +82,7 @@ class SimResult:
         """One row per firing: transition, start cycle, commit cycle, duration."""
         self._need_trace()
         path = Path(path)
-        with path.open("w", newline="") as fh:
+        with replacing(path) as temp, temp.open("w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["transition", "start_cycle", "commit_cycle", "duration_cycles"])
             for f in self.trace:
@@ -99,9 +100,9 @@ class SimResult:
         events += [{"name": f.transition, "cat": "firing", "ph": "X", "ts": f.start,
                     "dur": f.end - f.start, "pid": 1, "tid": tid[f.transition]}
                    for f in self.trace]
-        Path(path).write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
-                                          "otherData": {"model": self.model,
-                                                        "time_unit": "1 us = 1 cycle"}}))
+        write_atomic(path, json.dumps({"traceEvents": events, "displayTimeUnit": "ns",
+                                       "otherData": {"model": self.model,
+                                                     "time_unit": "1 us = 1 cycle"}}))
         return Path(path)
 
     def _need_trace(self):

@@ -32,6 +32,7 @@ loaded from ``file.py:function`` get parameters for free.
 from __future__ import annotations
 
 import contextvars
+import difflib
 from dataclasses import dataclass
 
 from ..errors import ModelError, invalid
@@ -105,8 +106,10 @@ def build_with(builder, values: dict | None, source: str = "parameter"):
     declared = {p.name for p in getattr(model, "parameters", ())}
     for name in values:
         if name not in declared:
+            close = difflib.get_close_matches(name, sorted(declared), n=1)
             raise invalid(source, name, f"model {getattr(model, 'name', '?')!r} declares "
-                          f"{', '.join(sorted(declared)) or 'no parameters'}")
+                          f"{', '.join(sorted(declared)) or 'no parameters'}"
+                          + (f" (did you mean {close[0]!r}?)" if close else ""))
     return model
 
 

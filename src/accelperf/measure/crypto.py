@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ModelError, invalid
+from ..outputs import write_atomic
 from .cpuinfo import cpu_flags, cpu_model, nominal_clock_hz
 from .data import Timings, check_statistic, timings_from_table
 
@@ -149,7 +150,7 @@ class Measurement:
         for s in sorted(self.samples, key=lambda s: (s.mode, s.granularity)):
             lines.append(f"{s.kernel},{s.mode},{s.granularity},{s.minimum:.9g},"
                          f"{s.median:.9g},{max(s.seconds):.9g},{len(s.seconds)}")
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_atomic(path, "\n".join(lines) + "\n")
         return path
 
 

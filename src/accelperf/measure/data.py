@@ -55,7 +55,7 @@ def _read_lines(path: Path, source: str) -> list[str]:
         raise ModelError(f"{source} is invalid: {path.stat().st_size} bytes is too large for a "
                          f"measurement CSV (at most {MAX_FILE_BYTES} bytes)")
     try:
-        text = path.read_text("utf-8")
+        text = path.read_text("utf-8-sig")
     except UnicodeDecodeError:
         raise ModelError(f"{source} is invalid: not a text file (not UTF-8)") from None
     except OSError as exc:
@@ -103,7 +103,8 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if missing:
         raise ModelError(f"{source} is invalid: missing column(s) {', '.join(missing)} "
-                         f"(need {', '.join(REQUIRED)})")
+                         f"(need {', '.join(REQUIRED)}; found "
+                         f"{', '.join(reader.fieldnames or ()) or 'no header'})")
     column = "seconds_median" if statistic == "median" else "seconds_min"
     table: dict = {}
     first_seen: dict = {}

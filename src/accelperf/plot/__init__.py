@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import invalid
+from ..outputs import replacing
 
 FIGURE_FORMATS = (".png", ".svg")
 
@@ -16,5 +17,7 @@ def save_figure(fig, path: str | Path) -> Path:
     if path.suffix.lower() not in FIGURE_FORMATS:
         raise invalid("out", str(path), "a figure is written as .png or .svg")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150 if path.suffix.lower() == ".png" else None, bbox_inches="tight")
+    with replacing(path) as temp:
+        fig.savefig(temp, dpi=150 if path.suffix.lower() == ".png" else None,
+                    bbox_inches="tight")
     return path

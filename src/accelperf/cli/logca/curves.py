@@ -12,6 +12,7 @@ from rich.table import Table
 from ...logca import DEFAULT_RANGE, ModelSummary, summary
 from ...units import format_size, log_grid, powers_of_two
 from ...errors import ModelError
+from ...outputs import replacing
 from ...report import dump_json
 from ..common import (
     SIZE,
@@ -131,7 +132,7 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, out, as_json, **
         band = monte_carlo(models[0], uncertain, g_band, samples=draws, seed=seed)
     if out is not None and out.suffix.lower() == ".csv":
         g = log_grid(lo, hi, points)
-        with out.open("w", newline="") as fh:
+        with replacing(out) as temp, temp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             extra = ["p5", "p95"] if band is not None else []
             writer.writerow(["granularity_bytes"] + [m.label for m in models] + extra)

@@ -175,7 +175,7 @@ def _host_csv(path: Path) -> tuple[float, float]:
     """(C, β) from a CSV with columns granularity_bytes and host_cycles."""
     from ...logca.lpn_bridge import host_from_times
     try:
-        rows = list(csv.DictReader(path.read_text("utf-8").splitlines()))
+        rows = list(csv.DictReader(path.read_text("utf-8-sig").splitlines()))
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"--host-csv = '{path}' is invalid: "
                          f"{getattr(exc, 'strerror', None) or exc}") from None
@@ -184,7 +184,8 @@ def _host_csv(path: Path) -> tuple[float, float]:
         t = [float(r["host_cycles"]) for r in rows]
     except (KeyError, TypeError, ValueError):
         raise ModelError(f"--host-csv = '{path}' is invalid: need numeric columns "
-                         f"granularity_bytes and host_cycles") from None
+                         f"granularity_bytes and host_cycles (found "
+                         f"{', '.join(rows[0]) if rows else 'no rows'})") from None
     try:
         return host_from_times(g, t)
     except ModelError as exc:
@@ -225,7 +226,7 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
     elif host_C is None:
         raise ModelError("--host-C is missing: give the host's cycles per byte (e.g. --host-C "
                          "12.5) or --host-csv FILE")
-    accel = load_model(mp.model, read_params(params_file, param_list))
+    accel = load_model(mp.model, read_params(params_file, param_list, mp.model))
     link = load_model(mp.transfer) if transfer and mp.transfer else None
     actual = sorted({mp.input_at(g)[1] for g in grid})
     inputs = {b: mp.input_at(b)[0] for b in actual}

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
+from ...outputs import replacing
 from ..common import console, crossing_size, size_or_dash
 
 
@@ -59,7 +60,10 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     measurements through a language runtime always have."""
     from ...logca.hierfit import fit_hierarchical
     from ...measure.data import read_timings
+    from ...logca.fit import prepare_data
     timings = read_timings(data, statistic)
+    # the data's own faults (too few sizes) before a probe spends seconds on the caches
+    prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     layers, notes = load_layers(hier, probe)
     result = fit_hierarchical(timings.granularity, timings.host, timings.accel, layers,
                               timings.echo, latency=latency, lo=lo, hi=hi,
@@ -119,7 +123,7 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
     g = powers_of_two(lo, hi)
     if out is not None and out.suffix.lower() == ".csv":
         grid = np.geomspace(lo, hi, 400)
-        with out.open("w") as fh:
+        with replacing(out) as temp, temp.open("w") as fh:
             fh.write("granularity_bytes," + ",".join(label for label, _ in models) + "\n")
             for i, x in enumerate(grid):
                 fh.write(f"{x:.10g}," + ",".join(f"{float(m.speedup(x)):.10g}"

@@ -454,7 +454,7 @@ def read_space_file(path: str | Path) -> dict:
     error naming ``--space``."""
     path = Path(path)
     try:
-        return tomllib.loads(path.read_text("utf-8"))
+        return tomllib.loads(path.read_text("utf-8-sig"))
     except FileNotFoundError:
         raise invalid("--space", str(path), "an existing TOML file (no such file)") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -284,7 +284,8 @@ class _Parser:
             values = body[at + 17:at + 17 + total]
             if cls > 1 or tid > 3 or len(values) != total:
                 raise self.fail("a Huffman table is malformed")
-            self.tables[(cls, tid)] = _lookup(counts, values)
+            if self.decode:          # the C scanner builds its own tables from `huffman`
+                self.tables[(cls, tid)] = _lookup(counts, values)
             self.huffman[(cls, tid)] = (bytes(counts), bytes(values))
             at += 17 + total
 
@@ -308,10 +309,11 @@ class _Parser:
             h, v = sampling.pop(cid)
             dc, ac = (0, tables >> 4), (1, tables & 15)
             for table in (dc, ac):
-                if table not in self.tables:
+                if table not in self.huffman:
                     raise self.fail(f"it uses {('DC', 'AC')[table[0]]} Huffman table "
                                     f"{table[1]} but never defines it")
-            order += [(self.tables[dc], self.tables[ac])] * (h * v if n > 1 else 1)
+            if self.decode:
+                order += [(self.tables[dc], self.tables[ac])] * (h * v if n > 1 else 1)
             components.append((h, v, dc, ac))
         hmax, vmax = max(h for _, h, _ in comps), max(v for _, _, v in comps)
         if n > 1:

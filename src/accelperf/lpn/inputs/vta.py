@@ -204,7 +204,7 @@ def read_instruction_table(path: str | Path) -> InstructionTable | tuple[Instruc
 
 def _text_of(path: Path) -> str:
     try:
-        return path.read_text("utf-8")
+        return path.read_text("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise invalid("instruction file", str(path),
                       f"a readable text file ({type(exc).__name__})") from None
