@@ -51,6 +51,7 @@ from .outliers import BREAK_FACTOR, MAX_REMEASURES, remeasure_breaks
 BUILTIN_KERNELS = ("scale", "sort", "fft", "gemm")
 TARGET_S = 2e-3
 ENERGY_TARGET_S = 0.2
+MAX_CALLS = 10**7            # per repeat: ~100 ns calls still reach the target below this
 # host buffers per size: the input, the output, the host call's own output (and gemm's B)
 HOST_BUFFERS = 4
 
@@ -68,6 +69,7 @@ class Backend(Protocol):
 
     device: str                                          # "cuda", "cpu", ...
 
+    def clock(self) -> float: ...                        # the wall clock, in seconds
     def kernel(self, name: str) -> Callable: ...         # a built-in kernel
     def host_tensor(self, shape: tuple, pinned: bool) -> Any: ...   # random float32
     def host_like(self, tensor, pinned: bool) -> Any: ...
@@ -217,7 +219,11 @@ class _Timer:
             elapsed = self.calls(call, n, on_device)
             if elapsed >= target:
                 break
-            n = max(2 * n, math.ceil(n * target / max(elapsed, 1e-9) * 1.2))
+            if n >= MAX_CALLS:       # a clock that does not move, or a call that does nothing
+                raise MeasurementError(f"{n} calls took {elapsed:.3g} s in all, less than "
+                                       f"{target:g} s: the call does no measurable work")
+            n = min(MAX_CALLS, max(2 * n, math.ceil(n * min(100.0, target / max(elapsed, 1e-9)
+                                                            * 1.2))))
         if joules is not None:
             joules = (self.energy() - joules) / n
         return elapsed / n, n, self.device_seconds(call, n) if on_device else None, joules
@@ -242,8 +248,7 @@ def _sample(kernel, mode, g, runs) -> Sample:
                   tuple(r[3] for r in runs if r[3] is not None))
 
 
-def measure_gpu(plan: Plan, backend: Backend, progress=None,
-                clock: Callable[[], float] = time.perf_counter) -> Measurement:
+def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
     """Host, accel and echo timings of ``plan`` on ``backend`` (see the module docstring);
     sizes whose minimum breaks the curve are measured again (measure/outliers.py)."""
     fn = user_kernel(plan.kernel) if plan.kernel.startswith("python:") else \
@@ -256,7 +261,7 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None,
         energy_note = ("joules per operation from the board's total-energy counter over each "
                        f"device repeat (at least {ENERGY_TARGET_S:g} s), idle power included"
                        if counter else f"not measured: {found}")
-    timer = _Timer(backend, clock, counter)
+    timer = _Timer(backend, backend.clock, counter)
     label = plan.kernel.split(":")[-1]
     runs: dict[tuple[str, int], list] = {}
 
@@ -305,7 +310,8 @@ def _metadata(plan: Plan, backend: Backend, energy_note: str, notes: list[str]) 
     from .cpuinfo import cache_summary, cpu_model
     import os
     copies = ("none: the data stay on the device (--resident), accel times only the kernel"
-              if plan.resident else
+              if plan.resident else "plain host memory (--device cpu: nothing to pin)"
+              if backend.device == "cpu" else
               f"{'pinned' if plan.pinned else 'pageable'} host memory")
     what = {"scale": "y = 2x, float32", "sort": "ascending sort of float32",
             "fft": "rfft of float32 (complex64 out, n/2+1 values)",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
+import time
 
 from ..errors import invalid
 
@@ -53,6 +54,8 @@ class _Events:
 
 
 class TorchBackend:
+    clock = staticmethod(time.perf_counter)
+
     def __init__(self, device: str):
         import torch
         self.torch, self.device = torch, device
