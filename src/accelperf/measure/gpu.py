@@ -280,7 +280,7 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
         return exact
 
     try:
-        exact = {g: measure_size(g, plan.modes) for g in plan.sizes}
+        samples, notes = _sweep(plan, measure_size, runs, label)
     except KeyboardInterrupt:
         times = {k: [r[0] for r in v] for k, v in runs.items()}
         raise interrupted(label, times, len(plan.modes) * len(plan.sizes) * plan.repeats,
@@ -290,6 +290,14 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
     except Exception as exc:        # the library's own error: out of memory, a bad kernel
         raise MeasurementError(f"the {plan.kernel} measurement failed: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:300]}") from None
+    metadata = _metadata(plan, backend, energy_note, notes)
+    return Measurement(tuple(samples), metadata)
+
+
+def _sweep(plan: Plan, measure_size, runs: dict, label: str):
+    """Every size in every mode, then each mode's curve breaks measured again: the samples
+    and the notes of what was measured again."""
+    exact = {g: measure_size(g, plan.modes) for g in plan.sizes}
     asked = {v: k for k, v in exact.items()}
     samples, notes = [], []
     for mode in plan.modes:
@@ -303,8 +311,7 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
         curve, mode_notes = remeasure_breaks(curve, again)
         samples += [curve[g] for g in sorted(curve)]
         notes += [f"{mode} {note}" for note in mode_notes]
-    metadata = _metadata(plan, backend, energy_note, notes)
-    return Measurement(tuple(samples), metadata)
+    return samples, notes
 
 
 def _metadata(plan: Plan, backend: Backend, energy_note: str, notes: list[str]) -> dict:

@@ -28,9 +28,13 @@ def torch_backend(device: str) -> "TorchBackend":
         raise invalid("--device", device, "cuda or cpu")
     try:
         import torch
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise invalid("--device", device, f"PyTorch does not import: {exc}") from None
         raise invalid("--device", device, "measuring needs PyTorch, which is not installed "
                                           "(pip install 'accelperf[gpu]')") from None
+    except ImportError as exc:
+        raise invalid("--device", device, f"PyTorch does not import: {exc}") from None
     if device == "cuda" and not torch.cuda.is_available():
         raise invalid("--device", device, f"no CUDA GPU is usable here (torch "
                                           f"{torch.__version__}); --device cpu runs the "
@@ -65,6 +69,9 @@ class TorchBackend:
                          "fft": lambda x: torch.fft.rfft(x),
                          "gemm": lambda a, b: torch.matmul(a, b)}
         self._nvml = _nvml_handle(torch) if device == "cuda" else None
+        # Asynchronous copies on the GPU (each call ends with a synchronize anyway): from
+        # pageable memory CUDA stages them and returns when the host side is done.
+        self._non_blocking = device == "cuda"
 
     def kernel(self, name):
         return self._kernels[name]
@@ -81,8 +88,7 @@ class TorchBackend:
         return self.torch.empty(tensor.shape, dtype=tensor.dtype, device=self.device)
 
     def copy(self, dst, src):
-        dst.copy_(src, non_blocking=self.device == "cuda" and (dst.is_pinned() or
-                                                               src.is_pinned()))
+        dst.copy_(src, non_blocking=self._non_blocking)
 
     def sync(self):
         if self.device == "cuda":
@@ -132,15 +138,18 @@ def _nvml_handle(torch):
         return "pynvml (nvidia-ml-py) is not installed"
     try:
         pynvml.nvmlInit()
-        p = torch.cuda.get_device_properties(torch.cuda.current_device())
-        bus = getattr(p, "pci_bus_id", None)
-        if bus is not None:
-            return pynvml.nvmlDeviceGetHandleByPciBusId(
-                f"{getattr(p, 'pci_domain_id', 0):08x}:{bus:02x}:"
-                f"{getattr(p, 'pci_device_id', 0):02x}.0")
-        return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
     except pynvml.NVMLError as exc:
         return f"NVML is not usable ({exc})"
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    try:                  # CUDA and NVML may number the GPUs differently: match the bus
+        return pynvml.nvmlDeviceGetHandleByPciBusId(
+            f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0")
+    except (AttributeError, TypeError, ValueError, pynvml.NVMLError):
+        pass
+    try:
+        return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+    except pynvml.NVMLError as exc:
+        return f"NVML has no handle for this GPU ({exc})"
 
 
 def _link(handle) -> str:
