@@ -458,3 +458,81 @@ def test_the_command_runs_without_z3_and_vl_convert(tmp_path):
                           text=True, cwd=ROOT, timeout=120,
                           env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------- NVML, faked
+class FakeNVML:
+    """The few pynvml calls the CUDA backend makes, answering like an H200 on PCIe gen 5."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, energy=True, bus_ok=True):
+        self.energy_mj, self.has_energy, self.bus_ok, self.asked = 5000, energy, bus_ok, []
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlDeviceGetHandleByPciBusId(self, bus):
+        self.asked.append(bus)
+        if not self.bus_ok:
+            raise self.NVMLError("not found")
+        return "handle"
+
+    def nvmlDeviceGetHandleByIndex(self, index):
+        return f"handle {index}"
+
+    def nvmlSystemGetDriverVersion(self):
+        return "580.159.04"
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h):
+        return 5
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h):
+        return 16
+
+    nvmlDeviceGetMaxPcieLinkGeneration = nvmlDeviceGetCurrPcieLinkGeneration
+    nvmlDeviceGetMaxPcieLinkWidth = nvmlDeviceGetCurrPcieLinkWidth
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h):
+        if not self.has_energy:
+            raise self.NVMLError("Not Supported")
+        self.energy_mj += 1500
+        return self.energy_mj
+
+
+class FakeCudaTorch:
+    class cuda:
+        @staticmethod
+        def current_device():
+            return 0
+
+        @staticmethod
+        def get_device_properties(i):
+            return type("P", (), {"pci_domain_id": 0, "pci_bus_id": 0x17, "pci_device_id": 0})
+
+
+def test_nvml_names_the_link_and_reads_the_energy_counter(monkeypatch):
+    nvml = FakeNVML()
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    handle, reason = gpu_torch._nvml_handle(FakeCudaTorch)
+    assert (handle, reason) == ("handle", None) and nvml.asked == ["00000000:17:00.0"]
+    assert gpu_torch._link(handle, None) == ("driver 580.159.04, PCIe gen 5 x16 now (max gen 5 x16;"
+                                       " NVML)")
+    backend = object.__new__(gpu_torch.TorchBackend)
+    backend.device, backend._nvml, backend._no_nvml = "cuda", handle, None
+    counter = backend.energy_counter()
+    assert counter() - counter() == pytest.approx(-1.5)          # mJ -> J, per reading
+    nvml.has_energy = False
+    assert "no total-energy counter" in backend.energy_counter()
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(bus_ok=False))   # by index instead
+    assert gpu_torch._nvml_handle(FakeCudaTorch) == ("handle 0", None)
+
+
+def test_without_nvml_the_reason_is_kept(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)             # import fails
+    handle, reason = gpu_torch._nvml_handle(FakeCudaTorch)
+    assert handle is None and reason == "pynvml (nvidia-ml-py) is not installed"
+    backend = object.__new__(gpu_torch.TorchBackend)
+    backend.device, backend._nvml, backend._no_nvml = "cuda", None, reason
+    assert backend.energy_counter() == reason

@@ -68,7 +68,7 @@ class TorchBackend:
                          "sort": lambda x: torch.sort(x).values,
                          "fft": lambda x: torch.fft.rfft(x),
                          "gemm": lambda a, b: torch.matmul(a, b)}
-        self._nvml = _nvml_handle(torch) if device == "cuda" else None
+        self._nvml, self._no_nvml = _nvml_handle(torch) if device == "cuda" else (None, None)
         # Asynchronous copies on the GPU (each call ends with a synchronize anyway): from
         # pageable memory CUDA stages them and returns when the host side is done.
         self._non_blocking = device == "cuda"
@@ -100,8 +100,8 @@ class TorchBackend:
     def energy_counter(self):
         if self.device != "cuda":
             return "--device cpu has no GPU energy counter"
-        if isinstance(self._nvml, str):
-            return self._nvml
+        if self._nvml is None:
+            return self._no_nvml
         import pynvml
         handle = self._nvml
         try:
@@ -119,7 +119,7 @@ class TorchBackend:
             lines["gpu"] = (f"{p.name}, {p.multi_processor_count} SMs, "
                             f"{p.total_memory / 2**30:.0f} GiB, compute capability "
                             f"{p.major}.{p.minor}")
-            lines["gpu driver and link"] = _link(self._nvml)
+            lines["gpu driver and link"] = _link(self._nvml, self._no_nvml)
         else:
             lines["gpu"] = "none: --device cpu, the CPU stands in for the device"
         lines["torch threads"] = str(torch.get_num_threads())
@@ -130,32 +130,33 @@ class TorchBackend:
         return lines
 
 
-def _nvml_handle(torch):
-    """NVML's handle of torch's current device (matched by PCI bus id), or why none."""
+def _nvml_handle(torch) -> tuple:
+    """(NVML's handle of torch's current device, None), matched by PCI bus id, or (None,
+    why there is none)."""
     try:
         import pynvml
     except ImportError:
-        return "pynvml (nvidia-ml-py) is not installed"
+        return None, "pynvml (nvidia-ml-py) is not installed"
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
-        return f"NVML is not usable ({exc})"
+        return None, f"NVML is not usable ({exc})"
     p = torch.cuda.get_device_properties(torch.cuda.current_device())
     try:                  # CUDA and NVML may number the GPUs differently: match the bus
         return pynvml.nvmlDeviceGetHandleByPciBusId(
-            f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0")
+            f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"), None
     except (AttributeError, TypeError, ValueError, pynvml.NVMLError):
         pass
     try:
-        return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device()), None
     except pynvml.NVMLError as exc:
-        return f"NVML has no handle for this GPU ({exc})"
+        return None, f"NVML has no handle for this GPU ({exc})"
 
 
-def _link(handle) -> str:
+def _link(handle, no_nvml: str | None) -> str:
     """Driver and PCIe link (current and maximum generation and width) from NVML, else
     nvidia-smi, else why not."""
-    if not isinstance(handle, str):
+    if handle is not None:
         import pynvml
         try:
             driver = pynvml.nvmlSystemGetDriverVersion()
@@ -168,7 +169,7 @@ def _link(handle) -> str:
             pass
     smi = shutil.which("nvidia-smi")
     if smi is None:
-        return f"unknown ({handle if isinstance(handle, str) else 'NVML failed'}; no nvidia-smi)"
+        return f"unknown ({no_nvml or 'NVML failed'}; no nvidia-smi)"
     query = ("driver_version,pcie.link.gen.current,pcie.link.width.current,"
              "pcie.link.gen.max,pcie.link.width.max")
     run = subprocess.run([smi, f"--query-gpu={query}", "--format=csv,noheader", "-i", "0"],
