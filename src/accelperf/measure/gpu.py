@@ -344,9 +344,8 @@ def _metadata(plan: Plan, backend: Backend, energy_note: str, notes: list[str]) 
         "energy": energy_note,
         "re-measured": ("; ".join(notes) if notes else
                         f"none (a size is measured again, at most {MAX_REMEASURES} times, "
-                        f"when its minimum is over {BREAK_FACTOR:g}x its neighbours' "
-                        f"interpolation times their repeats' spread, and slower than the "
-                        f"next size)"),
+                        f"when its minimum is over {BREAK_FACTOR:g}x both neighbours' times "
+                        f"the repeats' spread there)"),
         "load average": load_note(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
