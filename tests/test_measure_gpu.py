@@ -220,9 +220,10 @@ def test_energy_without_a_counter_is_one_line_and_the_run_goes_on(cli, fake, tmp
 def test_energy_with_a_counter_is_joules_per_operation(cli, fake, tmp_path):
     fake.options["energy"] = True
     out = tmp_path / "e.csv"
-    code, _, err = cli("measure", "gpu", "--energy", "--from", "4KiB", "--to", "16KiB",
-                       "--repeats", "1", "--out", str(out))
+    code, _, err = cli("measure", "gpu", "--energy", "--pageable", "--from", "4KiB", "--to",
+                       "16KiB", "--repeats", "1", "--out", str(out))
     assert code == 0, err
+    assert header(out)["copies"] == "pageable host memory"
     for r in rows(out):
         if r["mode"] == "host":
             assert r["joules_median"] == ""
@@ -348,8 +349,12 @@ def test_a_step_a_spread_and_the_ends_do_not_break_it():
 
 
 def test_the_shipped_h200_data_have_no_breaks():
-    for path in sorted(Path(ROOT.parent.parent / "shared" / "data" / "gpu-h200").glob("*.csv")
-                       ) or pytest.skip("the shared H200 data are not on this machine"):
+    # shipped under examples/measurements/ once issue 36 lands; ../shared/ beside a worktree
+    where = [ROOT / "examples" / "measurements" / "gpu-h200"] + [
+        up / "shared" / "data" / "gpu-h200" for up in ROOT.parents]
+    found = next((d for d in where if d.is_dir()), None)
+    for path in sorted(found.glob("gpu-*.csv")) if found else pytest.skip(
+            "the H200 data are not on this machine"):
         table = rows(path)
         for mode in ("host", "accel", "echo"):
             curve = {int(r["granularity_bytes"]): (float(r["seconds_min"]),

@@ -39,7 +39,7 @@ step 90 gpu-sort           --kernel sort  --from 4KiB --to 64MiB  --pinned
 step 60 gpu-fft            --kernel fft   --from 4KiB --to 64MiB  --pinned
 step 60 gpu-gemm           --kernel gemm  --from 8KiB --to 128MiB --pinned
 step 30 gpu-scale-resident --kernel scale --from 4KiB --to 256MiB --resident
-step 45 gpu-scale-energy   --kernel scale --from 64KiB --to 64MiB --repeats 2 --energy
+step 45 gpu-scale-energy   --kernel scale --from 1MiB --to 64MiB --repeats 2 --energy
 
 for kernel in scale sort fft gemm; do
     [ -s "$OUT/gpu-$kernel.csv" ] || continue

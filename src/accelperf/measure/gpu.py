@@ -223,7 +223,8 @@ class _Timer:
             if n >= MAX_CALLS:       # a clock that does not move, or a call that does nothing
                 raise MeasurementError(f"{n} calls took {elapsed:.3g} s in all, less than "
                                        f"{target:g} s: the call does no measurable work")
-            n = min(MAX_CALLS, max(2 * n, math.ceil(n * min(100.0, target / max(elapsed, 1e-9)
+            # aim 20% past the target, growing at most 1000x from a loop too short to read
+            n = min(MAX_CALLS, max(2 * n, math.ceil(n * min(1000.0, target / max(elapsed, 1e-9)
                                                             * 1.2))))
         if joules is not None:
             joules = (self.energy() - joules) / n
