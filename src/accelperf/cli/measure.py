@@ -1,4 +1,4 @@
-"""`accelperf measure ...`: this machine's crypto accelerators.
+"""`accelperf measure ...`: this machine's crypto accelerators, and a GPU (`measure gpu`).
 
 Every input and the output path are checked before the first timed run: a measurement
 takes minutes, and a mistake found after it would throw them away. A measurement that
@@ -45,7 +45,8 @@ seconds_option = click.option("--seconds", type=click.IntRange(1, 60), default=1
 
 @cli.group()
 def measure():
-    """Measure this machine's crypto accelerators (AES-NI, SHA-NI) against its host code.
+    """Measure this machine's crypto accelerators (AES-NI, SHA-NI) or a GPU against its
+    host code.
 
     Each run prints its progress; a full sweep with the default repeats takes minutes
     (`measure aes` about 4), so try a short range first.
