@@ -1,13 +1,16 @@
-"""A GPU offload, measured the way LogCA (ISCA'17, Sec. II) splits it: host, accel, echo.
+"""A GPU offload, measured the way LogCA splits it: host, accel, echo.
 
-For each granularity g (bytes of input) and each of ``repeats`` repeats, three modes:
+LogCA (ISCA'17, §2, Eq. 1) writes the host's time T_0(g) = C_0(g) = C·g^β and the
+offloaded one T_1(g) = O_1(g) + L_1(g) + C_1(g), with O_1 = o and, for a copy over PCIe,
+L_1 = L·g (granularity-dependent latency, §2.3). For each granularity g (bytes of input)
+and each of ``repeats`` repeats, three modes:
 
-* ``host``: the operation in the same library on the CPU, on host tensors;
+* ``host``: the operation in the same library on the CPU, on host tensors: T_0(g);
 * ``accel``: copy the input to the device, run the kernel there, copy the output back, and
-  synchronize: T_1(g) = o + L·g + C·g^β / A of LogCA's Eq. (3), measured whole; with
-  ``resident`` only the kernel (the data already on the device, the output left there);
-* ``echo``: the two copies alone, the same bytes in and out: o + L·g of Eq. (2), measured.
-  (Not written with ``resident``: there are no copies to time.)
+  synchronize: T_1(g), measured whole; with ``resident`` only the kernel, C_1(g) (the data
+  already on the device, the output left there);
+* ``echo``: the two copies alone, the same bytes in and out: o + L·g, measured (not
+  written with ``resident``: there are no copies to time).
 
 One repeat loops one mode's call, each call synchronized, until the loop lasts at least
 TARGET_S (2 ms) and divides by the number of calls: seconds per operation, wall clock. The
@@ -15,9 +18,9 @@ repeats are the outer loop and the modes rotate within each, so a slow phase of 
 hits all three modes instead of one. Where the device has its own clock (CUDA events), a
 second loop of the same length records an event pair around each call: the device's time
 per operation, without the host's launch and synchronization gaps between calls. With an
-energy counter, the wall loop reads it before and after (a longer loop then, ENERGY_TARGET_S,
-since the counter moves in steps of milliseconds): joules per operation, the whole board's,
-idle power included.
+energy counter, the wall loop reads it before and after (a longer loop then, ENERGY_TARGET_S:
+a counter read twice over 2 ms would measure its own update steps): joules per operation,
+the whole board's, idle power included.
 
 The device layer is a small protocol (:class:`Backend`), so the timing logic is the same on
 a GPU, on the CPU standing in for one (``--device cpu``, for CI) and in the tests, where a
