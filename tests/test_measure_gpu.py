@@ -273,6 +273,34 @@ def test_a_user_kernel_gets_device_tensors_and_its_outputs_are_copied_back(
     assert not (tmp_path / "n.csv").exists()
 
 
+def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
+        cli, fake, tmp_path, monkeypatch):
+    def failing(exc, after):
+        real = FakeBackend.kernel
+
+        def kernel(self, name):
+            run = real(self, name)
+
+            def counted(*xs):
+                if self.kernel_calls["device"] >= after:
+                    raise exc
+                return run(*xs)
+            return counted
+        monkeypatch.setattr(FakeBackend, "kernel", kernel)
+    failing(KeyboardInterrupt(), after=3000)
+    out = tmp_path / "cut.csv"
+    code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out", str(out))
+    assert code == 130 and "timings finished so far are kept" in err
+    kept = rows(out)
+    assert 0 < len(kept) < 15 and "interrupted with Ctrl-C" in out.read_text()
+    failing(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"), after=0)
+    code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out",
+                       str(tmp_path / "oom.csv"))
+    assert code == 1 and err.strip().splitlines()[-1] == (
+        "accelperf: error: the scale measurement failed: RuntimeError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB")
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args, words", [
     (["--kernel", "nope"], "--kernel = 'nope' is invalid: scale, sort, fft, gemm or python"),

@@ -173,7 +173,8 @@ def _calls(backend: Backend, fn: Callable, plan: Plan, g: int) -> dict[str, Call
     x_dev = tuple(backend.device_like(x) for x in x_host)
     for d, h in zip(x_dev, x_host):
         backend.copy(d, h)
-    y_dev = _outputs(fn(*x_dev), plan.kernel)        # also the warm-up of the kernel
+    first = fn(*x_dev)                               # also the warm-up of the kernel
+    y_dev, several = _outputs(first, plan.kernel), isinstance(first, (tuple, list))
     backend.sync()
     y_host = tuple(backend.host_like(y, plan.pinned) for y in y_dev)
     fn(*x_host)                                      # and of the host's
@@ -187,7 +188,8 @@ def _calls(backend: Backend, fn: Callable, plan: Plan, g: int) -> dict[str, Call
             return
         for d, h in zip(x_dev, x_host):
             backend.copy(d, h)
-        for h, y in zip(y_host, _outputs(fn(*x_dev), plan.kernel)):
+        ys = fn(*x_dev)
+        for h, y in zip(y_host, ys if several else (ys,)):
             backend.copy(h, y)
 
     def echo():                   # the same bytes in and out as accel, without the kernel
@@ -197,6 +199,16 @@ def _calls(backend: Backend, fn: Callable, plan: Plan, g: int) -> dict[str, Call
             backend.copy(h, y)
 
     return {"host": host, "accel": accel, "echo": echo}
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One repeat of one mode at one size, per operation."""
+
+    seconds: float                   # wall clock
+    calls: int                       # in the loop that reached the target
+    device_seconds: float | None     # the device's events, where it has them
+    joules: float | None             # the board's energy counter, where asked and present
 
 
 @dataclass(frozen=True)
@@ -213,10 +225,8 @@ class _Timer:
                 self.backend.sync()
         return self.clock() - start
 
-    def repeat(self, call: Callable, on_device: bool, n: int):
-        """(seconds per call, calls, device seconds per call or None, joules per call or
-        None) of one repeat, starting from ``n`` calls and doubling until the loop lasts
-        the target."""
+    def repeat(self, call: Callable, on_device: bool, n: int) -> _Run:
+        """One repeat: loops of ``n`` calls, more each time, until one lasts the target."""
         target = ENERGY_TARGET_S if self.energy and on_device else TARGET_S
         while True:
             joules = self.energy() if self.energy and on_device else None
@@ -231,7 +241,8 @@ class _Timer:
                                                             * 1.2))))
         if joules is not None:
             joules = (self.energy() - joules) / n
-        return elapsed / n, n, self.device_seconds(call, n) if on_device else None, joules
+        return _Run(elapsed / n, n, self.device_seconds(call, n) if on_device else None,
+                    joules)
 
     def device_seconds(self, call: Callable, n: int) -> float | None:
         pair = self.backend.events()
@@ -247,10 +258,10 @@ class _Timer:
         return total / n
 
 
-def _sample(kernel, mode, g, runs) -> Sample:
-    return Sample(kernel, mode, g, tuple(r[0] for r in runs),
-                  tuple(r[2] for r in runs if r[2] is not None),
-                  tuple(r[3] for r in runs if r[3] is not None))
+def _sample(kernel, mode, g, runs: list[_Run]) -> Sample:
+    return Sample(kernel, mode, g, tuple(r.seconds for r in runs),
+                  tuple(r.device_seconds for r in runs if r.device_seconds is not None),
+                  tuple(r.joules for r in runs if r.joules is not None))
 
 
 def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
@@ -277,7 +288,7 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
         for r in range(plan.repeats):
             for m in modes[r % len(modes):] + modes[:r % len(modes)]:
                 run = timer.repeat(calls[m], m != "host", n[m])
-                n[m] = run[1]
+                n[m] = run.calls
                 runs.setdefault((m, exact), []).append(run)
                 if progress:
                     progress(f"{label} {m} {exact} B, repeat {r + 1}")
@@ -286,7 +297,7 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
     try:
         samples, notes = _sweep(plan, measure_size, runs, label)
     except KeyboardInterrupt:
-        times = {k: [r[0] for r in v] for k, v in runs.items()}
+        times = {k: [r.seconds for r in v] for k, v in runs.items()}
         raise interrupted(label, times, len(plan.modes) * len(plan.sizes) * plan.repeats,
                           f"gpu {plan.kernel}") from None
     except ModelError:
