@@ -192,7 +192,9 @@ def _run(work, steps, label, out, as_json, what):
 def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, out, as_json):
     """Offload a kernel to a GPU with PyTorch: host, accel (copy in, kernel, copy out) and
     echo (the copies alone) timings, with the device's own clock (CUDA events) beside the
-    wall clock. Needs PyTorch (pip install 'accelperf[gpu]').
+    wall clock. Needs PyTorch (pip install 'accelperf[gpu]'). A size whose minimum spikes
+    far above both its neighbours' is measured again (at most twice), and the CSV's header
+    says so.
 
     \b
     Examples:
