@@ -1,4 +1,4 @@
-"""`accelperf measure ...`: this machine's crypto accelerators.
+"""`accelperf measure ...`: this machine's crypto accelerators, and a GPU (`measure gpu`).
 
 Every input and the output path are checked before the first timed run: a measurement
 takes minutes, and a mistake found after it would throw them away. A measurement that
@@ -45,7 +45,8 @@ seconds_option = click.option("--seconds", type=click.IntRange(1, 60), default=1
 
 @cli.group()
 def measure():
-    """Measure this machine's crypto accelerators (AES-NI, SHA-NI) against its host code.
+    """Measure this machine's crypto accelerators (AES-NI, SHA-NI) or a GPU against its
+    host code.
 
     Each run prints its progress; a full sweep with the default repeats takes minutes
     (`measure aes` about 4), so try a short range first.
@@ -163,3 +164,58 @@ def _run(work, steps, label, out, as_json, what):
     for warning in result.warnings:
         click.echo(f"accelperf: warning: {warning}", err=True)
     click.echo(f"wrote {out} ({what})", err=True)
+
+
+@measure.command("gpu")
+@click.option("--kernel", default="scale", show_default=True,
+              help="scale (y = 2x), sort, fft (rfft: float32 in, complex64 out) or gemm "
+                   "(fp32, no TF32; g = bytes of A and B, n = round(sqrt(g/8))), all on "
+                   "float32; or python:MODULE:FUNC, a function of yours given the input "
+                   "tensor (one float32 vector of g/4 values, already on the device) that "
+                   "returns a tensor or a tuple of tensors there, without synchronizing.")
+@click.option("--from", "lo", type=SIZE, default="4KiB", show_default=True,
+              help="Smallest granularity (bytes of input).")
+@click.option("--to", "hi", type=SIZE, default="64MiB", show_default=True,
+              help="Largest granularity.")
+@click.option("--pinned/--pageable", default=True, show_default=True,
+              help="Host buffers in page-locked (pinned) or ordinary memory.")
+@click.option("--resident", is_flag=True,
+              help="Data already on the device: accel times only the kernel; no echo rows.")
+@click.option("--energy", is_flag=True,
+              help="Also joules per operation from NVML's total-energy counter (each device "
+                   "repeat then lasts at least 0.2 s); without one, says so and goes on.")
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda",
+              show_default=True,
+              help="cuda: the GPU through PyTorch; cpu: the same harness with the CPU as the "
+                   "device (for CI and a try-out without a GPU).")
+@_common_options
+def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, out, as_json):
+    """Offload a kernel to a GPU with PyTorch: host, accel (copy in, kernel, copy out) and
+    echo (the copies alone) timings, with the device's own clock (CUDA events) beside the
+    wall clock. Needs PyTorch (pip install 'accelperf[gpu]'). A size whose minimum spikes
+    far above both its neighbours' is measured again (at most twice), and the CSV's header
+    says so.
+
+    \b
+    Examples:
+      accelperf measure gpu --kernel sort --from 4KiB --to 64MiB --out gpu-sort.csv
+      accelperf logca fit gpu-sort.csv
+      accelperf measure gpu --kernel scale --resident --out scale-resident.csv
+      accelperf measure gpu --device cpu --from 4KiB --to 64KiB --repeats 2 --out cpu.csv
+    """
+    from ..measure.gpu import check_plan, measure_gpu
+    from ..measure.gpu_torch import torch_backend
+    check_output(out, "--out", (".csv",))
+    plan = check_plan(kernel, granularities(lo, hi), repeats, pinned, resident, energy)
+    backend = torch_backend(device)
+    if plan.kernel.startswith("python:"):
+        from ..measure.gpu import user_kernel
+        user_kernel(plan.kernel)                       # a missing module: exit 2, now
+    steps = len(plan.modes) * len(plan.sizes) * repeats
+    if energy:
+        found = backend.energy_counter()
+        if not callable(found):
+            click.echo(f"accelperf: --energy: not measured: {found}", err=True)
+    _run(lambda tick: measure_gpu(plan, backend, progress=tick), steps,
+         f"measuring gpu {plan.kernel} on {device}", out, as_json,
+         f"{len(plan.sizes)} granularities x {'/'.join(plan.modes)} x {repeats} repeats")

@@ -54,6 +54,7 @@ ALGORITHMS = {("aes", "cbc"): "aes-128-cbc", ("aes", "ctr"): "aes-128-ctr",
               ("sha256", None): "sha256"}
 COLUMNS = ["kernel", "mode", "granularity_bytes", "seconds_min", "seconds_median",
            "seconds_max", "repeats"]
+DEVICE_COLUMNS = ["device_seconds_min", "device_seconds_median", "device_seconds_max"]
 _RESULT = re.compile(r"^\+R:(\d+):[^:]*:([0-9.]+)", re.M)
 
 
@@ -107,6 +108,10 @@ class Sample:
     mode: str                 # "host", "accel" or "echo"
     granularity: int
     seconds: tuple[float, ...]
+    # Optional per-repeat figures of a GPU measurement (measure/gpu.py): the device's own
+    # clock (CUDA events) and the board's energy, both per operation; empty when not taken.
+    device_seconds: tuple[float, ...] = ()
+    joules: tuple[float, ...] = ()
 
     @property
     def minimum(self) -> float:
@@ -127,7 +132,10 @@ class Measurement:
         """The samples, the metadata and the warnings, for --json."""
         return {"samples": [{"kernel": s.kernel, "mode": s.mode,
                              "granularity_bytes": s.granularity, "seconds": list(s.seconds),
-                             "seconds_min": s.minimum, "seconds_median": s.median}
+                             "seconds_min": s.minimum, "seconds_median": s.median,
+                             **({"device_seconds": list(s.device_seconds)}
+                                if s.device_seconds else {}),
+                             **({"joules": list(s.joules)} if s.joules else {})}
                             for s in self.samples],
                 "metadata": dict(self.metadata), "warnings": list(self.warnings)}
 
@@ -146,12 +154,25 @@ class Measurement:
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = [f"# {k}: {v}" for k, v in self.metadata.items()]
         lines += [f"# warning: {' '.join(w.split())}" for w in self.warnings]
-        lines.append(",".join(COLUMNS))
+        device = any(s.device_seconds for s in self.samples)
+        energy = any(s.joules for s in self.samples)
+        # Extra columns go after the ones `logca fit` reads, which ignores them.
+        lines.append(",".join(COLUMNS + DEVICE_COLUMNS * device + ["joules_median"] * energy))
         for s in sorted(self.samples, key=lambda s: (s.mode, s.granularity)):
-            lines.append(f"{s.kernel},{s.mode},{s.granularity},{s.minimum:.9g},"
-                         f"{s.median:.9g},{max(s.seconds):.9g},{len(s.seconds)}")
+            row = (f"{s.kernel},{s.mode},{s.granularity},{s.minimum:.9g},"
+                   f"{s.median:.9g},{max(s.seconds):.9g},{len(s.seconds)}")
+            if device:
+                row += "," + (",".join(f"{v:.9g}" for v in _spread(s.device_seconds))
+                              if s.device_seconds else ",,")
+            if energy:
+                row += "," + (f"{statistics.median(s.joules):.9g}" if s.joules else "")
+            lines.append(row)
         write_atomic(path, "\n".join(lines) + "\n")
         return path
+
+
+def _spread(values) -> tuple[float, float, float]:
+    return min(values), float(statistics.median(values)), max(values)
 
 
 def openssl_binary() -> str:
