@@ -45,6 +45,27 @@ memory system through its own operational intensity, applied per layer.
 
 With a single layer there is no transition, H = Q = 1, and every time, speedup and metric is
 the plain model's, computed by the plain model itself (exact, not approximately equal).
+
+The accelerator's own kernel (issue 36; an extension beyond both papers). ISCA'17 eq. 1
+charges the accelerator ``C·g^β/A``: the host's algorithm, A times faster, at every size. On
+a discrete GPU neither half holds (shipped H200 data, examples/measurements/gpu-h200/): the
+kernel takes a launch- and occupancy-bound ~5-30 µs however little data it gets until the
+GPU fills, and the GPU runs another algorithm than the host (a radix sort against a
+comparison sort, cuBLAS against a CPU BLAS), so its time grows with its own exponent.
+Two named parameters carry this:
+
+* ``floor`` (the unit of o): the kernel's least time, launch and occupancy;
+* ``accel_beta`` β_A: the accelerator's complexity exponent (None: the host's β),
+
+      T1(g) = o + L1(g)·R(g) + max(floor, C·g^β_A/A · Q(g)).
+
+A is then the acceleration at g = 1 byte (C/A the kernel's cost coefficient), equal to the
+paper's A when β_A = β. With floor = 0 and β_A = β the kernel term is the paper's and, with
+one layer and no host constant, the model is plain LogCA and every metric is the plain
+model's own. Otherwise the metrics are found numerically (a scan of the speedup in log g,
+then Brent's method to 1e-12): the max() makes T1 piecewise, and in the floor piece the
+model is LogCA with o + floor and A → ∞ (ISCA'17 eq. 2's Amdahl limit), in the other the
+paper's with β_A for the kernel, so a closed form exists only piecewise.
 """
 
 from __future__ import annotations
@@ -161,6 +182,8 @@ class HierarchicalLogCA:
     link_working_set: float | tuple[float, ...] | None = None
     link_sharpness: float | tuple[float, ...] | None = None
     name: str | None = field(default=None, compare=False)
+    floor: float = 0.0
+    accel_beta: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -197,12 +220,35 @@ class HierarchicalLogCA:
             set_(self, label, tuple(float(x) for x in values))
         if not (math.isfinite(self.host_constant) and self.host_constant >= 0):
             raise invalid("host_constant", self.host_constant, "a finite number of seconds >= 0")
+        if not (isinstance(self.floor, (int, float)) and math.isfinite(self.floor)
+                and self.floor >= 0):
+            raise invalid("floor", self.floor, "the kernel's least time, a finite number >= 0")
+        if self.accel_beta is not None:
+            from .model import BETA_RANGE
+            if not (isinstance(self.accel_beta, (int, float))
+                    and BETA_RANGE[0] <= self.accel_beta <= BETA_RANGE[1]):
+                raise invalid("accel_beta", self.accel_beta,
+                              f"between {BETA_RANGE[0]:g} and {BETA_RANGE[1]:g}, or None "
+                              f"(the host's β)")
+            set_(self, "accel_beta", float(self.accel_beta))
 
     # ------------------------------------------------------------------ identity
     @property
     def plain(self) -> bool:
-        """True when the model is plain LogCA: one layer and no host constant."""
-        return len(self.layers) == 1 and self.host_constant == 0
+        """True when the model is plain LogCA: one layer, no host constant, no kernel floor
+        and the host's β for the kernel."""
+        return (len(self.layers) == 1 and self.host_constant == 0 and not self.kernel_extended)
+
+    @property
+    def kernel_extended(self) -> bool:
+        """True when the accelerator's kernel has a floor or its own exponent β_A."""
+        return self.floor > 0 or (self.accel_beta is not None
+                                  and self.accel_beta != self.base.beta)
+
+    @property
+    def beta_A(self) -> float:
+        """The accelerator's complexity exponent (the host's β unless given)."""
+        return self.base.beta if self.accel_beta is None else self.accel_beta
 
     @property
     def label(self) -> str:
@@ -222,7 +268,8 @@ class HierarchicalLogCA:
                 "working_set": self.working_set, "sharpness": self.sharpness,
                 "link_working_set": self.link_working_set,
                 "link_sharpness": self.link_sharpness,
-                "host_constant": self.host_constant}
+                "host_constant": self.host_constant, "floor": self.floor,
+                "accel_beta": self.accel_beta}
 
     # ------------------------------------------------------------------ tunable parameters
     def tunable(self) -> tuple[str, ...]:
@@ -306,12 +353,21 @@ class HierarchicalLogCA:
         return self.host_constant + self.base.T0(g) * self.host_factor(g)
 
     def T1(self, g):
-        """Accelerated time ``o + L·g·R(g) + C·g^β/A·Q(g)`` (``o + L + ...`` with constant L)."""
+        """Accelerated time ``o + L·g·R(g) + max(floor, C·g^β_A/A·Q(g))`` (``o + L + ...``
+        with constant L; the kernel term is the paper's ``C·g^β/A`` without a floor or β_A)."""
         if self.plain:
             return self.base.T1(g)
         b = self.base
         link = b.latency_time(g) * self.link_factor(g) if b.dependent else b.L
-        return b.o + link + b.T0(g) / b.A * self.accel_factor(g)
+        return b.o + link + self.kernel_time(g)
+
+    def kernel_time(self, g):
+        """The accelerator's computation ``max(floor, C·g^β_A/A·Q(g))``."""
+        b = self.base
+        g = np.asarray(g, float)
+        with np.errstate(over="ignore"):
+            compute = b.C * np.power(g, self.beta_A) / b.A * self.accel_factor(g)
+        return np.maximum(self.floor, compute)
 
     def speedup(self, g):
         """``T0/T1``; the plain model's own speedup (eqs. 2, 8) when there is one layer."""
@@ -332,7 +388,7 @@ class HierarchicalLogCA:
         host = float(self.T0(g))
         scale = float(np.power(g, b.beta))
         C = host / scale                                 # T0(g) = C·g^β exactly
-        A = b.A * C / (b.C * float(self.accel_factor(g)))
+        A = C * scale / float(self.kernel_time(g))        # C·g^β/A = the kernel's time at g
         L = b.L * float(self.link_factor(g)) if b.dependent else b.L
         return b.with_parameters(C=C, A=A, L=L, name=f"{b.label} at {format_size(g)} "
                                                       f"({self.layer_at(g).name})")
@@ -388,6 +444,8 @@ class HierarchicalLogCA:
     def g1(self) -> float | None:
         """Break-even granularity: the first g with speedup 1 (ISCA'17 g1)."""
         if self.plain:
+            if self.base.A <= 1:
+                return None             # never faster than the host: it never breaks even
             r = self.base.g1()
             return r.root if r.exists else None
         return self.granularity_for(1.0)
@@ -426,7 +484,7 @@ class HierarchicalLogCA:
     def large_g_limit(self) -> float:
         """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the
         plain model's limit (eqs. 3, 9) when there is one layer."""
-        if self.plain or self.base.dependent:
+        if self.plain or self.base.dependent or self.kernel_extended:
             return self.base.large_g_limit() if self.plain else \
                 float(self.speedup(SEARCH_RANGE[1]))
         return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))
