@@ -210,3 +210,33 @@ def _seconds(t: float) -> str:
         if t >= scale:
             return f"{t / scale:.3g} {unit}"
     return f"{t:.3g} s"
+
+
+@dataclass(frozen=True)
+class HoldoutCheck:
+    """A fit on every other size judged on the rest: the chosen model's prediction and the
+    neighbour interpolation's (:mod:`.holdout`), and g1 of that fit against the crossing
+    measured on all sizes (log-log interpolation where the measured speedup passes 1)."""
+
+    fit: ChosenFit
+    model: "Prediction"
+    baseline: "Prediction"
+    g1_measured: float | None
+
+    @property
+    def g1_error(self) -> float | None:
+        if self.g1_measured is None or self.fit.g1.model is None:
+            return None
+        return self.fit.g1.model / self.g1_measured - 1
+
+
+def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutCheck:
+    from .holdout import alternate_split, interpolate_neighbours, predict
+    train, test = alternate_split(d.n)
+    part = subset(d, train)
+    fit = choose(part, layers, name=name, jackknife=False)
+    s_test = d.t0[test] / d.t1[test]
+    model = predict(fit.speedup, d.g[test], s_test)
+    baseline = predict(lambda g: interpolate_neighbours(part.g, part.t0 / part.t1, g),
+                       d.g[test], s_test)
+    return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0))
