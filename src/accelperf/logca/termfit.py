@@ -45,7 +45,7 @@ from scipy import optimize
 
 from ..units import format_size
 from .fit import (FitData, FittedParameter, GranularityEstimate, SpeedupErrors,
-                  _linear_accel, _linear_echo, measured_crossing, power_law)
+                  linear_accel, linear_echo, measured_crossing, power_law)
 from .hierarchy import HierarchicalLogCA, MemoryLayer, miss_share
 from .holdout import fold_indices
 from .model import LogCA
@@ -171,9 +171,9 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
     x[LN_C], x[BETA], x[LN_C0] = math.log(C), beta, math.log(c0)
     host = C * g ** beta
     if d.echo is not None:
-        o, L, _, _ = _linear_echo(g, d.echo, dependent)
+        o, L, _, _ = linear_echo(g, d.echo, dependent)
     else:
-        o, L, inv_a = _linear_accel(g, host, t1, dependent)
+        o, L, inv_a = linear_accel(g, host, t1, dependent)
     x[O], x[LAT] = max(o, 1e-3 * float(t1.min())), max(L, 0.0)
     kernel = np.clip(t1 - x[O] - (x[LAT] * g if dependent else x[LAT]), 0.05 * t1, None)
     x[LN_FLOOR] = math.log(float(np.median(kernel[:3])))
