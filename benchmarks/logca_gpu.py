@@ -17,17 +17,41 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from accelperf.density import hierarchy
 from accelperf.logca.choose import holdout_check
-from accelperf.logca.fit import prepare_data
+from accelperf.logca.fit import FitResult, fit_logca, prepare_data
 from accelperf.logca.hierarchy import layers_from_hierarchy
+from accelperf.logca.hierfit import fit_hierarchical
+from accelperf.logca.holdout import alternate_split, predict
 from accelperf.measure.data import read_timings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
+
+
+def earlier_variants(d, layers) -> dict:
+    """Held-out error and g1 of the fits `logca fit` offered before (issue 36's table):
+    plain, --host-constant and --hierarchy, fitted on the same every-other sizes."""
+    train, test = alternate_split(d.n)
+    fits = {
+        "plain": lambda: fit_logca(d.g[train], d.t0[train], d.t1[train], d.echo[train],
+                                   bootstrap=0),
+        "host-constant": lambda: fit_logca(d.g[train], d.t0[train], d.t1[train],
+                                           d.echo[train], bootstrap=0, host_constant=True),
+        "hierarchy": lambda: fit_hierarchical(d.g[train], d.t0[train], d.t1[train], layers,
+                                              d.echo[train], host_constant=True)}
+    out = {}
+    for name, fit in fits.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # the old fits' NumPy warnings
+            r = fit()
+        speedup = r.speedup if isinstance(r, FitResult) else r.model.speedup
+        out[name] = (predict(speedup, d.g[test], d.t0[test] / d.t1[test]).mean, r.g1.model)
+    return out
 
 
 def main(directory: Path) -> None:
@@ -49,6 +73,10 @@ def main(directory: Path) -> None:
         print(f"{path.stem}: held-out speedup error model {check.model.mean:.1%} "
               f"(max {check.model.max:.1%}), neighbour interpolation {check.baseline.mean:.1%}"
               f" (max {check.baseline.max:.1%}); {g1}; terms: {kept}; fit {seconds:.1f} s")
+        for name, (err, g1_old) in earlier_variants(d, layers).items():
+            rel = "none" if g1_old is None or check.g1_measured is None else \
+                f"{g1_old / check.g1_measured - 1:+.0%}"
+            print(f"    before: {name:<14} held-out error {err:.1%}, g1 vs measured {rel}")
         model_errors.append(check.model.mean)
         base_errors.append(check.baseline.mean)
     print(f"neighbour_interpolation_mean_error: {np.mean(base_errors):.4f}")
