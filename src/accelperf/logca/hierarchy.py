@@ -276,8 +276,10 @@ class HierarchicalLogCA:
         """The parameters regions and design vary: LogCA's L, o, C and A, then per layer but
         the outermost the accelerator's extra cost ``a[layer]`` and, with dependent latency,
         the copies' ``l[layer]`` (the host's h_k is the host's, like C's work, not a
-        design choice of the accelerator)."""
-        names = ["L", "o", "C", "A"] + [f"a[{l.name}]" for l in self.layers[:-1]]
+        design choice of the accelerator); the kernel's ``floor`` when it has one (a
+        launch cut is a design choice like o)."""
+        names = ["L", "o", "C", "A"] + (["floor"] if self.floor > 0 else []) + \
+            [f"a[{l.name}]" for l in self.layers[:-1]]
         if self.base.dependent:
             names += [f"l[{l.name}]" for l in self.layers[:-1]]
         return tuple(names)
@@ -294,6 +296,8 @@ class HierarchicalLogCA:
         """A tunable parameter's value (a step is the relative extra cost, e.g. 0.3)."""
         if name in ("L", "o", "C", "A"):
             return float(getattr(self.base, name))
+        if name == "floor" and name in self.tunable():
+            return self.floor
         attr, k = self._step_index(name)
         return getattr(self, attr)[k]
 
@@ -301,6 +305,8 @@ class HierarchicalLogCA:
         """A copy with one tunable parameter set (validated like a new model)."""
         if name in ("L", "o", "C", "A"):
             return replace(self, base=self.base.with_parameters(**{name: value}))
+        if name == "floor" and name in self.tunable():
+            return replace(self, floor=value)
         attr, k = self._step_index(name)
         steps = list(getattr(self, attr))
         steps[k] = value
