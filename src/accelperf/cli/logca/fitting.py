@@ -166,6 +166,15 @@ def print_holdout(extra: dict) -> None:
                       f"error mean {p['mean']:.2%}, max {p['max']:.2%}")
 
 
+MEANINGS = {"C": "host seconds per byte^β", "beta": "host complexity exponent β",
+            "A": "acceleration (at 1 byte when β_A differs from β)",
+            "o": "offload overhead, s", "L": "copy time per byte, s (o + L·g)",
+            "latency": "how the copy time grows with g", "unit": "",
+            "c0": "host per-call constant, s", "floor": "kernel's least time (launch), s",
+            "beta_A": "the accelerator's complexity exponent",
+            "h": "host's extra cost per byte beyond the layer"}
+
+
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> None:
     """`logca fit --select`: the terms chosen by cross-validated prediction."""
     from ...logca.choose import choose
@@ -182,11 +191,11 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     if as_json:
         click.echo(dump_json(dict(result.to_dict(), warnings=warnings, **extra)))
         return
-    table = Table(title=f"LogCA fit of {data}, terms chosen by cross-validation (seconds)")
-    table.add_column("parameter", justify="right")
-    table.add_column("value", justify="right")
+    table = Table(title=f"LogCA fit of {Path(data).name}, terms chosen by cross-validation")
+    for col in ("parameter", "value", "meaning"):
+        table.add_column(col, justify="left" if col == "meaning" else "right")
     for k, v in result.parameters().items():
-        table.add_row(k, v if isinstance(v, str) else f"{v:.5g}")
+        table.add_row(k, v if isinstance(v, str) else f"{v:.5g}", MEANINGS.get(k.split("[")[0], ""))
     console.print(table)
     for t in result.terms:
         console.print(f"{t.term}: {t.reason}")
