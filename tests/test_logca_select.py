@@ -192,3 +192,28 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
                                                 "predicted_speedup"}
         assert d["cv"]["folds"] == 4 and d["cv"]["mean"] >= 0
     assert p["mean"] < 0.05                      # --select follows the floor
+
+
+# ---------------------------------------------------------------- the --hierarchy fit (hierfit)
+def test_the_hierarchy_fit_flags_the_misaligned_buffer_artefact():
+    from accelperf.logca.hierfit import fit_hierarchical
+    g = 2.0 ** np.arange(12, 27)
+    t0, t1, echo = synthetic(g, echo_slow_below=512 * 1024)
+    t1 = t1 + np.where(g < 512 * 1024, 8 * (1.5e-5 + 3e-11 * g), 0)   # the copies in T1 too
+    layers = (MemoryLayer("L2", 2**19), MemoryLayer("L3", 2**24), MemoryLayer("DRAM", math.inf))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = fit_hierarchical(g, t0, t1, layers, echo, host_constant=True)
+    assert any(w.startswith("check the measurement") and "256 KiB" in w and "512 KiB" in w
+               for w in fit.warnings), fit.warnings
+
+
+def test_the_hierarchy_fit_refuses_more_parameters_than_measured_times():
+    from accelperf.logca.hierfit import fit_hierarchical
+    g = 2.0 ** np.arange(12, 18)                 # 6 sizes, 12 measured times without echo
+    t0, t1, _ = synthetic(g)
+    layers = tuple(MemoryLayer(f"L{k}", 2.0**e) for k, e in enumerate((14.5, 15.5, 16.5))) + \
+        (MemoryLayer("DRAM", math.inf),)           # three bends, each with sizes both sides
+    fit = fit_hierarchical(g, t0, t1, layers, host_constant=True)
+    assert fit.chosen == "plain" and fit.hierarchical is None
+    assert any("refused (more parameters than data points)" in w for w in fit.warnings)

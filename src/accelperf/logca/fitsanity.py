@@ -6,7 +6,7 @@ Each flags a physically odd measurement as "check the measurement", with the num
   byte then falls by more than twice the size ratio, which data outgrowing a cache never
   do (a miss costs more, not less); seen when small buffers were misaligned (copies 9x slow
   below 512 KiB) and a hierarchical fit explained it as "accelerator -90% beyond L2";
-* a fitted host step h_k < -1/2 (the cost per byte halves beyond a layer);
+* a fitted step h_k, a_k or l_k < -1/2 (a cost per byte halves beyond a layer);
 * a bend (the host's cost per byte jumping BEND_FACTOR-fold between neighbouring sizes) far
   from every layer of the hierarchy given (no capacity within a factor FAR of it).
 """
@@ -37,12 +37,14 @@ def sanity_warnings(d, model=None, layers=()) -> list[str]:
                            f"at the larger size; data outgrowing a cache never get cheaper "
                            f"(misaligned or pageable buffers at the small sizes?)")
     if model is not None:
-        for layer, h in zip(model.layers, model.host_steps):
-            if h < -0.5:
-                out.append(f"check the measurement: the fitted host cost per byte falls "
-                           f"{-h:.0%} beyond layer {layer.name!r} "
-                           f"({format_size(layer.capacity_bytes)}); leaving a cache never "
-                           f"halves it")
+        for label, steps in (("host", model.host_steps), ("accelerator", model.accel_steps),
+                             ("copies'", model.link_steps)):
+            for layer, h in zip(model.layers, steps):
+                if h < -0.5:
+                    out.append(f"check the measurement: the fitted {label} cost per byte "
+                               f"falls {-h:.0%} beyond layer {layer.name!r} "
+                               f"({format_size(layer.capacity_bytes)}); leaving a cache never "
+                               f"halves it")
     caps = [l.capacity_bytes for l in layers if not math.isinf(l.capacity_bytes)]
     if caps:
         per_byte = d.t0 / d.g
