@@ -71,7 +71,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if lo is not None and hi is not None:
         check_range(lo, hi)
     check_hierarchy_options(hier, probe)
-    test = None if predict_csv is None else read_timings(predict_csv, statistic)
+    test = None if predict_csv is None else read_test(predict_csv, statistic)
     if select:
         return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json)
     if hier is not None or probe:
@@ -79,6 +79,9 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                                out, as_json, draws)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
     timings = read_timings(data, statistic)
+    if cv is not None and cv > len(timings.granularity):
+        raise ModelError(f"--cv = {cv} is invalid: between 2 and the number of sizes "
+                         f"({len(timings.granularity)})")
     if frequency == "auto":
         freq = timings.core_clock_hz
         if freq is None:
@@ -149,6 +152,15 @@ def plain_cv(timings, k: int, latency, lo, hi, host_constant) -> float:
                       bootstrap=0, host_constant=host_constant)
         errors.extend(predict(r.speedup, d.g[test], d.t0[test] / d.t1[test]).errors)
     return float(np.mean(errors))
+
+
+def read_test(path, statistic):
+    """The --predict file's timings; its errors name --predict, not the training data."""
+    from ...measure.data import read_timings
+    try:
+        return read_timings(path, statistic)
+    except ModelError as exc:
+        raise ModelError(str(exc).replace("data = ", "--predict = ", 1)) from None
 
 
 def predict_test(speedup, test):
