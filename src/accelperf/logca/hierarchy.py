@@ -405,9 +405,18 @@ class HierarchicalLogCA:
         with dependent latency, L·R_k, where ``H_k = 1 + Σ_{j<k} h_j`` and Q_k, R_k alike.
         The host's per-call constant is left out: per byte it vanishes as g grows. For the
         outermost layer this is the model far past every cache, whose limit (eqs. 3, 9) is
-        the hierarchical model's own."""
+        the hierarchical model's own.
+
+        The kernel's floor is left out too (it binds only at small g). With the
+        accelerator's own exponent β_A ≠ β no plain LogCA has the layer's large-g behaviour
+        (the speedup grows or falls as g^(β−β_A)); the layer is then represented by
+        :meth:`local_model` at its largest size (the next bend, or 1e15 B for the
+        outermost): the paper's questions asked where the data leave the layer."""
         if not 0 <= k < len(self.layers):
             raise invalid("layer index", k, f"0 to {len(self.layers) - 1}")
+        if self.beta_A != self.base.beta:
+            end = self.transition(k) if k < len(self.layers) - 1 else SEARCH_RANGE[1]
+            return self.local_model(min(max(end, SEARCH_RANGE[0]), SEARCH_RANGE[1]))
         H = 1 + sum(self.host_steps[:k])
         Q = 1 + sum(self.accel_steps[:k])
         R = 1 + sum(self.link_steps[:k])
