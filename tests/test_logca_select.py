@@ -239,3 +239,19 @@ def test_the_analyses_run_on_the_chosen_model(tmp_path, capsys):
         assert main(["logca", command, *common]) == 0
         assert json.loads(capsys.readouterr().out)["chosen"] == \
             "terms chosen by cross-validation"
+
+
+@settings(max_examples=40, deadline=None)
+@given(o=st.floats(1e-6, 1e-4), C=st.floats(1e-11, 1e-8), A=st.floats(1.5, 500),
+       beta=st.floats(1.0, 1.6), floor=st.floats(1e-7, 1e-3), dep=st.booleans())
+def test_the_floor_closed_form_is_the_numeric_root(o, C, A, beta, floor, dep):
+    """g1 and g_A/2 of a floor-only model: max of the two plain pieces' roots equals the
+    scan-and-Brent root of the whole curve (ISCA'17 eqs. 2, 8 per piece)."""
+    base = LogCA(L=3e-11 if dep else 0.0, o=o, C=C, A=A, beta=beta, unit="seconds",
+                 latency="dependent" if dep else "independent")
+    m = HierarchicalLogCA(base, OUTER, floor=floor)
+    for target in (1.0, A / 2):
+        closed, numeric = m.closed_form_granularity(target), m.granularity_for(target)
+        if numeric is None or not 1 < numeric < 1e14:
+            continue
+        assert closed == pytest.approx(numeric, rel=1e-9)

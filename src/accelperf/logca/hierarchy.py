@@ -65,7 +65,10 @@ one layer and no host constant, the model is plain LogCA and every metric is the
 model's own. Otherwise the metrics are found numerically (a scan of the speedup in log g,
 then Brent's method to 1e-12): the max() makes T1 piecewise, and in the floor piece the
 model is LogCA with o + floor and A → ∞ (ISCA'17 eq. 2's Amdahl limit), in the other the
-paper's with β_A for the kernel, so a closed form exists only piecewise.
+paper's with β_A for the kernel, so a closed form exists only piecewise: with the floor
+alone (β_A = β, one layer, no host constant) the speedup is the smaller of two plain LogCA
+curves and g1, g_A/2 are the larger of their closed-form roots
+(:meth:`HierarchicalLogCA.closed_form_granularity`, checked against the numeric root).
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ from scipy import optimize
 
 from ..errors import ModelError, invalid
 from ..units import format_size
-from .model import LogCA
+from .model import MAGNITUDE, LogCA
 
 # The bracket the metrics search (bytes): from one byte to far past any memory.
 SEARCH_RANGE = (1.0, 1e15)
@@ -456,21 +459,59 @@ class HierarchicalLogCA:
         x = optimize.brentq(f, math.log(grid[i - 1]), math.log(grid[i]), xtol=1e-14, rtol=1e-12)
         return math.exp(x)
 
+    def floor_pieces(self) -> tuple[LogCA, LogCA] | None:
+        """With a kernel floor alone (one layer, no host constant, β_A = β) the model is
+        two plain LogCA pieces, ``T1 = max(o + L1 + floor, o + L1 + C·g^β/A)``, so its
+        speedup is the smaller of the floor piece's (o + floor, A → ∞, eq. 2's Amdahl
+        limit; A = 1e100 carries it in double precision) and the paper's. None otherwise."""
+        if not (len(self.layers) == 1 and self.host_constant == 0 and self.floor > 0
+                and self.beta_A == self.base.beta):
+            return None
+        b = self.base
+        return b.with_parameters(o=b.o + self.floor, A=MAGNITUDE), b
+
+    def closed_form_granularity(self, target: float) -> float | None:
+        """The first g with speedup ``target`` from the floor pieces' closed forms (ISCA'17
+        eqs. 2, 8 and their roots): where both speedups rise with g (constant latency, or
+        β >= 1), ``min(S_floor, S_paper) >= target`` from the larger of the two pieces'
+        crossings on; None where a piece never reaches it. Raises ValueError where it does
+        not apply (:meth:`granularity_for` answers numerically)."""
+        from .metrics import granularity_for_speedup
+        pieces = self.floor_pieces()
+        if pieces is None or (self.base.dependent and self.base.beta < 1):
+            raise ValueError("no closed form: not a floor-only model with rising pieces")
+        roots = []
+        for piece in pieces:
+            if not target < piece.A:
+                return None
+            r = granularity_for_speedup(piece, target)
+            if not r.exists:
+                return None
+            roots.append(r.root)
+        return max(roots)
+
+    def _first(self, target: float) -> float | None:
+        try:
+            return self.closed_form_granularity(target)
+        except ValueError:
+            return self.granularity_for(target)
+
     def g1(self) -> float | None:
-        """Break-even granularity: the first g with speedup 1 (ISCA'17 g1)."""
+        """Break-even granularity: the first g with speedup 1 (ISCA'17 g1); the floor
+        pieces' closed form where it applies."""
         if self.plain:
             if self.base.A <= 1:
                 return None             # never faster than the host: it never breaks even
             r = self.base.g1()
             return r.root if r.exists else None
-        return self.granularity_for(1.0)
+        return self._first(1.0)
 
     def g_half(self) -> float | None:
         """The first g with speedup A/2, A the innermost layer's acceleration."""
         if self.plain:
             r = self.base.g_half()
             return r.root if r.exists else None
-        return self.granularity_for(self.A / 2)
+        return self._first(self.A / 2)
 
     def g_A(self) -> float | None:
         """The first g with speedup A (the innermost layer's); None if it never gets there."""
