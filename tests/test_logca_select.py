@@ -255,3 +255,25 @@ def test_the_floor_closed_form_is_the_numeric_root(o, C, A, beta, floor, dep):
         if numeric is None or not 1 < numeric < 1e14:
             continue
         assert closed == pytest.approx(numeric, rel=1e-9)
+
+
+def test_a_bend_far_from_every_layer_given_is_flagged():
+    g = 2.0 ** np.arange(12, 27)
+    t0, t1, echo = synthetic(g)
+    t0 = np.where(g >= 2**20, t0 * 10, t0)       # a 10x host step at 1 MiB
+    d = prepare_data(g, t0, t1, echo, None, None)
+    far = choose(d, layers=(MemoryLayer("L3", 2**26),), jackknife=False)
+    assert any("far from every layer given" in w and "512 KiB and 1 MiB" in w
+               for w in far.warnings), far.warnings
+    near = choose(d, layers=(MemoryLayer("L2", 2**20),), jackknife=False)
+    assert not any("far from every layer" in w for w in near.warnings)
+
+
+def test_no_numpy_warning_leaks_from_the_fits_on_the_gpu_data(capsys):
+    for name in ("gpu-sort.csv", "gpu-scale.csv"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            code = main(["logca", "fit", str(GPU / name), "--hierarchy",
+                         str(GPU / "host-layers.toml"), "--json"])
+        _, err = capsys.readouterr()
+        assert code == 0 and "Warning" not in err, err
