@@ -167,14 +167,12 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, jackkn
     g1 = s.model.g1()
     interval = stderr = None
     if jackknife and g1 is not None:
-        vals = []
-        for train, _ in [(np.delete(np.arange(d.n), i), None) for i in range(d.n)]:
-            v = solve(subset(d, train), spec).model.g1()
-            if v is not None:
-                vals.append(math.log(v))
-        if len(vals) >= 3:
-            vals = np.array(vals)
-            se = math.sqrt((len(vals) - 1) / len(vals) * float(np.sum((vals - vals.mean()) ** 2)))
+        # the jackknife: g1 of each leave-one-size-out refit, its spread in ln g
+        refits = (solve(subset(d, np.delete(np.arange(d.n), i)), spec).model.g1()
+                  for i in range(d.n))
+        vals = np.log([v for v in refits if v is not None])
+        if vals.size >= 3:
+            se = math.sqrt((vals.size - 1) / vals.size * float(np.sum((vals - vals.mean()) ** 2)))
             interval = (math.exp(math.log(g1) - 1.96 * se), math.exp(math.log(g1) + 1.96 * se))
             stderr = g1 * se
     est = GranularityEstimate(measured_crossing(d.g, s_meas, 1.0), g1, stderr, interval)
@@ -183,13 +181,8 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, jackkn
 
 
 def _value(s: Solved, label: str) -> float:
-    params = dict(zip(("C", "beta", "c0", "o", "L", "A", "floor", "beta_A"), s.x))
-    if label in ("C", "c0", "A", "floor"):
-        return math.exp(params[label])
-    if label in params:
-        return params[label]
-    return math.exp(s.x[8 + 2 * [f"h[{l.name}]" for l in s.spec.layers].index(label)]) - 1 \
-        if label.startswith("h[") else float("nan")
+    """A parameter's value by the name :func:`.termfit.solve` reports a bound with."""
+    return dict(s.model_parameters())[label]
 
 
 def _outliers(d: FitData, s: Solved) -> list[str]:

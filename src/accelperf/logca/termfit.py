@@ -108,6 +108,17 @@ class Solved:
     model: HierarchicalLogCA
     at_bound: tuple[str, ...]
 
+    def model_parameters(self) -> list[tuple[str, float]]:
+        """(name, value) of every vector entry in the model's units: C, c0, A and floor
+        are fitted as logarithms, a step as ln(1 + h), a working set as ln w."""
+        logs = {"C", "c0", "A", "floor"}
+        out = [(n, math.exp(v) if n in logs else float(v)) for n, v in zip(NAMES, self.x)]
+        for i in range(N_FIXED, self.x.size):
+            name = _vector_name(i, self.spec)
+            out.append((name, math.expm1(self.x[i]) if name.startswith("h[")
+                        else math.exp(self.x[i])))
+        return out
+
 
 # ---------------------------------------------------------------------- the times
 def times(x, spec: Spec, g, dependent: bool):
@@ -225,14 +236,9 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
     # The host's terms first (its own times), then the accelerator's with the host held,
     # then everything on log host time and log speedup: each start comes from the step
     # before, so the joint solve begins near both curves.
-    x0 = run(x0, free & host_part, "host")
-    x0 = run(x0, free & ~host_part, "accel")
-    x0 = run(x0, free, "both")
-
-    class sol:                                   # noqa: N801 - the joint solve's answer
-        x = x0[free]
-    x = x0.copy()
-    x[free] = sol.x
+    x = run(x0, free & host_part, "host")
+    x = run(x, free & ~host_part, "accel")
+    x = run(x, free, "both")
     span = upper - lower
     near = free & np.isfinite(span) & ((x - lower < 1e-4 * span) | (upper - x < 1e-4 * span))
     return Solved(spec, x, free, dependent, model_of(x, spec, dependent, name),
