@@ -277,3 +277,16 @@ def test_no_numpy_warning_leaks_from_the_fits_on_the_gpu_data(capsys):
                          str(GPU / "host-layers.toml"), "--json"])
         _, err = capsys.readouterr()
         assert code == 0 and "Warning" not in err, err
+
+
+def test_explore_takes_the_chosen_fit(tmp_path, capsys):
+    out = tmp_path / "e.html"
+    g = 2.0 ** np.arange(12, 27)
+    data = tmp_path / "gpu.csv"
+    write_csv(data, g, *synthetic(g))
+    code = main(["explore", "--fit", str(data), "--model", "none", "--hierarchy", "none",
+                 "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    import re
+    floor = re.search(r'"floor": ([0-9.e+-]+)', out.read_text())
+    assert floor and float(floor.group(1)) == pytest.approx(8e-6, rel=1e-3)
