@@ -130,7 +130,7 @@ def test_a_parameter_on_its_bound_is_a_warning():
     spec = Spec(host_constant=True, floor=True, layers=(MemoryLayer("L2", 2**20),))
     assert "h[L2]" in solve(d, spec).at_bound
     from accelperf.logca.choose import _finish
-    fit = _finish(d, spec, 0.0, 5, (), None, False, ())
+    fit = _finish(d, spec, 0.0, 5, (), None, (), ())
     assert any(w.startswith("h[L2] = 99") and "is on its bound" in w for w in fit.warnings), \
         fit.warnings
 

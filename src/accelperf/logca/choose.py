@@ -6,8 +6,10 @@ lowers the k-fold cross-validated speedup error most, while it lowers it by at l
 ``MIN_GAIN``; each term's sentence says what it did to that error. What follows is said in
 the warnings: a parameter on a bound, each point the robust loss discounted (size, measured,
 expected), layers whose bend the sizes do not bracket, and sanity checks of the data
-(:mod:`.fitsanity`). g1's interval is the jackknife's over the leave-one-size-out refits
-(95%, normal in ln g), computed when ``jackknife`` is set.
+(:mod:`.fitsanity`). g1's interval is the delete-a-group jackknife's over the chosen
+model's cross-validation refits (``se² = (k−1)/k·Σ(θ_i − θ̄)²`` in ln g, 95% normal; with
+one size per fold the ordinary jackknife), computed when ``jackknife`` is set: those refits
+are already made, so the interval costs no fit.
 """
 
 from __future__ import annotations
@@ -118,20 +120,20 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
     pool = [t for t in TERMS if not (t == "per-byte-latency" and has_echo)] + \
         [f"layer:{l.name}" for l in usable]
     spec = Spec()
-    best, _ = cross_validate(d, spec, k)
+    best, refits = cross_validate(d, spec, k)
     if best is None:
         raise ModelError(f"only {d.n} sizes: too few to cross-validate even plain LogCA "
                          f"({free_count(spec, has_echo)} free parameters)")
     notes: dict[str, TermChoice] = {}
     while pool:
-        scores = {}
+        scores, fold_models = {}, {}
         for term in pool:
             cand = spec.with_term(term, usable)
-            err, _ = cross_validate(d, cand, k)
+            err, fold_models[term] = cross_validate(d, cand, k)
             if err is None:
                 notes[term] = TermChoice(term, False, f"refused: {free_count(cand, has_echo)} "
-                                         f"free parameters against {d.n - -(-d.n // k)} sizes "
-                                         f"in a fold")
+                                         f"free parameters against {d.n - math.ceil(d.n / k)}"
+                                         f" sizes in a fold")
             else:
                 scores[term] = err
         if not scores:
@@ -144,18 +146,19 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
             break
         notes[term] = TermChoice(term, True, f"kept: it lowers the cross-validated speedup "
                                              f"error from {best:.1%} to {scores[term]:.1%}")
-        spec, best = spec.with_term(term, usable), scores[term]
+        spec, best, refits = spec.with_term(term, usable), scores[term], fold_models[term]
         pool.remove(term)
     for note in layer_notes:
         term, _, reason = note.partition(": ")
         notes[term] = TermChoice(term, False, reason)
     order = list(TERMS) + [f"layer:{l.name}" for l in layers if not math.isinf(l.capacity_bytes)]
     terms = tuple(notes[t] for t in order if t in notes)
-    return _finish(d, spec, best, k, terms, name, jackknife, layers)
+    return _finish(d, spec, best, k, terms, name, refits if jackknife else (), layers)
 
 
-def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, jackknife,
-            layers):
+def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits, layers):
+    """The chosen spec fitted to all of ``d``, its warnings and g1 (with the jackknife
+    interval from ``refits``, the spec's fold models, when there are any)."""
     s = solve(d, spec, name)
     s_meas = d.t0 / d.t1
     with np.errstate(all="ignore"):
@@ -166,11 +169,8 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, jackkn
     warnings += sanity_warnings(d, s.model, layers)
     g1 = s.model.g1()
     interval = stderr = None
-    if jackknife and g1 is not None:
-        # the jackknife: g1 of each leave-one-size-out refit, its spread in ln g
-        refits = (solve(subset(d, np.delete(np.arange(d.n), i)), spec).model.g1()
-                  for i in range(d.n))
-        vals = np.log([v for v in refits if v is not None])
+    if refits and g1 is not None:
+        vals = np.log([v for v in (m.g1() for m in refits) if v is not None])
         if vals.size >= 3:
             se = math.sqrt((vals.size - 1) / vals.size * float(np.sum((vals - vals.mean()) ** 2)))
             interval = (math.exp(math.log(g1) - 1.96 * se), math.exp(math.log(g1) + 1.96 * se))
