@@ -329,7 +329,7 @@ def _host_step(d: FitData, host_constant: bool, warnings: list) -> tuple[float, 
                 f"C·g^β lacks, which pulls β down: β = {beta:.4f} on all points, "
                 f"{beta_r:.4f} when the fit is restricted to g >= {format_size(g[keep][0])} "
                 f"(C {C:.4g} -> {C_r:.4g}); fit with --from {format_size(g[keep][0])} or "
-                f"--host-constant")
+                f"--host-constant, or with --select to keep c0 only where it predicts better")
     return C, beta, 0.0
 
 
