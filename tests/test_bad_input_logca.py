@@ -9,6 +9,7 @@ kernels, {host} a host-times CSV for from-lpn, {badhost} one without its columns
 import contextlib
 import io
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 from accelperf.cli.app import main
 
 T2 = ["--preset", "ultrasparc-t2", "--kernel", "aes"]
+GPU_SORT = str(Path(__file__).resolve().parent.parent / "examples" / "measurements" /
+               "gpu-h200" / "gpu-sort.csv")
 EXPLICIT = ["--L", "1", "--o", "100", "--C", "50", "--A", "30"]
 
 
@@ -135,6 +138,10 @@ CASES = [
     (["logca", "times", *T2, "--from", "1GiB", "--to", "1MiB"], "need from < to"),
     # fit
     (["logca", "fit", "nope.csv"], "data = 'nope.csv'"),
+    (["logca", "fit", GPU_SORT, "--cv", "1"], "--cv = 1 is invalid"),
+    (["logca", "fit", GPU_SORT, "--cv", "50"], "--cv = 50 is invalid"),
+    (["logca", "fit", GPU_SORT, "--select", "--cv", "50"], "--cv = 50 is invalid"),
+    (["logca", "fit", GPU_SORT, "--predict", "nope.csv"], "--predict = 'nope.csv'"),
     (["logca", "fit", "{dir}"], "is a directory"),
     (["logca", "fit", "{empty}"], "empty"),
     (["logca", "fit", "{binary}"], "data ="),

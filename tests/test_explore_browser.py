@@ -296,3 +296,26 @@ def test_delay_sliders_in_chromium(tmp_path, browser_page):
     assert said == "second_cycles = 40 is invalid: must be between 3 and 12", said
     assert "above 12 the structure changes" in page.inner_text("#lpn-delay-notes")
     assert log["errors"] == []
+
+
+def test_a_fitted_gpu_model_in_chromium(tmp_path, browser_page):
+    """`explore --fit` of the shipped H200 GEMM: the floor has a slider, g1 is the model's
+    (HierarchicalLogCA.g1) and moving the floor moves it as Python says."""
+    from pathlib import Path
+
+    from accelperf.cli.explore import _selected_fit
+    data = Path(__file__).resolve().parent.parent / "examples" / "measurements" / \
+        "gpu-h200" / "gpu-gemm.csv"
+    out = tmp_path / "gpu.html"
+    assert main(["explore", "--fit", str(data), "--model", "none", "--hierarchy", "none",
+                 "--out", str(out)]) == 0
+    model = _selected_fit(data)
+    page, log = browser_page
+    page.goto(out.as_uri())
+    page.wait_for_function("document.getElementById('logca-g1').dataset.value !== undefined")
+    assert shown(page, "logca-g1") == pytest.approx(model.g1(), rel=REL)
+    page.fill("#in-floor", str(model.floor / 10))
+    page.press("#in-floor", "Enter")
+    moved = model.with_value("floor", float(page.input_value("#in-floor")))
+    assert shown(page, "logca-g1") == pytest.approx(moved.g1(), rel=REL)
+    assert log["errors"] == []

@@ -284,3 +284,48 @@ def test_numbers_are_shown_without_losing_digits():
     assert got == ["100000", "29000", "1500", "1.5e+6", "0.0001234", "337.486", "120000",
                    "1e-100", "2.10216e+20", "1e+20"]
     assert all(float(text) == pytest.approx(v, rel=5e-6) for text, v in zip(got, values))
+
+
+# ---------------------------------------------------------------- LogCA with a GPU's terms
+def random_extended(rng: random.Random):
+    """A HierarchicalLogCA with a kernel floor, β_A, a host constant and host steps, in
+    the ranges of the H200 fits (seconds)."""
+    from accelperf.logca.hierarchy import HierarchicalLogCA, MemoryLayer
+    dependent = rng.random() < 0.7
+    base = LogCA(L=10 ** rng.uniform(-11.5, -10) if dependent else 10 ** rng.uniform(-6, -4),
+                 o=10 ** rng.uniform(-5.5, -4), C=10 ** rng.uniform(-12, -9),
+                 A=10 ** rng.uniform(0.3, 3), beta=rng.uniform(0.9, 1.5), unit="seconds",
+                 latency="dependent" if dependent else "independent")
+    steps = rng.choice([0, 1, 2])
+    layers = tuple(MemoryLayer(f"L{k}", 2.0 ** rng.uniform(15, 28)) for k in range(steps))
+    layers = tuple(sorted(layers, key=lambda l: l.capacity_bytes)) + \
+        (MemoryLayer("DRAM", math.inf),)
+    return HierarchicalLogCA(
+        base, layers, host_steps=tuple(rng.uniform(-0.5, 15) for _ in range(steps)),
+        working_set=1.0, sharpness=8.0,
+        host_constant=rng.choice([0.0, 10 ** rng.uniform(-6, -5)]),
+        floor=rng.choice([0.0, 10 ** rng.uniform(-5.5, -4.5)]),
+        accel_beta=rng.choice([None, rng.uniform(0.9, 1.5)]))
+
+
+def test_extended_logca_page_numbers_equal_python():
+    from accelperf.explore.panels import logca_dict
+    rng = random.Random(36)
+    models = [random_extended(rng) for _ in range(80)]
+    sizes = [2 ** rng.uniform(12, 28) for _ in models]
+    got = run_js("""function check(c) {
+        const m = c.m, g1 = metric(m, "g1"), gh = metric(m, "g_half"), b = bound(m);
+        const a = advise(m, c.at, 10, 0.2);
+        return {s: speedup(m, c.at), g1: g1.exists ? g1.roots[0] : null,
+                gh: gh.exists ? gh.roots[0] : null, limit: b.limit, kind: b.kind,
+                gains: a.gains};
+    }""", [{"m": logca_dict(m), "at": g} for m, g in zip(models, sizes)])
+    for m, g, js in zip(models, sizes, got):
+        assert close(js["s"], float(m.speedup(g))), (m, g, js)
+        assert close(js["g1"], m.g1()), (m, js["g1"], m.g1())
+        assert close(js["gh"], m.g_half()), (m, js["gh"], m.g_half())
+        last = m.layer_bounds()[-1].bound
+        assert close(js["limit"], last.limit) and js["kind"] == last.kind, (m, js, last)
+        local = advise(m.local_model(g), g, 10, 0.2)
+        for p, gain in local.gains.items():
+            assert close(js["gains"][p], gain), (m, p, js["gains"], local.gains)

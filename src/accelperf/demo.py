@@ -520,6 +520,11 @@ def hierarchy_section(report: Report) -> None:
     sec.notes("What the fit says about the layers:", [w + "." for w in fit.warnings])
 
 
+def gpu_section(report: Report) -> None:
+    from .demo_gpu import gpu_section as section
+    section(report)
+
+
 def build_demo_report(out: str | Path, progress=None) -> Path:
     """Write the demo report into ``out`` and return the path of its index.html.
 
@@ -533,6 +538,7 @@ def build_demo_report(out: str | Path, progress=None) -> Path:
     logca_case_studies_section(report)
     measured_aes_section(report)
     hierarchy_section(report)
+    gpu_section(report)
     density_section(report)
     lpn_section(report)
     interface_section(report)

@@ -34,12 +34,17 @@ from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
                    "--parameters`): the interface is extracted again for each delay, at "
                    "its range's ends and at the corners of the box the ranges span (up to "
                    "64), two to four minutes for the JPEG decoder.")
+@click.option("--fit", "fit_csv", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="FILE.csv",
+              help="Explore LogCA fitted to these measurements with its terms chosen by "
+                   "cross-validation (as `logca fit --select`): the kernel floor, β_A and "
+                   "host constant get sliders too.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (its directory must exist).")
 @param_options
 def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, at, hier,
             algo, model_spec, lpn_frequency, delays, out, params_file=None,
-            param_list=()):
+            param_list=(), fit_csv=None):
     """Write an interactive explorer: one HTML file that opens from disk, with no network
     and no server. Drag a LogCA parameter and see the speedup curve, g1, g_A/2, the bound
     and the advice redrawn; edit a memory hierarchy's layers and see the density bound and
@@ -63,9 +68,12 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
                          "they set the LPN model's delays")
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
                 latency=latency, unit=unit, frequency=frequency, name=name)
+    fitted = [] if fit_csv is None else [_selected_fit(fit_csv)]
     if not presets and all(v is None for v in (L, o, C, A, beta)):
-        spec.update(presets=DEFAULT_DESIGNS, kernels=("aes",))
-    models = build_models(**spec)
+        spec.update(presets=() if fitted else DEFAULT_DESIGNS, kernels=("aes",))
+    explicit = any(v is not None for v in (L, o, C, A, beta))
+    models = fitted + (build_models(**spec) if spec["presets"] or explicit or not fitted
+                       else [])
     logca = LogcaPanel(tuple(models), at=at)
     density = None if hier.strip().lower() == "none" else density_panel(hier, algo)
     lpn = None
@@ -84,3 +92,13 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
 
 
 __all__ = ["explore"]
+
+
+def _selected_fit(path: Path):
+    """The model `logca fit PATH --select` chooses (no layers: the page has no hierarchy)."""
+    from ..logca.choose import choose
+    from ..logca.fit import prepare_data
+    from ..measure.data import read_timings
+    t = read_timings(path)
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    return choose(d, name=f"fit of {path.name}", jackknife=False).model

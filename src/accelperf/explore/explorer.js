@@ -50,8 +50,65 @@ function crossings(K, beta, o, L, dependent) {
   return {exists: false, roots: [], flag: above && !below ? "above-everywhere" : "below-everywhere"};
 }
 
+// ---- LogCA with a kernel floor, the accelerator's own β_A, a host constant c0 and host
+// steps h_k at layers (accelperf.logca.hierarchy.HierarchicalLogCA, issue 36): the same
+// times, and the metrics found as that class finds them (a scan in ln g, then bisection)
+const SEARCH = [1, 1e15];
+function extended(m) {
+  return !!(m.floor || m.c0 || (m.beta_A !== undefined && m.beta_A !== null && m.beta_A !== m.beta) ||
+            (m.steps && m.steps.length));
+}
+function hostFactor(m, gv) {
+  // H(g) = 1 + Σ h_k·m_k(g), m_k = 1/(1 + (μ_k/(w_k·g))^s_k) (accelperf.logca.hierarchy.miss_share)
+  let H = 1;
+  for (const [cap, h, w, sh] of (m.steps || [])) {
+    const z = Math.min(700, Math.max(-700, sh * (Math.log(cap) - Math.log(w * gv))));
+    H += h * (1 / (1 + Math.exp(z)));
+  }
+  return H;
+}
+function hostTime(m, gv) { return (m.c0 || 0) + T0(gv, m.C, m.beta) * hostFactor(m, gv); }
+function kernelTime(m, gv) {
+  const bA = m.beta_A === undefined || m.beta_A === null ? m.beta : m.beta_A;
+  return Math.max(m.floor || 0, m.C * Math.pow(gv, bA) / m.A);
+}
+function extendedSpeedup(m, gv) {
+  const lat = m.latency === "dependent" ? m.L * gv : m.L;
+  return hostTime(m, gv) / (m.o + lat + kernelTime(m, gv));
+}
+function extendedMetric(m, target) {
+  // the first g in [1, 1e15] B where the speedup reaches target, 64 points per decade
+  const n = Math.floor(64 * Math.log10(SEARCH[1] / SEARCH[0])) + 1;
+  const a0 = Math.log(SEARCH[0]), b0 = Math.log(SEARCH[1]);
+  const f = (xv) => extendedSpeedup(m, Math.exp(xv)) - target;
+  let prev = a0;
+  if (f(a0) >= 0) return {exists: true, roots: [SEARCH[0]]};
+  for (let i = 1; i < n; i++) {
+    const xv = a0 + (b0 - a0) * i / (n - 1);
+    if (f(xv) >= 0) return {exists: true, roots: [Math.exp(bisect(f, prev, xv))]};
+    prev = xv;
+  }
+  return {exists: false, roots: [], reason: "the speedup never reaches the target from 1 B to 1e15 B"};
+}
+function localModel(m, gv) {
+  // the plain LogCA that agrees with m at g (HierarchicalLogCA.local_model)
+  const scale = Math.pow(gv, m.beta), C = hostTime(m, gv) / scale;
+  return {L: m.L, o: m.o, C: C, A: C * scale / kernelTime(m, gv), beta: m.beta, latency: m.latency};
+}
+function outerModel(m) {
+  // the data past every layer: C·H, A·H, the floor dropped (HierarchicalLogCA.layer_model
+  // of the outermost layer); the local model at 1e15 B when β_A differs from β
+  const bA = m.beta_A === undefined || m.beta_A === null ? m.beta : m.beta_A;
+  if (bA !== m.beta) return localModel(m, SEARCH[1]);
+  const H = 1 + (m.steps || []).reduce((t, st) => t + st[1], 0);
+  return {L: m.L, o: m.o, C: m.C * H, A: m.A * H, beta: m.beta, latency: m.latency};
+}
+
 function metric(m, which) {
   // g1 (speedup 1) or g_half (A/2): K = C(1 − s/A)/s, as accelperf.logca.metrics
+  if (extended(m)) {
+    return extendedMetric(m, which === "g1" ? 1 : m.A / 2);
+  }
   if (which === "g1" && m.A <= 1) return {exists: false, reason: "needs A > 1: an accelerator never faster than the host never breaks even"};
   const K = which === "g1" ? m.C * (m.A - 1) / m.A : m.C / m.A;
   const r = crossings(K, m.beta, m.o, m.L, m.latency === "dependent");
@@ -66,34 +123,55 @@ function metric(m, which) {
 }
 
 function speedup(m, gv) {
+  if (extended(m)) return extendedSpeedup(m, gv);
   return (m.latency === "dependent" ? speedup_dependent : speedup_independent)(gv, m.L, m.o, m.C, m.A, m.beta);
 }
 
 function bound(m) {
-  // ISCA'17 §3.1, eqs. 3 and 9 (the rules of accelperf.logca.metrics.bound_type)
+  // ISCA'17 §3.1, eqs. 3 and 9 (the rules of accelperf.logca.metrics.bound_type); an
+  // extended model's is that of its data past every layer
+  if (extended(m)) return bound(outerModel(m));
   if (m.latency !== "dependent" || m.L === 0) return {kind: "compute", limit: m.A, expression: "A"};
   if (m.beta > 1) return {kind: "compute", limit: m.A, expression: "A"};
   return {kind: "latency", limit: m.beta === 1 ? m.C / (m.L + m.C / m.A) : 0, expression: "C/L·g^(β−1)"};
 }
 
 function peak(m) {
-  // Implication 4: interior maximum at g* = β·o / (L·(1 − β))
+  // Implication 4: interior maximum at g* = β·o / (L·(1 − β)); an extended model's from a
+  // scan (64 points per decade) refined by golden-section search, where it turns down
+  if (extended(m)) {
+    const gs = grid(SEARCH[0], SEARCH[1], Math.floor(64 * 15) + 1), ss = gs.map((gv) => speedup(m, gv));
+    let i = 0;
+    for (let k = 1; k < ss.length; k++) if (ss[k] > ss[i]) i = k;
+    if (i === 0 || i === ss.length - 1) return null;
+    let a = Math.log(gs[i - 1]), b = Math.log(gs[i + 1]);
+    const r = (Math.sqrt(5) - 1) / 2, f = (xv) => -speedup(m, Math.exp(xv));
+    for (let k = 0; k < 200 && b - a > 1e-12; k++) {
+      const c = b - r * (b - a), d = a + r * (b - a);
+      if (f(c) < f(d)) b = d; else a = c;
+    }
+    const gp = Math.exp(0.5 * (a + b));
+    return {granularity: gp, speedup: speedup(m, gp)};
+  }
   if (m.latency !== "dependent" || m.beta >= 1 || m.L === 0 || m.o === 0) return null;
   const gs = m.beta * m.o / (m.L * (1 - m.beta));
   return {granularity: gs, speedup: speedup(m, gs)};
 }
 
 const PARAMETERS = ["L", "o", "C", "A"];
+function parametersOf(m) { return m.floor ? PARAMETERS.concat(["floor"]) : PARAMETERS; }
 function improved(m, p, factor) {
   const c = Object.assign({}, m);
-  if (p === "L" || p === "o") c[p] = m[p] / factor; else c[p] = m[p] * factor;
+  if (p === "L" || p === "o" || p === "floor") c[p] = m[p] / factor; else c[p] = m[p] * factor;
   return c;
 }
 
 function gain(m, p, gv, factor) { return speedup(improved(m, p, factor), gv) / speedup(m, gv) - 1; }
 
 function advise(m, gv, factor, threshold) {
-  // speedup, verdict, binding bound and limiting parameters at one size (logca advise)
+  // speedup, verdict, binding bound and limiting parameters at one size (logca advise); an
+  // extended model is advised through its local model there, as `logca advise --data`
+  if (extended(m)) return advise(localModel(m, gv), gv, factor, threshold);
   const s = speedup(m, gv), host = T0(gv, m.C, m.beta);
   const lat = m.latency === "dependent" ? m.L * gv : m.L;
   const bounds = {acceleration: m.A, overhead: m.o > 0 ? host / m.o : Infinity,
@@ -124,7 +202,7 @@ function grid(lo, hi, n) {
 function regions(m, gs, factor, threshold) {
   // per parameter, the runs of grid points where improving it 10x gains >= threshold (§3.2)
   const out = {};
-  for (const p of PARAMETERS) {
+  for (const p of parametersOf(m)) {
     const runs = [];
     let start = null;
     gs.forEach((gv, i) => {
@@ -328,6 +406,14 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     A: {name: "A", label: "A, acceleration", log: true, lo: 0.1, hi: 1e4, check: number(1e-100, 1e100, false), unitf: () => "×"},
     beta: {name: "β", label: "β, complexity exponent", log: false, lo: 0.3, hi: 2, step: 0.01, check: number(0.001, 100, false), unitf: () => "(T0 ∝ g^β)"},
   };
+  // a fitted model's own terms (logca fit --select): the kernel's floor, the accelerator's
+  // exponent β_A and the host's per-call constant, editable like the paper's parameters
+  if (models.some(extended)) {
+    if (models.some((m) => m.floor)) specs.floor = {name: "floor", label: "floor, the kernel's least time", log: true, lo: 1e-9, hi: 1e9, check: number(1e-100, 1e100, true), unitf: () => unit()};
+    if (models.some((m) => m.beta_A !== undefined && m.beta_A !== null)) specs.beta_A = {name: "β_A", label: "β_A, the accelerator's exponent", log: false, lo: 0.3, hi: 2, step: 0.01, check: number(0.001, 100, false), unitf: () => "(kernel ∝ g^β_A)"};
+    if (models.some((m) => m.c0)) specs.c0 = {name: "c0", label: "c0, host per-call constant", log: true, lo: 1e-9, hi: 1e9, check: number(1e-100, 1e100, true), unitf: () => unit()};
+  }
+  const valueOf = (m, k) => m[k] === undefined || m[k] === null ? (k === "beta_A" ? m.beta : 0) : m[k];
   const controls = {};
   if (L) {
     const sel = $("logca-model");
@@ -359,7 +445,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     at.set(L.at);
     const load = () => {
       const m = models[current];
-      for (const k of Object.keys(controls)) controls[k].set(m[k]);
+      for (const k of Object.keys(controls)) controls[k].set(valueOf(m, k));
       for (const k of Object.keys(specs)) document.querySelector(`#in-${k} + .unit`).textContent = specs[k].unitf(m);
       latency.value = m.latency;
     };
@@ -391,7 +477,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     const reg = regions(m, gs, L.factor, L.threshold);
     timings.logcaCompute.push(performance.now() - t0);
     // the optimization regions as bars under the curves, one row per parameter (§3.2, Fig. 6)
-    const strips = PARAMETERS.flatMap((p) => reg[p].map(([a, c]) => ({p: p, a: a, c: c, said: `${p} limits the speedup from ${size(a)} to ${size(c)}`})));
+    const strips = parametersOf(m).flatMap((p) => reg[p].map(([a, c]) => ({p: p, a: a, c: c, said: `${p} limits the speedup from ${size(a)} to ${size(c)}`})));
     const [ylo, yhi] = logDomain(curves.concat(markers, bounds).map((r) => r.s), 1.5);
     chart("logca-chart", {data: {curves: curves, markers: markers, bounds: bounds, regions: strips},
                           signals: {title: m.name + ": speedup against granularity", xlo: gs[0], xhi: gs[gs.length - 1], ylo: ylo, yhi: yhi}},
@@ -408,7 +494,7 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     $("logca-advice").textContent = `at ${size(L.at)}: speedup ${fmt(advice.speedup, 4)}×, ` +
       (advice.pays ? "pays" : "does not pay") + `; bound there: ${advice.bound} (${fmt(advice.bound_value, 4)}×); ` +
       `limited by ${advice.limited_by.join(", ") || "nothing"} (10× better gains ≥ ${Math.round(L.threshold * 100)}%)`;
-    $("logca-regions").innerHTML = PARAMETERS.map((p) => `<tr><td>${p}</td><td>${reg[p].length ? reg[p].map(([a, c]) => size(a) + " – " + size(c)).join("; ") : "not a bottleneck in range"}</td></tr>`).join("");
+    $("logca-regions").innerHTML = parametersOf(m).map((p) => `<tr><td>${p}</td><td>${reg[p].length ? reg[p].map(([a, c]) => size(a) + " – " + size(c)).join("; ") : "not a bottleneck in range"}</td></tr>`).join("");
     state.m = current;
     models.forEach((mm, i) => { for (const k of ["L", "o", "C", "A", "beta"]) state[k + i] = mm[k]; state["latency" + i] = mm.latency; });
     state.at = L.at;

@@ -41,9 +41,27 @@ class LogcaPanel:
                           "need 0 < from < to (bytes)")
 
     def to_dict(self) -> dict:
-        return {"models": [dict(m.parameters(), name=m.label) for m in self.models],
+        return {"models": [logca_dict(m) for m in self.models],
                 "at": self.at, "range": [self.lo, self.hi], "points": self.points,
                 "factor": self.factor, "threshold": self.threshold}
+
+
+def logca_dict(model) -> dict:
+    """A model as the page reads it: LogCA's parameters and, for a
+    :class:`~accelperf.logca.hierarchy.HierarchicalLogCA` (a `logca fit --select` model),
+    its host constant c0, kernel floor, β_A and host steps ``[capacity, h, w, s]``. The page
+    has no per-layer accelerator or copy costs: a model with them is refused."""
+    from ..logca.hierarchy import HierarchicalLogCA
+    if not isinstance(model, HierarchicalLogCA):
+        return dict(model.parameters(), name=model.label)
+    if any(model.accel_steps) or any(model.link_steps):
+        raise invalid("model", model.label, "the explorer follows the host's steps at the "
+                                            "layers, not the accelerator's or the copies'")
+    out = dict(model.base.parameters(), name=model.label, c0=model.host_constant,
+               floor=model.floor, beta_A=model.accel_beta)
+    out["steps"] = [[l.capacity_bytes, h, w, sh] for l, h, w, sh in
+                    zip(model.layers, model.host_steps, model.working_set, model.sharpness)]
+    return out
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,7 @@ def _solve(g, t0, t1, dependent, start, fixed, echo=None):
     return x, se, float(sol.fun @ sol.fun)
 
 
-def _linear_accel(g, host, t1, dependent):
+def linear_accel(g, host, t1, dependent):
     """Weighted (relative) linear least squares of T1 on [1, g?, host]: (o, L, 1/A)."""
     cols = [np.ones_like(g)] + ([g] if dependent else []) + [host]
     X = np.column_stack(cols) / t1[:, None]
@@ -329,7 +329,7 @@ def _host_step(d: FitData, host_constant: bool, warnings: list) -> tuple[float, 
                 f"C·g^β lacks, which pulls β down: β = {beta:.4f} on all points, "
                 f"{beta_r:.4f} when the fit is restricted to g >= {format_size(g[keep][0])} "
                 f"(C {C:.4g} -> {C_r:.4g}); fit with --from {format_size(g[keep][0])} or "
-                f"--host-constant")
+                f"--host-constant, or with --select to keep c0 only where it predicts better")
     return C, beta, 0.0
 
 
@@ -341,12 +341,12 @@ def _start_values(d: FitData, kind: str, C: float, beta: float, c0: float, host_
     host_fit = C * g**beta
     c0_fixed = np.nan if host_constant else 0.0
     if d.echo is not None:
-        o_e, L_e, se_o, se_L = _linear_echo(g, d.echo, dep)
+        o_e, L_e, se_o, se_L = linear_echo(g, d.echo, dep)
         fixed = _vector(o=max(o_e, 0.0), L=max(L_e, 0.0), c0=c0_fixed)
         inv_a = np.median(host_fit / np.clip(t1 - o_e - (L_e * g if dep else L_e), 1e-300, None))
         start = _vector(math.log(C), beta, fixed[O], fixed[LAT], math.log(max(inv_a, 1e-9)), c0)
         return start, fixed, (o_e, L_e, se_o, se_L), None
-    o_lin, L_lin, inv_a = _linear_accel(g, host_fit, t1, dep)
+    o_lin, L_lin, inv_a = linear_accel(g, host_fit, t1, dep)
     fixed = _vector(L=np.nan if dep else 0.0, c0=c0_fixed)
     start = _vector(math.log(C), beta, max(o_lin, 1e-12 * t1[0]), max(L_lin, 0.0),
                     math.log(1 / inv_a) if inv_a > 0 else 0.0, c0)
@@ -510,7 +510,7 @@ def _model_warnings(d: FitData, best: _Candidate, model: LogCA, beta_host: float
     return out
 
 
-def _linear_echo(g, echo, dependent):
+def linear_echo(g, echo, dependent):
     cols = [np.ones_like(g)] + ([g] if dependent else [])
     X = np.column_stack(cols) / echo[:, None]
     coef, *_ = np.linalg.lstsq(X, np.ones_like(g), rcond=None)

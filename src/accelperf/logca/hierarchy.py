@@ -45,6 +45,30 @@ memory system through its own operational intensity, applied per layer.
 
 With a single layer there is no transition, H = Q = 1, and every time, speedup and metric is
 the plain model's, computed by the plain model itself (exact, not approximately equal).
+
+The accelerator's own kernel (issue 36; an extension beyond both papers). ISCA'17 eq. 1
+charges the accelerator ``C·g^β/A``: the host's algorithm, A times faster, at every size. On
+a discrete GPU neither half holds (shipped H200 data, examples/measurements/gpu-h200/): the
+kernel takes a launch- and occupancy-bound ~5-30 µs however little data it gets until the
+GPU fills, and the GPU runs another algorithm than the host (a radix sort against a
+comparison sort, cuBLAS against a CPU BLAS), so its time grows with its own exponent.
+Two named parameters carry this:
+
+* ``floor`` (the unit of o): the kernel's least time, launch and occupancy;
+* ``accel_beta`` β_A: the accelerator's complexity exponent (None: the host's β),
+
+      T1(g) = o + L1(g)·R(g) + max(floor, C·g^β_A/A · Q(g)).
+
+A is then the acceleration at g = 1 byte (C/A the kernel's cost coefficient), equal to the
+paper's A when β_A = β. With floor = 0 and β_A = β the kernel term is the paper's and, with
+one layer and no host constant, the model is plain LogCA and every metric is the plain
+model's own. Otherwise the metrics are found numerically (a scan of the speedup in log g,
+then Brent's method to 1e-12): the max() makes T1 piecewise, and in the floor piece the
+model is LogCA with o + floor and A → ∞ (ISCA'17 eq. 2's Amdahl limit), in the other the
+paper's with β_A for the kernel, so a closed form exists only piecewise: with the floor
+alone (β_A = β, one layer, no host constant) the speedup is the smaller of two plain LogCA
+curves and g1, g_A/2 are the larger of their closed-form roots
+(:meth:`HierarchicalLogCA.closed_form_granularity`, checked against the numeric root).
 """
 
 from __future__ import annotations
@@ -57,7 +81,7 @@ from scipy import optimize
 
 from ..errors import ModelError, invalid
 from ..units import format_size
-from .model import LogCA
+from .model import MAGNITUDE, LogCA
 
 # The bracket the metrics search (bytes): from one byte to far past any memory.
 SEARCH_RANGE = (1.0, 1e15)
@@ -161,6 +185,8 @@ class HierarchicalLogCA:
     link_working_set: float | tuple[float, ...] | None = None
     link_sharpness: float | tuple[float, ...] | None = None
     name: str | None = field(default=None, compare=False)
+    floor: float = 0.0
+    accel_beta: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -197,12 +223,35 @@ class HierarchicalLogCA:
             set_(self, label, tuple(float(x) for x in values))
         if not (math.isfinite(self.host_constant) and self.host_constant >= 0):
             raise invalid("host_constant", self.host_constant, "a finite number of seconds >= 0")
+        if not (isinstance(self.floor, (int, float)) and math.isfinite(self.floor)
+                and self.floor >= 0):
+            raise invalid("floor", self.floor, "the kernel's least time, a finite number >= 0")
+        if self.accel_beta is not None:
+            from .model import BETA_RANGE
+            if not (isinstance(self.accel_beta, (int, float))
+                    and BETA_RANGE[0] <= self.accel_beta <= BETA_RANGE[1]):
+                raise invalid("accel_beta", self.accel_beta,
+                              f"between {BETA_RANGE[0]:g} and {BETA_RANGE[1]:g}, or None "
+                              f"(the host's β)")
+            set_(self, "accel_beta", float(self.accel_beta))
 
     # ------------------------------------------------------------------ identity
     @property
     def plain(self) -> bool:
-        """True when the model is plain LogCA: one layer and no host constant."""
-        return len(self.layers) == 1 and self.host_constant == 0
+        """True when the model is plain LogCA: one layer, no host constant, no kernel floor
+        and the host's β for the kernel."""
+        return (len(self.layers) == 1 and self.host_constant == 0 and not self.kernel_extended)
+
+    @property
+    def kernel_extended(self) -> bool:
+        """True when the accelerator's kernel has a floor or its own exponent β_A."""
+        return self.floor > 0 or (self.accel_beta is not None
+                                  and self.accel_beta != self.base.beta)
+
+    @property
+    def beta_A(self) -> float:
+        """The accelerator's complexity exponent (the host's β unless given)."""
+        return self.base.beta if self.accel_beta is None else self.accel_beta
 
     @property
     def label(self) -> str:
@@ -222,15 +271,18 @@ class HierarchicalLogCA:
                 "working_set": self.working_set, "sharpness": self.sharpness,
                 "link_working_set": self.link_working_set,
                 "link_sharpness": self.link_sharpness,
-                "host_constant": self.host_constant}
+                "host_constant": self.host_constant, "floor": self.floor,
+                "accel_beta": self.accel_beta}
 
     # ------------------------------------------------------------------ tunable parameters
     def tunable(self) -> tuple[str, ...]:
         """The parameters regions and design vary: LogCA's L, o, C and A, then per layer but
         the outermost the accelerator's extra cost ``a[layer]`` and, with dependent latency,
         the copies' ``l[layer]`` (the host's h_k is the host's, like C's work, not a
-        design choice of the accelerator)."""
-        names = ["L", "o", "C", "A"] + [f"a[{l.name}]" for l in self.layers[:-1]]
+        design choice of the accelerator); the kernel's ``floor`` when it has one (a
+        launch cut is a design choice like o)."""
+        names = ["L", "o", "C", "A"] + (["floor"] if self.floor > 0 else []) + \
+            [f"a[{l.name}]" for l in self.layers[:-1]]
         if self.base.dependent:
             names += [f"l[{l.name}]" for l in self.layers[:-1]]
         return tuple(names)
@@ -247,6 +299,8 @@ class HierarchicalLogCA:
         """A tunable parameter's value (a step is the relative extra cost, e.g. 0.3)."""
         if name in ("L", "o", "C", "A"):
             return float(getattr(self.base, name))
+        if name == "floor" and name in self.tunable():
+            return self.floor
         attr, k = self._step_index(name)
         return getattr(self, attr)[k]
 
@@ -254,6 +308,8 @@ class HierarchicalLogCA:
         """A copy with one tunable parameter set (validated like a new model)."""
         if name in ("L", "o", "C", "A"):
             return replace(self, base=self.base.with_parameters(**{name: value}))
+        if name == "floor" and name in self.tunable():
+            return replace(self, floor=value)
         attr, k = self._step_index(name)
         steps = list(getattr(self, attr))
         steps[k] = value
@@ -306,12 +362,21 @@ class HierarchicalLogCA:
         return self.host_constant + self.base.T0(g) * self.host_factor(g)
 
     def T1(self, g):
-        """Accelerated time ``o + L·g·R(g) + C·g^β/A·Q(g)`` (``o + L + ...`` with constant L)."""
+        """Accelerated time ``o + L·g·R(g) + max(floor, C·g^β_A/A·Q(g))`` (``o + L + ...``
+        with constant L; the kernel term is the paper's ``C·g^β/A`` without a floor or β_A)."""
         if self.plain:
             return self.base.T1(g)
         b = self.base
         link = b.latency_time(g) * self.link_factor(g) if b.dependent else b.L
-        return b.o + link + b.T0(g) / b.A * self.accel_factor(g)
+        return b.o + link + self.kernel_time(g)
+
+    def kernel_time(self, g):
+        """The accelerator's computation ``max(floor, C·g^β_A/A·Q(g))``."""
+        b = self.base
+        g = np.asarray(g, float)
+        with np.errstate(over="ignore"):
+            compute = b.C * np.power(g, self.beta_A) / b.A * self.accel_factor(g)
+        return np.maximum(self.floor, compute)
 
     def speedup(self, g):
         """``T0/T1``; the plain model's own speedup (eqs. 2, 8) when there is one layer."""
@@ -332,7 +397,7 @@ class HierarchicalLogCA:
         host = float(self.T0(g))
         scale = float(np.power(g, b.beta))
         C = host / scale                                 # T0(g) = C·g^β exactly
-        A = b.A * C / (b.C * float(self.accel_factor(g)))
+        A = C * scale / float(self.kernel_time(g))        # C·g^β/A = the kernel's time at g
         L = b.L * float(self.link_factor(g)) if b.dependent else b.L
         return b.with_parameters(C=C, A=A, L=L, name=f"{b.label} at {format_size(g)} "
                                                       f"({self.layer_at(g).name})")
@@ -343,9 +408,18 @@ class HierarchicalLogCA:
         with dependent latency, L·R_k, where ``H_k = 1 + Σ_{j<k} h_j`` and Q_k, R_k alike.
         The host's per-call constant is left out: per byte it vanishes as g grows. For the
         outermost layer this is the model far past every cache, whose limit (eqs. 3, 9) is
-        the hierarchical model's own."""
+        the hierarchical model's own.
+
+        The kernel's floor is left out too (it binds only at small g). With the
+        accelerator's own exponent β_A ≠ β no plain LogCA has the layer's large-g behaviour
+        (the speedup grows or falls as g^(β−β_A)); the layer is then represented by
+        :meth:`local_model` at its largest size (the next bend, or 1e15 B for the
+        outermost): the paper's questions asked where the data leave the layer."""
         if not 0 <= k < len(self.layers):
             raise invalid("layer index", k, f"0 to {len(self.layers) - 1}")
+        if self.beta_A != self.base.beta:
+            end = self.transition(k) if k < len(self.layers) - 1 else SEARCH_RANGE[1]
+            return self.local_model(min(max(end, SEARCH_RANGE[0]), SEARCH_RANGE[1]))
         H = 1 + sum(self.host_steps[:k])
         Q = 1 + sum(self.accel_steps[:k])
         R = 1 + sum(self.link_steps[:k])
@@ -385,19 +459,59 @@ class HierarchicalLogCA:
         x = optimize.brentq(f, math.log(grid[i - 1]), math.log(grid[i]), xtol=1e-14, rtol=1e-12)
         return math.exp(x)
 
+    def floor_pieces(self) -> tuple[LogCA, LogCA] | None:
+        """With a kernel floor alone (one layer, no host constant, β_A = β) the model is
+        two plain LogCA pieces, ``T1 = max(o + L1 + floor, o + L1 + C·g^β/A)``, so its
+        speedup is the smaller of the floor piece's (o + floor, A → ∞, eq. 2's Amdahl
+        limit; A = 1e100 carries it in double precision) and the paper's. None otherwise."""
+        if not (len(self.layers) == 1 and self.host_constant == 0 and self.floor > 0
+                and self.beta_A == self.base.beta):
+            return None
+        b = self.base
+        return b.with_parameters(o=b.o + self.floor, A=MAGNITUDE), b
+
+    def closed_form_granularity(self, target: float) -> float | None:
+        """The first g with speedup ``target`` from the floor pieces' closed forms (ISCA'17
+        eqs. 2, 8 and their roots): where both speedups rise with g (constant latency, or
+        β >= 1), ``min(S_floor, S_paper) >= target`` from the larger of the two pieces'
+        crossings on; None where a piece never reaches it. Raises ValueError where it does
+        not apply (:meth:`granularity_for` answers numerically)."""
+        from .metrics import granularity_for_speedup
+        pieces = self.floor_pieces()
+        if pieces is None or (self.base.dependent and self.base.beta < 1):
+            raise ValueError("no closed form: not a floor-only model with rising pieces")
+        roots = []
+        for piece in pieces:
+            if not target < piece.A:
+                return None
+            r = granularity_for_speedup(piece, target)
+            if not r.exists:
+                return None
+            roots.append(r.root)
+        return max(roots)
+
+    def _first(self, target: float) -> float | None:
+        try:
+            return self.closed_form_granularity(target)
+        except ValueError:
+            return self.granularity_for(target)
+
     def g1(self) -> float | None:
-        """Break-even granularity: the first g with speedup 1 (ISCA'17 g1)."""
+        """Break-even granularity: the first g with speedup 1 (ISCA'17 g1); the floor
+        pieces' closed form where it applies."""
         if self.plain:
+            if self.base.A <= 1:
+                return None             # never faster than the host: it never breaks even
             r = self.base.g1()
             return r.root if r.exists else None
-        return self.granularity_for(1.0)
+        return self._first(1.0)
 
     def g_half(self) -> float | None:
         """The first g with speedup A/2, A the innermost layer's acceleration."""
         if self.plain:
             r = self.base.g_half()
             return r.root if r.exists else None
-        return self.granularity_for(self.A / 2)
+        return self._first(self.A / 2)
 
     def g_A(self) -> float | None:
         """The first g with speedup A (the innermost layer's); None if it never gets there."""
@@ -426,7 +540,7 @@ class HierarchicalLogCA:
     def large_g_limit(self) -> float:
         """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the
         plain model's limit (eqs. 3, 9) when there is one layer."""
-        if self.plain or self.base.dependent:
+        if self.plain or self.base.dependent or self.kernel_extended:
             return self.base.large_g_limit() if self.plain else \
                 float(self.speedup(SEARCH_RANGE[1]))
         return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))

@@ -31,6 +31,7 @@ from ..errors import ModelError
 from ..units import format_size
 from .fit import (FittedParameter, GranularityEstimate, SpeedupErrors, fit_logca,
                   measured_crossing, prepare_data)
+from .fitsanity import sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
 from .model import LogCA
 
@@ -167,8 +168,10 @@ def _residuals(x, d, layers, dependent) -> np.ndarray:
     """Log residuals of the host time, the speedup and (with an echo run) the echo time:
     those :func:`.fit.fit_logca` minimises, so the two fits' AICs compare."""
     t0, t1, echo = _times(x, layers, d.g, dependent)
-    r = [np.log(t0) - np.log(d.t0)]
-    r.append(r[0] - (np.log(t1) - np.log(d.t1)))
+    # A trial step may take a time through 0 (a step of -1 or less): a huge residual, not
+    # NaN and a NumPy warning, sends the solver back.
+    r = [np.log(np.clip(t0, 1e-300, None)) - np.log(d.t0)]
+    r.append(r[0] - (np.log(np.clip(t1, 1e-300, None)) - np.log(d.t1)))
     if d.echo is not None:
         r.append(np.log(np.clip(echo, 1e-300, None)) - np.log(d.echo))
     return np.concatenate(r)
@@ -337,10 +340,18 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
                                         host_constant, name, max_nfev=QUICK_NFEV))
         best = min(tries, key=lambda c: c.ssr)             # refine the best start only
         hier = _candidate("hierarchical", d, kept, dependent, best.x, host_constant, name)
+    points = d.n * (2 if d.echo is None else 3)        # the measured times it is fitted to
+    if hier is not None and hier.free > points:
+        warnings.append(f"the hierarchical model has {hier.free} free parameters for {points} "
+                        f"measured times: refused (more parameters than data points); "
+                        f"measure more sizes or give fewer layers")
+        hier = None
     chosen = hier if hier is not None and hier.aic < plain.aic - 2 else plain
     s_meas = d.t0 / d.t1
     model = chosen.model
     warnings += _effect_warnings(hier, chosen)
+    warnings += sanity_warnings(d, model if hier is not None and chosen is hier else None,
+                                layers)
     g1 = GranularityEstimate(measured_crossing(d.g, s_meas, 1.0), model.g1(), None, None)
     g_half = GranularityEstimate(measured_crossing(d.g, s_meas, model.A / 2), model.g_half(),
                                  None, None)

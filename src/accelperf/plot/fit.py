@@ -17,12 +17,7 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
     ``extra`` are further LogCA models drawn for comparison (e.g. a paper preset); ``band``
     (an UncertaintyResult over the measured granularities) is shaded, 5th to 95th
     percentile."""
-    g = result.granularity
-    lo, hi = float(g.min()) / 2, float(g.max()) * 2
-    grid = np.geomspace(lo, hi, 300)
-    fig = Figure(figsize=(7.5, 4.6))
-    ax = fig.add_subplot()
-    ax.plot(g, result.speedup_measured, "o", color="C0", label="measured", zorder=5)
+    lo, hi, grid, fig, ax = _measured_axes(result, "C0", 300)
     if band is not None:
         ax.fill_between(band.granularity, band.band["p5"], band.band["p95"], color="C0",
                         alpha=0.2, lw=0, label=f"90% band, {band.samples} draws of the fit")
@@ -38,6 +33,17 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
     ax.axhline(1.0, color="0.5", lw=0.8)
     ax.axhline(result.model.A, color="C0", lw=0.8, ls=":")
     return _finish(fig, ax, lo, hi, title or "Measured speedup and the fitted LogCA model")
+
+
+def _measured_axes(result, colour: str, points: int):
+    """(lo, hi, grid, figure, axes) with the measured speedups drawn: the range is the
+    measured one widened twofold each way."""
+    g = result.granularity
+    lo, hi = float(g.min()) / 2, float(g.max()) * 2
+    fig = Figure(figsize=(7.5, 4.6))
+    ax = fig.add_subplot()
+    ax.plot(g, result.speedup_measured, "o", color=colour, label="measured", zorder=5)
+    return lo, hi, np.geomspace(lo, hi, points), fig, ax
 
 
 def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") -> Figure:
@@ -93,3 +99,25 @@ def hierarchy_fit_figure(result, title: str | None = None, band=None) -> Figure:
     ax.axhline(1.0, color="0.5", lw=0.8)
     return _finish(fig, ax, lo, hi, title or "Measured speedup, LogCA with and without the "
                                              "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0))
+
+
+def chosen_fit_figure(result, title: str | None = None) -> Figure:
+    """A fit whose terms were chosen by cross-validation (:class:`.choose.ChosenFit`):
+    measured speedup (points), the model (line), g1 with its jackknife 95% interval (shaded)
+    and the terms kept in the legend."""
+    lo, hi, grid, fig, ax = _measured_axes(result, "black", 400)
+    kept = ", ".join(t.term for t in result.terms if t.kept) or "plain LogCA"
+    ax.plot(grid, result.speedup(grid), color="C0", lw=2,
+            label=f"LogCA + {kept} (error {result.mean_error:.1%} in sample, "
+                  f"{result.cv_error:.1%} cross-validated)")
+    c = result.g1
+    if c.interval is not None:
+        ax.axvspan(max(c.interval[0], lo), min(c.interval[1], hi), color="C0", alpha=0.12,
+                   lw=0, label="g₁, 95% jackknife interval")
+    if c.model is not None and lo <= c.model <= hi:
+        ax.plot([c.model], [1.0], "D", color="black", ms=6, zorder=6)
+        ax.annotate("g₁", (c.model, 1.0), textcoords="offset points", xytext=(5, -12))
+    ax.axhline(1.0, color="0.5", lw=0.8)
+    return _finish(fig, ax, lo, hi, title or "Measured speedup and LogCA with the terms "
+                                             "the data earn", subs=(1.0, 2.0, 3.0, 5.0),
+                   legend="lower right")

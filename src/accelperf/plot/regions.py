@@ -106,6 +106,8 @@ def draw_regions(ax, analysis: RegionAnalysis, *, arrows: bool = True, legend: b
 
 
 def _layer_name(p: str) -> str:
+    if p == "floor":
+        return "the accelerator kernel's least time (launch, occupancy)"
     what = {"a": "accelerator's extra cost", "l": "copies' extra cost"}[p[0]]
     return f"{p}, {what} beyond {p[2:-1]}"
 

@@ -46,7 +46,7 @@ from .options import json_option, out_option, output_path, save
 @hierarchy_options
 @data_option
 @json_option("Print one JSON object.")
-def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, probe, data,
+def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, probe, data, select,
                   as_json, **spec):
     """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2).
 
@@ -64,7 +64,7 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
     else:
         raise ModelError(f"--samples = {samples!r} is invalid: 'powers-of-two' or a whole "
                          f"number of points from 2 to 100000")
-    layered = check_hierarchy_options(hier, probe, data, spec)
+    layered = check_hierarchy_options(hier, probe, data, spec, select)
     out = output_path(out)
     if sensitivity and out is None:
         raise ModelError("--sensitivity needs --out FILE.png|svg: it draws a figure")
@@ -75,7 +75,7 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
         output_path(out.with_name(f"{out.stem}-sensitivity{out.suffix}"))
     notes = []
     if layered:
-        result, notes = fit_from_data(data, hier, probe)
+        result, notes = fit_from_data(data, hier, probe, select=select)
         model, notes = result.model, notes + list(result.warnings)
         analysis = hierarchical_regions(model, factor=factor, threshold=threshold, lo=lo,
                                         hi=hi, samples=sample_points)
@@ -174,7 +174,7 @@ def logca_presets(as_json):
 @hierarchy_options
 @data_option
 @json_option("Print one JSON object (a list, fastest first, for several accelerators).")
-def logca_advise(at, factor, threshold, hier, probe, data, as_json, **spec):
+def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **spec):
     """Does offloading this size pay, by how much, what limits it there, and from which size
     does it pay? Several --preset/--kernel pairs are ranked at that size (ISCA'17 §3).
 
@@ -183,8 +183,8 @@ def logca_advise(at, factor, threshold, hier, probe, data, as_json, **spec):
     break-even from the whole curve.
     """
     from ...logca.advise import rank
-    if check_hierarchy_options(hier, probe, data, spec):
-        ranked = hierarchy_advice(data, hier, probe, at, factor, threshold)
+    if check_hierarchy_options(hier, probe, data, spec, select):
+        ranked = hierarchy_advice(data, hier, probe, at, factor, threshold, select)
     else:
         ranked = rank(build_models(**spec), at, factor, threshold)
     if as_json:
@@ -233,7 +233,7 @@ def _break_even_text(advice) -> str:
 @hierarchy_options
 @data_option
 @json_option("Print one JSON object.")
-def logca_design(target, pair, points, out, hier, probe, data, as_json, **spec):
+def logca_design(target, pair, points, out, hier, probe, data, select, as_json, **spec):
     """Which L, o, C or A (one at a time, the others held) meets a target exactly, or why
     none can; with --pair, two at once (ISCA'17 §3 backwards).
 
@@ -244,7 +244,7 @@ def logca_design(target, pair, points, out, hier, probe, data, as_json, **spec):
     from ...logca.design import (check_pair, feasibility_curve, hierarchical_feasibility,
                                  parse_target, solve_design, solve_hierarchical_design)
     goal = parse_target(target)
-    layered = check_hierarchy_options(hier, probe, data, spec)
+    layered = check_hierarchy_options(hier, probe, data, spec, select)
     xy = None if pair is None else (tuple(p.strip() for p in pair.split(",")) if layered
                                     and pair.count(",") == 1 else check_pair(pair))
     out = output_path(out)
@@ -253,7 +253,7 @@ def logca_design(target, pair, points, out, hier, probe, data, as_json, **spec):
                          "parameters")
     notes = []
     if layered:
-        fitted, notes = fit_from_data(data, hier, probe)
+        fitted, notes = fit_from_data(data, hier, probe, select=select)
         model, notes = fitted.model, notes + list(fitted.warnings)
         result = solve_hierarchical_design(model, goal)
         curve = None if xy is None else hierarchical_feasibility(model, goal, *xy,

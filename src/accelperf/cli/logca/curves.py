@@ -76,14 +76,14 @@ def _render_summary(info: ModelSummary) -> None:
 @hierarchy_options
 @data_option
 @json_option("Print one JSON object.")
-def logca_show(hier, probe, data, as_json, **spec):
+def logca_show(hier, probe, data, select, as_json, **spec):
     """Parameters, g1, g_A/2, g_A, bound type and peak of one model.
 
     With --hierarchy/--probe and --data: those of the model fitted to the measurements with
     the memory layers (the bound per layer is `logca bounds`).
     """
-    if check_hierarchy_options(hier, probe, data, spec):
-        return hierarchy_show(data, hier, probe, as_json)
+    if check_hierarchy_options(hier, probe, data, spec, select):
+        return hierarchy_show(data, hier, probe, as_json, select)
     models = build_models(**spec)
     if len(models) != 1:
         raise ModelError(f"--preset was given {len(models)} times: `logca show` describes "
@@ -108,7 +108,7 @@ def logca_show(hier, probe, data, as_json, **spec):
 @data_option
 @out_option("Write FILE.png, FILE.svg or FILE.csv; without it, print a table.")
 @json_option("Print the curve at powers of two as JSON.")
-def logca_curve(lo, hi, points, draws, seed, hier, probe, data, out, as_json, **spec):
+def logca_curve(lo, hi, points, draws, seed, hier, probe, data, select, out, as_json, **spec):
     """Speedup against granularity; several --preset/--kernel pairs overlay (Figs. 3, 7).
 
     A parameter given as an interval or distribution (--L 1500±10%, --o 'lognormal(2.9e4,
@@ -118,8 +118,8 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, out, as_json, **
     """
     check_range(lo, hi)
     out = output_path(out, (".png", ".svg", ".csv"))
-    if check_hierarchy_options(hier, probe, data, spec):
-        return hierarchy_curve(data, hier, probe, lo, hi, out, as_json)
+    if check_hierarchy_options(hier, probe, data, spec, select):
+        return hierarchy_curve(data, hier, probe, lo, hi, out, as_json, select)
     numeric, uncertain = split_uncertain(spec)
     models = build_models(**numeric)
     band = None
@@ -197,7 +197,7 @@ def _print_band_summary(band) -> None:
 @data_option
 @out_option("Draw the curve with its bound lines (Fig. 4) to FILE.png or FILE.svg.")
 @json_option("Print one JSON object.")
-def logca_bounds(lo, hi, hier, probe, data, out, as_json, **spec):
+def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
     """Bound type (compute or latency), the asymptotes that cap the speedup (§3.1), and
     whether the limit is reached at any practical size.
 
@@ -208,8 +208,8 @@ def logca_bounds(lo, hi, hier, probe, data, out, as_json, **spec):
     from ...logca import bound_type
     from ...logca.metrics import bound_reach
     check_range(lo, hi)
-    if check_hierarchy_options(hier, probe, data, spec):
-        return hierarchy_bounds(data, hier, probe, output_path(out), as_json)
+    if check_hierarchy_options(hier, probe, data, spec, select):
+        return hierarchy_bounds(data, hier, probe, output_path(out), as_json, select)
     model = single_model(spec, "bounds")
     out = output_path(out)
     bound = bound_type(model)

@@ -15,7 +15,7 @@ from ..common import (SIZE, check_range, console, crossing_size, param_options, 
                       size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
-                     render_hierarchy_fit)
+                     load_layers, render_hierarchy_fit)
 from .options import json_option, out_option, output_path, parameter_table, save
 
 
@@ -43,11 +43,21 @@ from .options import json_option, out_option, output_path, parameter_table, save
               show_default=True,
               help="Draws of the fitted parameters (from their standard errors) for a speedup "
                    "band and the distributions of g1 and g_A/2; 0 to skip.")
+@click.option("--select", is_flag=True,
+              help="Choose the model's terms (host constant, kernel floor, the accelerator's "
+                   "β_A, per-byte latency, the --hierarchy's layers) by cross-validated "
+                   "prediction, with a robust loss.")
+@click.option("--cv", "cv", type=int, default=None, metavar="K",
+              help="K-fold cross-validated speedup error beside the training error (folds "
+                   "refitted from scratch); with --select, the folds the choice uses.")
+@click.option("--predict", "predict_csv", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="TEST.csv",
+              help="Predict the speedup at this file's granularities and report the error.")
 @hierarchy_options
 @out_option("Draw Fig. 7 (measured points, fitted curve, g1, g_A/2) to .png or .svg.")
 @json_option("Print one JSON object.")
 def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootstrap, draws, hier,
-              probe, out, as_json):
+              probe, out, as_json, select=False, cv=None, predict_csv=None):
     """Fit L, o, C, A and β to measured host and accelerated times (ISCA'17 §4).
 
     With --hierarchy or --probe, also fit how the host and accelerated costs per byte
@@ -56,14 +66,22 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     from ...logca.fit import fit_logca
     from ...measure.data import read_timings
     out = output_path(out)
+    if cv is not None and cv < 2:
+        raise ModelError(f"--cv = {cv} is invalid: at least 2 folds")
     if lo is not None and hi is not None:
         check_range(lo, hi)
     check_hierarchy_options(hier, probe)
+    test = None if predict_csv is None else read_test(predict_csv, statistic)
+    if select:
+        return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json)
     if hier is not None or probe:
         return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
                                out, as_json, draws)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
     timings = read_timings(data, statistic)
+    if cv is not None and cv > len(timings.granularity):
+        raise ModelError(f"--cv = {cv} is invalid: between 2 and the number of sizes "
+                         f"({len(timings.granularity)})")
     if frequency == "auto":
         freq = timings.core_clock_hz
         if freq is None:
@@ -78,12 +96,19 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         from ...logca.uncertainty import from_fit, monte_carlo
         band = monte_carlo(result.model, from_fit(result), result.granularity, samples=draws)
     warnings = list(result.warnings)
+    extra_json = {}
+    if cv is not None:
+        extra_json["cv"] = {"folds": cv, "mean": plain_cv(timings, cv, latency, lo, hi,
+                                                          host_constant)}
+    if test is not None:
+        extra_json["predict"] = predict_test(result.speedup, test).to_dict()
     if out is not None:
         from ...plot.fit import fit_figure
         save(fit_figure(result, band=band), out)
     if as_json:
         d = result.to_dict()
         d["warnings"] = warnings
+        d.update(extra_json)
         if band is not None:
             d["uncertainty"] = band.to_dict()
         click.echo(dump_json(d))
@@ -106,6 +131,93 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                       f"{crossing_size(c.model)}{ci}")
     if band is not None:
         print_draws(band, draws)
+    print_holdout(extra_json)
+    for w in warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def plain_cv(timings, k: int, latency, lo, hi, host_constant) -> float:
+    """The plain fit's K-fold cross-validated speedup error, each fold refitted."""
+    import numpy as np
+    from ...logca.fit import fit_logca, prepare_data
+    from ...logca.holdout import fold_indices, predict
+    d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
+    errors = []
+    for train, test in fold_indices(d.n, k):
+        if train.size < 3:
+            raise ModelError(f"--cv = {k} is invalid: a fold keeps {train.size} sizes, a fit "
+                             f"needs 3")
+        r = fit_logca(d.g[train], d.t0[train], d.t1[train],
+                      None if d.echo is None else d.echo[train], latency=latency,
+                      bootstrap=0, host_constant=host_constant)
+        errors.extend(predict(r.speedup, d.g[test], d.t0[test] / d.t1[test]).errors)
+    return float(np.mean(errors))
+
+
+def read_test(path, statistic):
+    """The --predict file's timings; its errors name --predict, not the training data."""
+    from ...measure.data import read_timings
+    try:
+        return read_timings(path, statistic)
+    except ModelError as exc:
+        raise ModelError(str(exc).replace("data = ", "--predict = ", 1)) from None
+
+
+def predict_test(speedup, test):
+    from ...logca.holdout import predict
+    return predict(speedup, test.granularity, test.host / test.accel)
+
+
+def print_holdout(extra: dict) -> None:
+    if "cv" in extra:
+        console.print(f"cross-validated speedup error ({extra['cv']['folds']} folds, each "
+                      f"refitted): mean {extra['cv']['mean']:.2%}")
+    if "predict" in extra:
+        p = extra["predict"]
+        console.print(f"predicted at {len(p['per_granularity'])} test granularities: speedup "
+                      f"error mean {p['mean']:.2%}, max {p['max']:.2%}")
+
+
+MEANINGS = {"C": "host seconds per byte^β", "beta": "host complexity exponent β",
+            "A": "acceleration (at 1 byte when β_A differs from β)",
+            "o": "offload overhead, s", "L": "copy time per byte, s (o + L·g)",
+            "latency": "how the copy time grows with g", "unit": "",
+            "c0": "host per-call constant, s", "floor": "kernel's least time (launch), s",
+            "beta_A": "the accelerator's complexity exponent",
+            "h": "host's extra cost per byte beyond the layer"}
+
+
+def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> None:
+    """`logca fit --select`: the terms chosen by cross-validated prediction."""
+    from ...logca.choose import choose
+    from ...logca.fit import prepare_data
+    from ...measure.data import read_timings
+    timings = read_timings(data, statistic)
+    layers, notes = load_layers(hier, probe) if (hier is not None or probe) else ((), [])
+    d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
+    result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}")
+    extra = {"cv": {"folds": result.folds, "mean": result.cv_error}}
+    if test is not None:
+        extra["predict"] = predict_test(result.speedup, test).to_dict()
+    warnings = notes + list(result.warnings)
+    if as_json:
+        click.echo(dump_json(dict(result.to_dict(), warnings=warnings, **extra)))
+        return
+    table = Table(title=f"LogCA fit of {Path(data).name}, terms chosen by cross-validation")
+    for col in ("parameter", "value", "meaning"):
+        table.add_column(col, justify="left" if col == "meaning" else "right")
+    for k, v in result.parameters().items():
+        table.add_row(k, v if isinstance(v, str) else f"{v:.5g}", MEANINGS.get(k.split("[")[0], ""))
+    console.print(table)
+    for t in result.terms:
+        console.print(f"{t.term}: {t.reason}")
+    console.print(f"speedup error: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
+                  f"over {len(result.granularity)} granularities")
+    c = result.g1
+    ci = "" if c.interval is None else f" (95% jackknife {size_range(*c.interval)})"
+    console.print(f"g1: measured {crossing_size(c.measured)}, model "
+                  f"{crossing_size(c.model)}{ci}")
+    print_holdout(extra)
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
 

@@ -25,13 +25,18 @@ def hierarchy_options(func):
 
 
 def data_option(func):
+    func = click.option("--select", is_flag=True,
+                        help="With --data: choose LogCA's terms (host constant, kernel floor, "
+                             "the accelerator's β_A, the layers given) by cross-validated "
+                             "prediction instead of AIC.")(func)
     return click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
                         default=None, metavar="FILE.csv",
                         help="With --hierarchy/--probe: the measurements (accelperf measure "
                              "...) the per-layer costs are fitted to.")(func)
 
 
-def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None) -> bool:
+def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None,
+                            select: bool = False) -> bool:
     """Refused before any work: both sources at once; for curve and advise (``data`` is
     not False) a hierarchy without the measurements its costs come from, or with a model
     given as well. True when a hierarchy is asked for."""
@@ -41,11 +46,14 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
     wanted = hier is not None or probe
     if data is False:
         return wanted
+    if select and data is None:
+        raise ModelError("--select needs --data FILE.csv: the terms are chosen on measurements")
+    wanted = wanted or select
     if wanted and data is None:
         raise ModelError("--hierarchy/--probe needs --data FILE.csv: each layer's costs are "
                          "fitted to measurements (accelperf measure offload|aes --out FILE.csv)")
     if data is not None and not wanted:
-        raise ModelError("--data needs --hierarchy NAME|FILE.toml or --probe")
+        raise ModelError("--data needs --hierarchy NAME|FILE.toml, --probe or --select")
     given = [k for k, v in (spec or {}).items() if v not in (None, ())]
     if wanted and given:
         raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} (the fitted "
@@ -54,17 +62,23 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
 
 
 def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "min",
-                  latency: str = "auto", lo=None, hi=None, host_constant: bool = True):
+                  latency: str = "auto", lo=None, hi=None, host_constant: bool = True,
+                  select: bool = False):
     """(HierarchyFit, notes) of the measurements in ``data`` with the layers asked for; for
     curve and advise with the host's per-call constant (as `fit --host-constant`), which
-    measurements through a language runtime always have."""
+    measurements through a language runtime always have. With ``select`` a
+    :class:`~accelperf.logca.choose.ChosenFit` instead: the terms (the layers among them)
+    chosen by cross-validated prediction."""
     from ...logca.hierfit import fit_hierarchical
     from ...measure.data import read_timings
     from ...logca.fit import prepare_data
     timings = read_timings(data, statistic)
     # the data's own faults (too few sizes) before a probe spends seconds on the caches
-    prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
-    layers, notes = load_layers(hier, probe)
+    d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
+    layers, notes = load_layers(hier, probe) if (hier is not None or probe) else ((), [])
+    if select:
+        from ...logca.choose import choose
+        return choose(d, layers, name=f"fit of {Path(data).name}"), notes
     result = fit_hierarchical(timings.granularity, timings.host, timings.accel, layers,
                               timings.echo, latency=latency, lo=lo, hi=hi,
                               host_constant=host_constant, name=f"fit of {Path(data).name}")
@@ -86,6 +100,12 @@ def load_layers(hier: str | None, probe: bool) -> tuple[tuple, list[str]]:
         raise ModelError(f"--probe could not measure this machine's caches: {exc}") from None
     warnings = [f"the probe: {w}" for w in result.warnings]
     return layers_from_hierarchy(result.hierarchy()), warnings
+
+
+def choice(result) -> str:
+    """How the fitted model was chosen, for titles."""
+    chosen = getattr(result, "chosen", None)
+    return f"{chosen} chosen by AIC" if chosen else "terms chosen by cross-validation"
 
 
 def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
@@ -110,16 +130,19 @@ def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
-def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
+def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False) -> None:
     """`logca curve --hierarchy/--probe --data`: the fitted curves beside the measurements."""
     import numpy as np
     from ...report import dump_json
     from ...units import format_size, powers_of_two
     from .options import save, wrote
-    result, notes = fit_from_data(data, hier, probe)
-    models = [("plain LogCA", result.plain.model)]
-    if result.hierarchical is not None:
-        models.append(("with the hierarchy", result.hierarchical.model))
+    result, notes = fit_from_data(data, hier, probe, select=select)
+    if select:
+        models = [("chosen by cross-validation", result.model)]
+    else:
+        models = [("plain LogCA", result.plain.model)]
+        if result.hierarchical is not None:
+            models.append(("with the hierarchy", result.hierarchical.model))
     g = powers_of_two(lo, hi)
     if out is not None and out.suffix.lower() == ".csv":
         grid = np.geomspace(lo, hi, 400)
@@ -130,15 +153,15 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
                                                  for _, m in models) + "\n")
         wrote(out)
     elif out is not None:
-        from ...plot.fit import hierarchy_fit_figure
-        save(hierarchy_fit_figure(result), out)
+        from ...plot.fit import chosen_fit_figure, hierarchy_fit_figure
+        save(chosen_fit_figure(result) if select else hierarchy_fit_figure(result), out)
     if as_json:
-        click.echo(dump_json({"granularity_bytes": g.tolist(), "chosen": result.chosen,
+        click.echo(dump_json({"granularity_bytes": g.tolist(), "chosen": choice(result),
                               "speedup": {label: m.speedup(g).tolist() for label, m in models},
                               "warnings": notes + list(result.warnings)}))
         return
     measured = dict(zip(result.granularity.tolist(), result.speedup_measured.tolist()))
-    table = Table(title=f"speedup T0/T1 fitted to {data} ({result.chosen} chosen by AIC)")
+    table = Table(title=f"speedup T0/T1 fitted to {data} ({choice(result)})")
     for col in ["granularity", "measured"] + [label for label, _ in models]:
         table.add_column(col, justify="right")
     for x in g:
@@ -150,13 +173,13 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json) -> None:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
-def hierarchy_show(data: Path, hier, probe, as_json) -> None:
+def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
     """`logca show --hierarchy/--probe --data`: g1, g_A/2 and g_A of the fitted model (the
     first sizes where its speedup reaches 1, A/2, A; A the innermost layer's) beside the
     measured crossings, its peak and its limits."""
     from ...logca.fit import measured_crossing
     from ...report import dump_json
-    result, notes = fit_from_data(data, hier, probe)
+    result, notes = fit_from_data(data, hier, probe, select=select)
     model = result.model
     notes = notes + list(result.warnings)
     rows = [(label, level, value, measured_crossing(result.granularity,
@@ -166,7 +189,7 @@ def hierarchy_show(data: Path, hier, probe, as_json) -> None:
                                         ("g_A", model.A, model.g_A()))]
     peak_g, peak_s = model.peak()
     if as_json:
-        click.echo(dump_json({"chosen": result.chosen, "model": model.parameters(),
+        click.echo(dump_json({"chosen": choice(result), "model": model.parameters(),
                               "metrics": {label: {"target": level, "model": value,
                                                   "measured": measured}
                                           for label, level, value, measured in rows},
@@ -174,7 +197,7 @@ def hierarchy_show(data: Path, hier, probe, as_json) -> None:
                               "small_g_limit": float(model.speedup(1.0)),
                               "large_g_limit": model.large_g_limit(), "warnings": notes}))
         return
-    table = Table(title=f"{escape(model.label)}: {result.chosen} chosen by AIC")
+    table = Table(title=f"{escape(model.label)}: {choice(result)}")
     for col in ("metric", "speedup", "model", "measured"):
         table.add_column(col, justify="right")
     for label, level, value, measured in rows:
@@ -187,27 +210,27 @@ def hierarchy_show(data: Path, hier, probe, as_json) -> None:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
-def hierarchy_bounds(data: Path, hier, probe, out, as_json) -> None:
+def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> None:
     """`logca bounds --hierarchy/--probe --data`: each layer's bound (ISCA'17 §3.1 asked of
     the plain model of the data living there) and the fitted curve's limit."""
     from ...report import dump_json
     from ...units import format_size
     from .options import save
-    result, notes = fit_from_data(data, hier, probe)
+    result, notes = fit_from_data(data, hier, probe, select=select)
     model = result.model
     if out is not None:
-        from ...plot.fit import hierarchy_fit_figure
-        save(hierarchy_fit_figure(result), out)
+        from ...plot.fit import chosen_fit_figure, hierarchy_fit_figure
+        save(chosen_fit_figure(result) if select else hierarchy_fit_figure(result), out)
     bounds = model.layer_bounds()
     notes = notes + list(result.warnings)
     if as_json:
-        click.echo(dump_json({"chosen": result.chosen, "layers": [b.to_dict() for b in bounds],
+        click.echo(dump_json({"chosen": choice(result), "layers": [b.to_dict() for b in bounds],
                               "large_g_limit": model.large_g_limit(),
                               "small_g_limit": float(model.speedup(1.0)),
                               "warnings": notes}))
         return
     table = Table(title=f"Bounds of {escape(model.label)}, per memory layer "
-                        f"({result.chosen} chosen by AIC)")
+                        f"({choice(result)})")
     for col in ("data in", "from", "bound", "speedup →", "90% of it reached"):
         table.add_column(col, justify="left" if col == "data in" else "right")
     for b in bounds:
@@ -223,12 +246,12 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json) -> None:
         console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
-def hierarchy_advice(data: Path, hier, probe, at, factor, threshold) -> tuple:
+def hierarchy_advice(data: Path, hier, probe, at, factor, threshold, select=False) -> tuple:
     """The advice of the fitted model at ``at``: ISCA'17 §3 asked of the plain LogCA that
     holds the layer's costs there, with the break-even of the whole curve."""
     from dataclasses import replace
     from ...logca.advise import advise
-    result, _ = fit_from_data(data, hier, probe)
+    result, _ = fit_from_data(data, hier, probe, select=select)
     model = result.model
     advice = advise(model.local_model(at), at, factor, threshold)
     if model.plain:

@@ -1,0 +1,87 @@
+"""LogCA on real GPU offloads: fit every other size, predict the rest (issue 36).
+
+For each measurement CSV in DIR (default: the shipped H200 data,
+examples/measurements/gpu-h200/), the terms are chosen by cross-validation on the training
+half (:func:`accelperf.logca.choose.holdout_check`), and the held-out speedup error is
+printed beside the neighbour interpolation's (the line through the two neighbouring training
+sizes in ln g - ln speedup), with g1 against the measured crossing (log-log interpolation
+where the measured speedup passes 1, over all sizes). The host's layers come from
+DIR/host-layers.toml, else from the shipped one. Last line: the held-out error averaged over
+the kernels. Targets (issue 36): mean <= 15%, every kernel <= 30%, below the interpolation on
+average; g1 within 25%; one kernel's fit under 10 s.
+
+Run: PYTHONPATH=src .venv/bin/python benchmarks/logca_gpu.py [DIR]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from accelperf.density import hierarchy
+from accelperf.logca.choose import holdout_check
+from accelperf.logca.fit import FitResult, fit_logca, prepare_data
+from accelperf.logca.hierarchy import layers_from_hierarchy
+from accelperf.logca.hierfit import fit_hierarchical
+from accelperf.logca.holdout import alternate_split, predict
+from accelperf.measure.data import read_timings
+
+SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
+
+
+def earlier_variants(d, layers) -> dict:
+    """Held-out error and g1 of the fits `logca fit` offered before (issue 36's table):
+    plain, --host-constant and --hierarchy, fitted on the same every-other sizes."""
+    train, test = alternate_split(d.n)
+    fits = {
+        "plain": lambda: fit_logca(d.g[train], d.t0[train], d.t1[train], d.echo[train],
+                                   bootstrap=0),
+        "host-constant": lambda: fit_logca(d.g[train], d.t0[train], d.t1[train],
+                                           d.echo[train], bootstrap=0, host_constant=True),
+        "hierarchy": lambda: fit_hierarchical(d.g[train], d.t0[train], d.t1[train], layers,
+                                              d.echo[train], host_constant=True)}
+    out = {}
+    for name, fit in fits.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # the old fits' NumPy warnings
+            r = fit()
+        speedup = r.speedup if isinstance(r, FitResult) else r.model.speedup
+        out[name] = (predict(speedup, d.g[test], d.t0[test] / d.t1[test]).mean, r.g1.model)
+    return out
+
+
+def main(directory: Path) -> None:
+    toml = directory / "host-layers.toml"
+    layers = layers_from_hierarchy(hierarchy(str(toml if toml.exists() else
+                                                 SHIPPED / "host-layers.toml")))
+    model_errors, base_errors = [], []
+    for path in sorted(directory.glob("*.csv")):
+        t = read_timings(path, "min")
+        d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+        start = time.perf_counter()
+        check = holdout_check(d, layers, name=path.stem)
+        seconds = time.perf_counter() - start
+        kept = ", ".join(x.term for x in check.fit.terms if x.kept) or "plain"
+        g1 = "no crossing measured" if check.g1_measured is None else (
+            f"g1 {check.fit.g1.model or float('nan'):.4g} B vs measured "
+            f"{check.g1_measured:.4g} B ({check.g1_error:+.1%})" if check.g1_error is not None
+            else f"g1 none vs measured {check.g1_measured:.4g} B")
+        print(f"{path.stem}: held-out speedup error model {check.model.mean:.1%} "
+              f"(max {check.model.max:.1%}), neighbour interpolation {check.baseline.mean:.1%}"
+              f" (max {check.baseline.max:.1%}); {g1}; terms: {kept}; fit {seconds:.1f} s")
+        for name, (err, g1_old) in earlier_variants(d, layers).items():
+            rel = "none" if g1_old is None or check.g1_measured is None else \
+                f"{g1_old / check.g1_measured - 1:+.0%}"
+            print(f"    before: {name:<14} held-out error {err:.1%}, g1 vs measured {rel}")
+        model_errors.append(check.model.mean)
+        base_errors.append(check.baseline.mean)
+    print(f"neighbour_interpolation_mean_error: {np.mean(base_errors):.4f}")
+    print(f"gpu_holdout_mean_error: {np.mean(model_errors):.4f}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else SHIPPED)

@@ -1,0 +1,235 @@
+"""Choose LogCA's terms by cross-validated prediction (issue 35 item 5, issue 36 item 3).
+
+Forward selection (:mod:`.termfit` derives the model and the fit): start from plain LogCA,
+add the term (host constant, kernel floor, β_A, per-byte latency, a host layer's step) that
+lowers the k-fold cross-validated speedup error most, while it lowers it by at least
+``MIN_GAIN``; each term's sentence says what it did to that error. What follows is said in
+the warnings: a parameter on a bound, each point the robust loss discounted (size, measured,
+expected), layers whose bend the sizes do not bracket, and sanity checks of the data
+(:mod:`.fitsanity`). g1's interval is the delete-a-group jackknife's over the chosen
+model's cross-validation refits (``se² = (k−1)/k·Σ(θ_i − θ̄)²`` in ln g, 95% normal; with
+one size per fold the ordinary jackknife), computed when ``jackknife`` is set: those refits
+are already made, so the interval costs no fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from ..units import format_size
+from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
+from .fitsanity import sanity_warnings
+from .hierarchy import HierarchicalLogCA, MemoryLayer
+from .termfit import (MIN_GAIN, MIN_SIDE, TERMS, Solved, Spec, cross_validate, free_count,
+                      solve, subset, times)
+
+OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
+
+
+@dataclass(frozen=True)
+class TermChoice:
+    term: str
+    kept: bool
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {"term": self.term, "kept": self.kept, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ChosenFit(SpeedupErrors):
+    """The model chosen by cross-validation, its fit to all the data and what was said."""
+
+    model: HierarchicalLogCA
+    solved: Solved = field(repr=False)
+    terms: tuple[TermChoice, ...]
+    cv_error: float
+    folds: int
+    granularity: np.ndarray = field(repr=False)
+    speedup_measured: np.ndarray = field(repr=False)
+    speedup_model: np.ndarray = field(repr=False)
+    g1: GranularityEstimate
+    warnings: tuple[str, ...] = ()
+
+    def speedup(self, g):
+        return self.model.speedup(g)
+
+    def parameters(self) -> dict:
+        m, b = self.model, self.model.base
+        out = {"C": b.C, "beta": b.beta, "A": b.A, "o": b.o, "L": b.L,
+               "latency": b.latency, "unit": b.unit}
+        if m.host_constant:
+            out["c0"] = m.host_constant
+        if m.floor:
+            out["floor"] = m.floor
+        if m.accel_beta is not None:
+            out["beta_A"] = m.accel_beta
+        for layer, h in zip(m.layers, m.host_steps):
+            out[f"h[{layer.name}]"] = h
+        return out
+
+    def to_dict(self) -> dict:
+        return {"parameters": self.parameters(),
+                "terms": [t.to_dict() for t in self.terms],
+                "kept": [t.term for t in self.terms if t.kept],
+                "error": {"mean": self.mean_error, "max": self.max_error},
+                "cv": {"folds": self.folds, "mean": self.cv_error},
+                "g1": self.g1.to_dict(), "warnings": list(self.warnings),
+                "method": "terms chosen by cross-validated speedup error (forward selection,"
+                          " folds refitted from scratch); robust soft-L1 loss in log time"}
+
+    def __repr__(self) -> str:
+        kept = ", ".join(t.term for t in self.terms if t.kept) or "plain LogCA"
+        return (f"ChosenFit({kept}; speedup error {self.mean_error:.1%} in sample, "
+                f"{self.cv_error:.1%} cross-validated over {self.folds} folds)")
+
+
+def supported_layers(layers, g) -> tuple[tuple[MemoryLayer, ...], list[str]]:
+    """The layers (not the unbounded last) with at least MIN_SIDE sizes each side of their
+    capacity, and a sentence for each other one."""
+    kept, said = [], []
+    for layer in layers:
+        if math.isinf(layer.capacity_bytes):
+            continue
+        below = int(np.sum(g < layer.capacity_bytes))
+        above = int(np.sum(g > layer.capacity_bytes))
+        if below >= MIN_SIDE and above >= MIN_SIDE:
+            kept.append(layer)
+        else:
+            said.append(f"layer:{layer.name}: left out, its bend at "
+                        f"{format_size(layer.capacity_bytes)} has {below} measured size(s) "
+                        f"below and {above} above (needs {MIN_SIDE} on each side)")
+    return tuple(kept), said
+
+
+def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = None,
+           jackknife: bool = True) -> ChosenFit:
+    """Forward selection of terms by ``folds``-fold cross-validation (None: leave one size
+    out, at most 12 folds); refuses every candidate with more free parameters than a fold
+    has sizes."""
+    k = folds or min(d.n, 12)
+    if k > d.n or k < 2:
+        raise ModelError(f"--cv = {folds} is invalid: between 2 and the number of sizes "
+                         f"({d.n})")
+    usable, layer_notes = supported_layers(layers, d.g)
+    has_echo = d.echo is not None
+    pool = [t for t in TERMS if not (t == "per-byte-latency" and has_echo)] + \
+        [f"layer:{l.name}" for l in usable]
+    spec = Spec()
+    best, refits = cross_validate(d, spec, k)
+    if best is None:
+        raise ModelError(f"only {d.n} sizes: too few to cross-validate even plain LogCA "
+                         f"({free_count(spec, has_echo)} free parameters)")
+    notes: dict[str, TermChoice] = {}
+    while pool:
+        scores, fold_models = {}, {}
+        for term in pool:
+            cand = spec.with_term(term, usable)
+            err, fold_models[term] = cross_validate(d, cand, k)
+            if err is None:
+                notes[term] = TermChoice(term, False, f"refused: {free_count(cand, has_echo)} "
+                                         f"free parameters against {d.n - math.ceil(d.n / k)}"
+                                         f" sizes in a fold")
+            else:
+                scores[term] = err
+        if not scores:
+            break
+        term = min(scores, key=scores.get)
+        if scores[term] > best * (1 - MIN_GAIN):
+            for t, e in scores.items():
+                notes[t] = TermChoice(t, False, f"left out: the cross-validated error would "
+                                                f"be {e:.1%} with it, {best:.1%} without")
+            break
+        notes[term] = TermChoice(term, True, f"kept: it lowers the cross-validated speedup "
+                                             f"error from {best:.1%} to {scores[term]:.1%}")
+        spec, best, refits = spec.with_term(term, usable), scores[term], fold_models[term]
+        pool.remove(term)
+    for note in layer_notes:
+        term, _, reason = note.partition(": ")
+        notes[term] = TermChoice(term, False, reason)
+    order = list(TERMS) + [f"layer:{l.name}" for l in layers if not math.isinf(l.capacity_bytes)]
+    terms = tuple(notes[t] for t in order if t in notes)
+    return _finish(d, spec, best, k, terms, name, refits if jackknife else (), layers)
+
+
+def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits, layers):
+    """The chosen spec fitted to all of ``d``, its warnings and g1 (with the jackknife
+    interval from ``refits``, the spec's fold models, when there are any)."""
+    s = solve(d, spec, name)
+    s_meas = d.t0 / d.t1
+    with np.errstate(all="ignore"):
+        s_model = np.asarray(s.model.speedup(d.g), float)
+    warnings = [f"{p} = {_value(s, p):.4g} is on its bound: the data push it beyond what the "
+                f"model allows; read the fit with care" for p in s.at_bound]
+    warnings += _outliers(d, s)
+    warnings += sanity_warnings(d, s.model, layers)
+    g1 = s.model.g1()
+    interval = stderr = None
+    if refits and g1 is not None:
+        vals = np.log([v for v in (m.g1() for m in refits) if v is not None])
+        if vals.size >= 3:
+            se = math.sqrt((vals.size - 1) / vals.size * float(np.sum((vals - vals.mean()) ** 2)))
+            interval = (math.exp(math.log(g1) - 1.96 * se), math.exp(math.log(g1) + 1.96 * se))
+            stderr = g1 * se
+    est = GranularityEstimate(measured_crossing(d.g, s_meas, 1.0), g1, stderr, interval)
+    return ChosenFit(s.model, s, terms, cv_error, k, d.g, s_meas, s_model, est,
+                     tuple(warnings))
+
+
+def _value(s: Solved, label: str) -> float:
+    """A parameter's value by the name :func:`.termfit.solve` reports a bound with."""
+    return dict(s.model_parameters())[label]
+
+
+def _outliers(d: FitData, s: Solved) -> list[str]:
+    """Each time the robust fit misses by more than OUTLIER_LOG, with what it expected."""
+    m0, m1 = times(s.x, s.spec, d.g, s.dependent)
+    out = []
+    for label, measured, model in (("host", d.t0, m0), ("accelerated", d.t1, m1)):
+        for g, t, e in zip(d.g, measured, model):
+            if abs(math.log(t / e)) > OUTLIER_LOG:
+                out.append(f"outlier at {format_size(g)}: {label} time measured "
+                           f"{_seconds(t)}, the fit expects {_seconds(e)} ({t / e:.3g}x); "
+                           f"the robust loss discounts it (re-measure that size)")
+    return out
+
+
+def _seconds(t: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t:.3g} s"
+
+
+@dataclass(frozen=True)
+class HoldoutCheck:
+    """A fit on every other size judged on the rest: the chosen model's prediction and the
+    neighbour interpolation's (:mod:`.holdout`), and g1 of that fit against the crossing
+    measured on all sizes (log-log interpolation where the measured speedup passes 1)."""
+
+    fit: ChosenFit
+    model: "Prediction"
+    baseline: "Prediction"
+    g1_measured: float | None
+
+    @property
+    def g1_error(self) -> float | None:
+        if self.g1_measured is None or self.fit.g1.model is None:
+            return None
+        return self.fit.g1.model / self.g1_measured - 1
+
+
+def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutCheck:
+    from .holdout import alternate_split, interpolate_neighbours, predict
+    train, test = alternate_split(d.n)
+    part = subset(d, train)
+    fit = choose(part, layers, name=name, jackknife=False)
+    s_test = d.t0[test] / d.t1[test]
+    model = predict(fit.speedup, d.g[test], s_test)
+    baseline = predict(lambda g: interpolate_neighbours(part.g, part.t0 / part.t1, g),
+                       d.g[test], s_test)
+    return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0))

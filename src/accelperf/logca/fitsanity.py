@@ -1,0 +1,62 @@
+"""Sanity checks of measured offload times that a fit cannot repair (issue 35 item 5).
+
+Each flags a physically odd measurement as "check the measurement", with the numbers:
+
+* a time that falls by more than half from one size to the next larger one: its cost per
+  byte then falls by more than twice the size ratio, which data outgrowing a cache never
+  do (a miss costs more, not less); seen when small buffers were misaligned (copies 9x slow
+  below 512 KiB) and a hierarchical fit explained it as "accelerator -90% beyond L2";
+* a fitted step h_k, a_k or l_k < -1/2 (a cost per byte halves beyond a layer);
+* a bend (the host's cost per byte jumping BEND_FACTOR-fold between neighbouring sizes) far
+  from every layer of the hierarchy given (no capacity within a factor FAR of it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..units import format_size
+
+BEND_FACTOR = 3.0
+FAR = 4.0
+
+
+def sanity_warnings(d, model=None, layers=()) -> list[str]:
+    out = []
+    series = [("host", d.t0), ("accelerated", d.t1)] + \
+        ([("echo (copies only)", d.echo)] if d.echo is not None else [])
+    for label, t in series:
+        for i in range(d.n - 1):
+            if t[i + 1] < 0.5 * t[i]:
+                per_byte = (t[i] / d.g[i]) / (t[i + 1] / d.g[i + 1])
+                out.append(f"check the measurement: the {label} time falls from "
+                           f"{t[i]:.3g} s at {format_size(d.g[i])} to {t[i + 1]:.3g} s at "
+                           f"{format_size(d.g[i + 1])}, a cost per byte {per_byte:.3g}x lower "
+                           f"at the larger size; data outgrowing a cache never get cheaper "
+                           f"(misaligned or pageable buffers at the small sizes?)")
+    if model is not None:
+        for label, steps in (("host", model.host_steps), ("accelerator", model.accel_steps),
+                             ("copies'", model.link_steps)):
+            for layer, h in zip(model.layers, steps):
+                if h < -0.5:
+                    out.append(f"check the measurement: the fitted {label} cost per byte "
+                               f"falls {-h:.0%} beyond layer {layer.name!r} "
+                               f"({format_size(layer.capacity_bytes)}); leaving a cache never "
+                               f"halves it")
+    caps = [l.capacity_bytes for l in layers if not math.isinf(l.capacity_bytes)]
+    if caps:
+        per_byte = d.t0 / d.g
+        for i in range(d.n - 1):
+            jump = per_byte[i + 1] / per_byte[i]
+            if jump < BEND_FACTOR:
+                continue
+            near = [c for c in caps if d.g[i] / FAR <= c <= d.g[i + 1] * FAR]
+            if not near:
+                closest = min(caps, key=lambda c: abs(math.log(c / d.g[i])))
+                out.append(f"check the measurement: the host's cost per byte jumps "
+                           f"{jump:.3g}x between {format_size(d.g[i])} and "
+                           f"{format_size(d.g[i + 1])}, far from every layer given (the "
+                           f"nearest holds {format_size(closest)})")
+    return out

@@ -1,0 +1,277 @@
+"""LogCA whose terms are chosen by how well they predict sizes left out (issues 35, 36).
+
+The model is :class:`.hierarchy.HierarchicalLogCA` (ISCA'17 eq. 1 with a host constant,
+host layers and the accelerator's own kernel, see that module):
+
+    T0(g) = c0 + C·g^β·H(g),       H(g) = 1 + Σ_k h_k·m_k(g)
+    T1(g) = o + L1(g) + max(floor, C·g^β_A/A)
+
+Plain LogCA has c0 = 0, H = 1, floor = 0, β_A = β and L1 = L (granularity-independent). Each
+extension is a *term* the data must earn:
+
+* ``host-constant``: c0, the host's per-call cost (a thread pool's wake-up, a dispatcher);
+* ``floor``: the accelerator kernel's least time (launch and occupancy, ~8 µs on a GPU);
+* ``accel-beta``: β_A, the accelerator running another algorithm (radix against comparison
+  sort; its own BLAS);
+* ``per-byte-latency``: L1 = L·g (ISCA'17 §2.3, eq. 8) when no echo run measures the copies;
+  with an echo run o and L come from it (``o + L·g`` by relative least squares) and are held;
+* ``layer:NAME``: a step h_k of the host's cost per byte once the data outgrow that layer of
+  the hierarchy given, centred at the layer's capacity μ_k (w_k = 1: the data outgrow the
+  layer when g passes it; a logistic in ln g of fixed sharpness,
+  :func:`.hierarchy.miss_share`). Offered only where the layer's bend has at least
+  ``MIN_SIDE`` measured sizes on each side. The bend is not fitted: with the sizes a factor
+  2 or 4 apart the data cannot place it between two sizes (on the H200 data a free w moved
+  the 16→32 MiB step of the scale kernel's host to 61 MiB, 94% off at 32 MiB).
+
+Choice by prediction, not in-sample fit (AIC rewarded 28 parameters on 27 residuals):
+forward selection from plain LogCA, adding at each step the term that lowers the
+cross-validated speedup error most, while it lowers it by at least ``MIN_GAIN`` (relative).
+Every fold is refitted from scratch, start values included, from its own sizes only. A
+candidate with more free parameters than a fold has sizes is refused.
+
+Each fit minimises a robust loss (``soft_l1``, scale ``F_SCALE`` in log time: a 5% miss
+counts fully, a 10x miss about as ln-linearly) of the log host time and the log speedup, so
+a point far off the curve (a thread pool's wake-up) pulls the fit little and is named in the
+warnings with what the fit expected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+
+from ..units import format_size
+from .fit import (FitData, FittedParameter, GranularityEstimate, SpeedupErrors,
+                  linear_accel, linear_echo, measured_crossing, power_law)
+from .hierarchy import HierarchicalLogCA, MemoryLayer, miss_share
+from .holdout import fold_indices
+from .model import LogCA
+
+LN_C, BETA, LN_C0, O, LAT, LN_A, LN_FLOOR, BETA_A = range(8)
+N_FIXED = 8
+NAMES = ("C", "beta", "c0", "o", "L", "A", "floor", "beta_A")
+SHARPNESS = 8.0              # the host step's logistic: 10% -> 90% over a factor of 1.7 in g
+W_RANGE = (0.5, 2.0)         # the bend stays within a factor 2 of the layer's capacity
+STEP_RANGE = (0.1, 100.0)    # 1 + h_k: the host's cost per byte beyond the layer, relative
+BETA_RANGE = (0.1, 3.0)
+F_SCALE = 0.05
+MIN_GAIN = 0.02
+MIN_SIDE = 2
+TERMS = ("host-constant", "floor", "accel-beta", "per-byte-latency")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Which terms a candidate has (the hierarchy's layers it steps at, innermost first)."""
+
+    host_constant: bool = False
+    floor: bool = False
+    accel_beta: bool = False
+    per_byte_latency: bool = False
+    layers: tuple[MemoryLayer, ...] = ()
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        flags = (self.host_constant, self.floor, self.accel_beta, self.per_byte_latency)
+        return tuple(t for t, on in zip(TERMS, flags) if on) + \
+            tuple(f"layer:{l.name}" for l in self.layers)
+
+    def with_term(self, term: str, layers: tuple[MemoryLayer, ...]) -> "Spec":
+        from dataclasses import replace
+        if term.startswith("layer:"):
+            added = {l.name for l in self.layers} | {term[6:]}
+            return replace(self, layers=tuple(l for l in layers if l.name in added))
+        return replace(self, **{term.replace("-", "_"): True})
+
+    def free(self, has_echo: bool) -> np.ndarray:
+        """The free entries of the parameter vector."""
+        f = np.zeros(N_FIXED + 2 * len(self.layers), bool)
+        f[[LN_C, BETA, LN_A]] = True
+        f[LN_C0], f[LN_FLOOR], f[BETA_A] = self.host_constant, self.floor, self.accel_beta
+        f[O] = not has_echo
+        f[LAT] = self.per_byte_latency and not has_echo
+        f[N_FIXED::2] = True             # the steps h_k; the bends stay at the capacities
+        return f
+
+
+@dataclass(frozen=True)
+class Solved:
+    """One fitted candidate: its vector, which entries were free, and the model."""
+
+    spec: Spec
+    x: np.ndarray = field(repr=False)
+    free: np.ndarray = field(repr=False)
+    dependent: bool
+    model: HierarchicalLogCA
+    at_bound: tuple[str, ...]
+
+    def model_parameters(self) -> list[tuple[str, float]]:
+        """(name, value) of every vector entry in the model's units: C, c0, A and floor
+        are fitted as logarithms, a step as ln(1 + h), a working set as ln w."""
+        logs = {"C", "c0", "A", "floor"}
+        out = [(n, math.exp(v) if n in logs else float(v)) for n, v in zip(NAMES, self.x)]
+        for i in range(N_FIXED, self.x.size):
+            name = _vector_name(i, self.spec)
+            out.append((name, math.expm1(self.x[i]) if name.startswith("h[")
+                        else math.exp(self.x[i])))
+        return out
+
+
+# ---------------------------------------------------------------------- the times
+def times(x, spec: Spec, g, dependent: bool):
+    """(T0, T1) of vector x at g, as :class:`.hierarchy.HierarchicalLogCA` computes them
+    (tests check the two agree), without building a model at each solver step."""
+    lng = np.log(g)
+    host = np.exp(x[LN_C] + x[BETA] * lng)
+    H = np.ones_like(g)
+    for k, layer in enumerate(spec.layers):
+        step, lnw = x[N_FIXED + 2 * k], x[N_FIXED + 2 * k + 1]
+        H = H + (math.exp(step) - 1) * miss_share(g, layer.capacity_bytes, math.exp(lnw),
+                                                  SHARPNESS)
+    c0 = math.exp(x[LN_C0]) if spec.host_constant else 0.0
+    beta_a = x[BETA_A] if spec.accel_beta else x[BETA]
+    kernel = np.exp(x[LN_C] - x[LN_A] + beta_a * lng)
+    if spec.floor:
+        kernel = np.maximum(math.exp(x[LN_FLOOR]), kernel)
+    latency = x[LAT] * g if dependent else x[LAT]
+    return c0 + host * H, x[O] + latency + kernel
+
+
+def model_of(x, spec: Spec, dependent: bool, name: str | None = None) -> HierarchicalLogCA:
+    base = LogCA(L=max(x[LAT], 0.0), o=max(x[O], 0.0), C=math.exp(x[LN_C]),
+                 A=math.exp(x[LN_A]), beta=x[BETA],
+                 latency="dependent" if dependent else "independent", unit="seconds",
+                 name=name)
+    n = len(spec.layers)
+    return HierarchicalLogCA(
+        base, spec.layers + (MemoryLayer("beyond", math.inf),),
+        host_steps=tuple(math.exp(x[N_FIXED + 2 * k]) - 1 for k in range(n)),
+        working_set=tuple(math.exp(x[N_FIXED + 2 * k + 1]) for k in range(n)) or 1.0,
+        sharpness=SHARPNESS,
+        host_constant=math.exp(x[LN_C0]) if spec.host_constant else 0.0,
+        floor=math.exp(x[LN_FLOOR]) if spec.floor else 0.0,
+        accel_beta=float(x[BETA_A]) if spec.accel_beta else None, name=name)
+
+
+def _bounds(d: FitData, spec: Spec):
+    t_lo, t_hi = float(min(d.t0.min(), d.t1.min())), float(max(d.t0.max(), d.t1.max()))
+    lower = [-np.inf, BETA_RANGE[0], math.log(t_lo * 1e-3), 0.0, 0.0, -30.0,
+             math.log(t_lo * 1e-3), BETA_RANGE[0]]
+    upper = [np.inf, BETA_RANGE[1], math.log(t_hi), np.inf, np.inf, 30.0, math.log(t_hi),
+             BETA_RANGE[1]]
+    for _ in spec.layers:
+        lower += [math.log(STEP_RANGE[0]), math.log(W_RANGE[0])]
+        upper += [math.log(STEP_RANGE[1]), math.log(W_RANGE[1])]
+    return np.array(lower), np.array(upper)
+
+
+def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
+    """Start values from this data set alone (a fold's sizes in cross-validation)."""
+    g, t0, t1 = d.g, d.t0, d.t1
+    inner = g < spec.layers[0].capacity_bytes if spec.layers else np.ones(g.size, bool)
+    inner = inner if inner.sum() >= 3 else np.ones(g.size, bool)
+    gi, ti = g[inner], t0[inner]
+    upper_half = slice(gi.size // 2, None) if spec.host_constant else slice(None)
+    C, beta, _, _ = power_law(gi[upper_half], ti[upper_half])
+    beta = float(np.clip(beta, *BETA_RANGE))
+    c0 = max(float(t0[0] - C * g[0] ** beta), 0.05 * float(t0[0]))
+    x = np.zeros(N_FIXED + 2 * len(spec.layers))
+    x[LN_C], x[BETA], x[LN_C0] = math.log(C), beta, math.log(c0)
+    host = C * g ** beta
+    if d.echo is not None:
+        o, L, _, _ = linear_echo(g, d.echo, dependent)
+    else:
+        o, L, inv_a = linear_accel(g, host, t1, dependent)
+    x[O], x[LAT] = max(o, 1e-3 * float(t1.min())), max(L, 0.0)
+    kernel = np.clip(t1 - x[O] - (x[LAT] * g if dependent else x[LAT]), 0.05 * t1, None)
+    x[LN_FLOOR] = math.log(float(np.median(kernel[:3])))
+    big = slice(g.size // 2, None)
+    K, beta_k, _, _ = power_law(g[big], kernel[big])
+    x[BETA_A] = float(np.clip(beta_k, *BETA_RANGE))
+    x[LN_A] = (math.log(C) - math.log(K)) if spec.accel_beta else \
+        float(np.median(np.log(host[big]) - np.log(kernel[big])))
+    x[LN_A] = float(np.clip(x[LN_A], -29, 29))
+    for k, layer in enumerate(spec.layers):
+        above = g > layer.capacity_bytes
+        ratio = np.median(t0[above] / host[above]) if above.any() else 1.0
+        x[N_FIXED + 2 * k] = math.log(float(np.clip(ratio, 0.2, 50)))
+    return x
+
+
+def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
+    """The robust least-squares fit of one candidate to ``d`` (log host time, log speedup)."""
+    dependent = d.echo is not None or spec.per_byte_latency
+    free = spec.free(d.echo is not None)
+    x0 = _start(d, spec, dependent)
+    lower, upper = _bounds(d, spec)
+    # Inside the bounds (a solver's start must be) without moving the held entries: L may be
+    # 2.6e-11 s/B, which an absolute margin would swamp.
+    with np.errstate(invalid="ignore"):
+        margin = np.where(np.isfinite(upper - lower), 1e-9 * (upper - lower), 0.0)
+    x0[free] = np.clip(x0[free], (lower + margin)[free], (upper - margin)[free])
+    ln_t0, ln_t1 = np.log(d.t0), np.log(d.t1)
+    host_part = np.zeros(free.size, bool)
+    host_part[[LN_C, BETA, LN_C0]] = True
+    host_part[N_FIXED:] = True
+
+    def run(x, which, parts):
+        def residuals(v):
+            y = x.copy()
+            y[which] = v
+            m0, m1 = times(y, spec, d.g, dependent)
+            r0 = np.log(m0) - ln_t0
+            r1 = np.log(m1) - ln_t1
+            return {"host": r0, "accel": r1, "both": np.concatenate([r0, r0 - r1])}[parts]
+        with np.errstate(all="ignore"):
+            sol = optimize.least_squares(residuals, x[which], bounds=(lower[which],
+                                         upper[which]), loss="soft_l1", f_scale=F_SCALE,
+                                         max_nfev=300)
+        y = x.copy()
+        y[which] = sol.x
+        return y
+
+    # The host's terms first (its own times), then the accelerator's with the host held,
+    # then everything on log host time and log speedup: each start comes from the step
+    # before, so the joint solve begins near both curves.
+    x = run(x0, free & host_part, "host")
+    x = run(x, free & ~host_part, "accel")
+    x = run(x, free, "both")
+    span = upper - lower
+    near = free & np.isfinite(span) & ((x - lower < 1e-4 * span) | (upper - x < 1e-4 * span))
+    return Solved(spec, x, free, dependent, model_of(x, spec, dependent, name),
+                  tuple(_vector_name(i, spec) for i in np.flatnonzero(near)))
+
+
+def _vector_name(i: int, spec: Spec) -> str:
+    if i < N_FIXED:
+        return NAMES[i]
+    layer = spec.layers[(i - N_FIXED) // 2].name
+    return f"h[{layer}]" if (i - N_FIXED) % 2 == 0 else f"w[{layer}]"
+
+
+def free_count(spec: Spec, has_echo: bool) -> int:
+    return int(spec.free(has_echo).sum())
+
+
+def subset(d: FitData, idx) -> FitData:
+    return FitData(d.g[idx], d.t0[idx], d.t1[idx], None if d.echo is None else d.echo[idx], ())
+
+
+def cross_validate(d: FitData, spec: Spec, k: int | None = None):
+    """(mean |relative speedup error| on the held-out sizes, the fold models): each fold
+    refitted from scratch; k = None leaves one size out at a time. None when a fold has
+    fewer sizes than the candidate has free parameters (refused)."""
+    folds = fold_indices(d.n, k or d.n)
+    if any(tr.size < free_count(spec, d.echo is not None) for tr, _ in folds):
+        return None, ()
+    errors, models = [], []
+    for train, test in folds:
+        s = solve(subset(d, train), spec)
+        with np.errstate(all="ignore"):
+            pred = np.asarray(s.model.speedup(d.g[test]), float)
+        errors.extend(np.abs(pred / (d.t0[test] / d.t1[test]) - 1))
+        models.append(s.model)
+    return float(np.mean(errors)), tuple(models)
