@@ -236,6 +236,14 @@ class Explorer:
                 return sympy.Integer(k)
         return value                    # more than ``upto``: the caller's check fails
 
+    def _drop_empty_head(self, path: Path, queue: list) -> None:
+        """A function reads the head token's values: a bundle at the head that holds no
+        token on this path (a packet's ``floor((B - 1)/4)`` full bursts when B <= 4) is
+        not the head; the path forks where whether it is empty depends on the input."""
+        while queue and not (isinstance(queue[0].mult, int) or queue[0].mult.is_Integer) \
+                and len(queue) > 1 and self._decide(path, sympy.Eq(queue[0].mult, 0)):
+            queue.pop(0)
+
     @staticmethod
     def _available(queue):
         return sum((tok.mult for tok in queue), sympy.Integer(0))
@@ -276,6 +284,7 @@ class Explorer:
         """None if ``t`` cannot fire now, else what its firing takes and gives."""
         q = path.queues
         for arg, k in t.needs:
+            self._drop_empty_head(path, q[t.arg_places[arg]])
             if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
                 return None
         if t.guard is not None:
@@ -310,10 +319,12 @@ class Explorer:
                 continue                          # takes the whole stream at once
             if not need.is_Integer and self._prefix(path, q[pid], need) is not None:
                 continue                          # takes the first entries, whole
-            if need != 1:
+            if need != 1 and not self._whole_groups(path, q[pid][0].mult, need):
                 raise AnalysisError(f"transition {t.name!r} takes {need} tokens at a time "
-                                    f"from the stream in {self.model.places[pid].name!r}: "
-                                    f"only one at a time, or all of it, is supported")
+                                    f"from the stream in {self.model.places[pid].name!r}, "
+                                    f"which does not hold a whole number of such groups: "
+                                    f"one at a time, k at a time from a bundle of k·m "
+                                    f"tokens, or all of it, is supported")
             if bundled is not None:
                 raise AnalysisError(f"transition {t.name!r} pairs tokens of two streams")
             takers = [self.model.transitions[u].name for u in self.consumers[pid]]
@@ -359,6 +370,16 @@ class Explorer:
         delay = sympy.sympify(self._value(path, t, t.delay))
         interval = sympy.sympify(self._value(path, t, t.initiation_interval))
         return weights, bundled, outs, delay, interval
+
+    def _whole_groups(self, path: Path, mult, k) -> bool:
+        """Whether a bundle of ``mult`` tokens splits into firings of ``k`` tokens each
+        (a DMA taking bursts of 4 blocks from a bundle of 4·m blocks) under the path's
+        conditions: ``k`` a whole number > 1 and ``mult mod k`` provably 0."""
+        k = sympy.sympify(k)
+        if not k.is_Integer or k < 1:
+            return False
+        rest = sympy.Mod(mult, k)
+        return rest == 0 or not self.solver.possible(path.conditions + [sympy.Ne(rest, 0)])
 
     PREFIX_ENTRIES = 4
     """Leading entries of a queue :meth:`_prefix` tries to match a symbolic weight with."""
@@ -413,7 +434,7 @@ class Explorer:
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
             if bundled is not None and i == bundled:
                 taken = [q[pid].pop(0)]
-                times = taken[0].mult
+                times = sympy.simplify(taken[0].mult / need)   # k at a time: m firings
             elif bundled is not None and pid in self.loops:
                 taken = [SymToken(tok.values, tok.mult, tok.source)
                          for tok in q[pid][:1]]        # used and given back
