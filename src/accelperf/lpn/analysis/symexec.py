@@ -50,8 +50,6 @@ firing uses them and gives them back, as the interface's loop analysis (A.3) ass
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import sympy
 
 from ...errors import ModelError
@@ -61,16 +59,10 @@ from ..graph import strong_components
 from ..net import Model, Transition
 from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
+from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
+                         SymToken)
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
-
-
-class AnalysisError(ModelError):
-    """A net (or a part of it) that the symbolic analyses cannot handle, and why."""
-
-
-class ExplosionError(ModelError):
-    """The input space splits into more paths than the configured limit."""
 
 
 DEFAULT_MAX_PATHS = 256
@@ -82,47 +74,6 @@ value (its tokens may be consumed a few at a time); a larger one becomes a bundl
 
 MAX_RECORDS = 200_000
 """Commit records on one path after which the exploration stops (a net that never ends)."""
-
-
-@dataclass
-class SymToken:
-    values: tuple               # SymPy expression per property
-    mult: object = 1            # tokens this entry stands for: int or SymPy (a bundle)
-    source: int = -1            # index of the commit record that produced it (-1: initial)
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit record of a symbolic run; ``times`` firings when it is bundled."""
-
-    transition: str
-    tid: int
-    consumed: tuple             # tokens taken from each input arc, per firing
-    produced: tuple             # ((place name, tokens), ...) per output arc, per firing
-    delay: object               # SymPy: cycles of one firing
-    interval: object            # SymPy: its initiation interval
-    times: object               # 1, or SymPy for a bundled record
-    sources: tuple              # records whose tokens it consumed (-1: initial tokens)
-    bundled: bool = False
-    waited: tuple = ()          # records whose tokens its read arcs waited for (-1: initial)
-
-    def __repr__(self) -> str:
-        n = "" if self.times == 1 else f" x {self.times}"
-        return f"Commit({self.transition}{n}: in {self.consumed}, out {self.produced})"
-
-
-@dataclass
-class Path:
-    """One path of the exploration: its conditions and commit records."""
-
-    queues: list
-    conditions: list = field(default_factory=list)
-    commits: list = field(default_factory=list)
-    stuck: tuple = ()
-
-    def copy(self) -> "Path":
-        return Path([list(q) for q in self.queues], list(self.conditions),
-                    list(self.commits), self.stuck)
 
 
 class _Fork(Exception):
@@ -274,7 +225,7 @@ class Explorer:
             same = self.solver.constant(value, self.ranges)
             if same is not None:
                 return same
-            raise AnalysisError(f"the {what} of transition {t.name!r} depends on a stream's "
+            raise StreamValueError(f"the {what} of transition {t.name!r} depends on a stream's "
                                 f"token values ({value}): give that place a fixed count in "
                                 f"the space, so each token has its own symbols")
         return value
@@ -614,5 +565,5 @@ class Explorer:
         return done
 
 
-__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
-           "DEFAULT_MAX_PATHS"]
+__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "StreamValueError",
+           "ExplosionError", "DEFAULT_MAX_PATHS"]
