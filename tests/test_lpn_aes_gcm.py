@@ -74,3 +74,20 @@ def test_one_packet_splits_into_classes_by_its_last_burst(engine):
 def _symbols(cls):
     import sympy
     return {s for cond in cls.conditions for s in sympy.sympify(cond).free_symbols}
+
+
+def test_one_packet_of_1_to_1500_bytes_is_proved_without_a_class_per_count(engine):
+    # issue 33 item 3: a class per block count ran 50 minutes to "unknown"; a space of
+    # 1,500 inputs whose counts vary is decided by simulating each of them
+    from pathlib import Path
+    from accelperf.lpn.analysis.space import load_space
+    from accelperf.lpn.analysis.verify import latency_bound, prove
+    space = load_space(engine, Path(__file__).parent.parent / "examples" / "spaces" /
+                       "aes-gcm-one-packet.toml")
+    upper = latency_bound(engine, space, "max")
+    assert upper.status == "proved" and upper.classes == 0
+    assert upper.bound == max(one_packet_by_hand(b) for b in range(1, 1501)) == 432
+    assert "simulating each of the space's 1500 input(s)" in upper.note
+    assert upper.witness.simulated == 432
+    broken = prove(engine, space, "latency <= 431")
+    assert broken.holds is False and broken.counterexample.simulated == 432
