@@ -55,7 +55,7 @@ def test_unseen_lists_are_within_two_percent(extracted):
 
 
 def test_fill_and_drain_are_terms(extracted):
-    # Four 64-B packets: 132 cycles. The max of works alone, Max(80, 4·16), is 33.9% low.
+    # Four 64-B packets: 132 cycles. The max of works alone, Max(80, 4·16), is 39.4% low.
     model, _, _, module = extracted
     assert simulate(model, [64] * 4).latency == 132
     assert module.latency([64] * 4) == 132
@@ -98,3 +98,29 @@ def test_cli_checks_every_term_against_simulation(tmp_path):
     assert doc["terms"]["[64,1500,576,40]"]["ghash"] == 604
     assert doc["failed_assumptions"] == {}
     assert out.exists()
+
+
+def test_the_explorer_panel_prices_n_alike_packets(extracted):
+    """explore --space: the panel's JavaScript (per class, the max of the stage terms for
+    n packets alike) against the simulation, run in Node where it is installed."""
+    import shutil
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js (node) is not installed: the page's JavaScript cannot be run")
+    from accelperf.explore.formulas import stream_formulas
+    model, iface, _, _ = extracted
+    classes = [c.to_dict() for c in stream_formulas(iface)]
+    cases = [(4, 64), (2, 9000), (3, 65), (5, 1473), (1, 1)]
+    program = "\n".join([
+        f"const classes = {json.dumps(classes)};",
+        "const out = [];",
+        f"for (const [n, b] of {json.dumps(cases)}) {{",
+        "  const n_packets = n, packets_0_bytes = b;",
+        "  const c = classes.find((k) => k.condition_js.every((x) => eval(x)));",
+        "  out.push(eval(c.latency_js));",
+        "}",
+        "process.stdout.write(JSON.stringify(out));"])
+    done = subprocess.run([node, "-e", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got == [simulate(model, [b] * n).latency for n, b in cases]

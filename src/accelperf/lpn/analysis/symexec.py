@@ -187,12 +187,19 @@ class Explorer:
                 return sympy.Integer(k)
         return value                    # more than ``upto``: the caller's check fails
 
-    def _drop_empty_head(self, path: Path, queue: list) -> None:
-        """A function reads the head token's values: a bundle at the head that holds no
-        token on this path (a packet's ``floor((B - 1)/4)`` full bursts when B <= 4) is
-        not the head; the path forks where whether it is empty depends on the input."""
-        while queue and not (isinstance(queue[0].mult, int) or queue[0].mult.is_Integer) \
-                and len(queue) > 1 and self._decide(path, sympy.Eq(queue[0].mult, 0)):
+    def _drop_empty_head(self, path: Path, t: Transition, queue: list, weight) -> None:
+        """A weight read from the head token: a bundle at the head that holds no token on
+        this path (a packet's ``floor((B - 1)/4)`` full bursts when B <= 4) is not the
+        head. The path forks where whether it is empty depends on the input, and only
+        where the weight read from the entry after it differs (else either is right)."""
+        while len(queue) > 1 and not (isinstance(queue[0].mult, int) or
+                                      queue[0].mult.is_Integer):
+            head = queue.pop(0)
+            after = sympy.sympify(self._value(path, t, weight))
+            queue.insert(0, head)
+            if sympy.simplify(sympy.sympify(self._value(path, t, weight)) - after) == 0 or \
+                    not self._decide(path, sympy.Eq(head.mult, 0)):
+                return
             queue.pop(0)
 
     @staticmethod
@@ -234,8 +241,10 @@ class Explorer:
     def _plan(self, path: Path, t: Transition):
         """None if ``t`` cannot fire now, else what its firing takes and gives."""
         q = path.queues
+        for pid, w in zip(t.inputs, t.weights):
+            if w.op != "const":              # a weight read from the head token
+                self._drop_empty_head(path, t, q[pid], w)
         for arg, k in t.needs:
-            self._drop_empty_head(path, q[t.arg_places[arg]])
             if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
                 return None
         if t.guard is not None:

@@ -47,14 +47,14 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import sympy
 
 from ..net import Model
-from .classes import input_classes, marking_of, tokens_for
+from .classes import input_classes, marking_of, one_token_space, tokens_for
 from .solver import Solver
-from .space import InputSpace, PlaceSpace, space_constraints, symbol_ranges, token_symbol
+from .space import InputSpace, space_constraints, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError, StreamValueError
 
 FIT_POINTS = 10
@@ -180,15 +180,6 @@ def stream_latency(tokens: list) -> float:
 
 
 # ---------------------------------------------------------------------- extraction
-def stream_of(space: InputSpace) -> PlaceSpace | None:
-    """The one stream (a count range, not probed) of a space whose other places are
-    fixed, or None: what a token-by-token interface prices."""
-    streams = [p for p in space.places if p.stream]
-    if len(streams) != 1 or streams[0].probe or streams[0].values:
-        return None
-    return streams[0]
-
-
 def interface_for(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS):
     """The interface of ``model`` over ``space``: by classes of the whole input
     (:func:`.interface.extract_interface`), or, where a per-token value steers the net
@@ -197,7 +188,7 @@ def interface_for(model: Model, space: InputSpace, *, max_classes: int = DEFAULT
     try:
         return extract_interface(model, space, max_classes=max_classes)
     except StreamValueError:
-        if stream_of(space) is None:
+        if one_token_space(space) is None:
             raise
     return extract_stream_interface(model, space, max_classes=max_classes)
 
@@ -206,14 +197,12 @@ def extract_stream_interface(model: Model, space: InputSpace, *,
                              max_classes: int = DEFAULT_MAX_PATHS) -> StreamInterface:
     """The token-by-token interface of ``model`` over ``space``'s one stream."""
     began = time.perf_counter()
-    ps = stream_of(space)
-    if ps is None:
+    one = one_token_space(space)
+    if one is None:
         raise AnalysisError(f"space = {space!r} is invalid for a token-by-token interface: "
                             f"it needs exactly one place with a token-count range")
-    one = replace(space, places=tuple(replace(p, count=(1, 1)) if p is ps else p
-                                      for p in space.places),
-                  constraints=(), origin=f"{space.origin} (one token of {ps.place})")
-    found = input_classes(model, one, max_classes=max_classes)
+    ps = next(p for p in space.places if p.stream)
+    found = input_classes(model, one, max_classes=max_classes, by_token=False)
     stuck = [c for c in found if c.stuck]
     if stuck:
         raise AnalysisError(f"space = {space!r} is invalid for an interface: a token "
@@ -354,4 +343,4 @@ def _affine(features: list, points: list, ys: list):
 
 
 __all__ = ["Stage", "TokenClass", "StreamInterface", "extract_stream_interface", "interface_for",
-           "stream_of", "stream_latency"]
+           "stream_latency"]
