@@ -232,9 +232,13 @@ class Explorer:
             same = self.solver.constant(value, self.ranges)
             if same is not None:
                 return same
-            raise StreamValueError(f"the {what} of transition {t.name!r} depends on a stream's "
-                                f"token values ({value}): give that place a fixed count in "
-                                f"the space, so each token has its own symbols")
+            # a count or weight per token is priced token by token (token_stream); a
+            # guard, route or read per token stays refused
+            error = StreamValueError if what.startswith(("count", "weight")) else \
+                AnalysisError
+            raise error(f"the {what} of transition {t.name!r} depends on a stream's "
+                        f"token values ({value}): give that place a fixed count in "
+                        f"the space, so each token has its own symbols")
         return value
 
     # ------------------------------------------------------------------ one step

@@ -13,8 +13,8 @@ class AnalysisError(ModelError):
 
 
 class StreamValueError(AnalysisError):
-    """A stream bundle cannot stand for the stream: a per-token value steers a count,
-    weight, guard or route (:mod:`.token_stream` prices such a stream token by token)."""
+    """A stream bundle cannot stand for the stream: a per-token value sets a count or a
+    weight (:mod:`.token_stream` prices such a stream token by token)."""
 
 
 class ExplosionError(ModelError):
