@@ -124,3 +124,15 @@ def test_the_explorer_panel_prices_n_alike_packets(extracted):
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)
     assert got == [simulate(model, [b] * n).latency for n, b in cases]
+
+
+def test_bad_stream_options_are_one_line(tmp_path):
+    from accelperf.cli import main
+    from accelperf.errors import ModelError
+    from accelperf.lpn.analysis.space import space_from_dict
+    model = build("aes-gcm")
+    for entry in ({"count": 1, "by_token": True}, {"count": [1, 9], "by_token": "yes"}):
+        with pytest.raises(ModelError, match="by_token"):
+            space_from_dict(model, {"places": {"packets": entry}})
+    assert main(["explore", "--model", "none", "--space", "x.toml", "--out",
+                 str(tmp_path / "e.html")]) == 2

@@ -61,9 +61,12 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
     out = check_output(out, "--out", suffixes=(".html", ".htm"))
     lpn_off = model_spec.strip().lower() == "none"
     params = read_params(params_file, param_list)
-    if lpn_off and (params or delays or space_path):
-        raise ModelError("--params, --param, --delays and --space are invalid with --model "
-                         "none: they set the LPN model's delays and inputs")
+    if lpn_off and (params or delays):
+        raise ModelError("--params, --param and --delays are invalid with --model none: "
+                         "they set the LPN model's delays")
+    if lpn_off and space_path is not None:
+        raise ModelError(f"--space = '{space_path}' is invalid with --model none: it is the "
+                         f"LPN model's input space")
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
                 latency=latency, unit=unit, frequency=frequency, name=name)
     if not presets and all(v is None for v in (L, o, C, A, beta)):
