@@ -28,7 +28,7 @@ def check_input(text, load_input):
 def stream_interface_command(model, model_spec, iface, values, inputs, out, frequency,
                              check_inputs, tolerance, as_json):
     from ..lpn.analysis.emit import load_module
-    from ..lpn.analysis.stream_emit import bottleneck_label, stream_module_source
+    from ..lpn.analysis.stream_emit import bottleneck_label, readable, stream_module_source
     source = stream_module_source(iface, model, model_spec, frequency)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,16 +53,16 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
                   markup=False, highlight=False)
     console.print(f"  bottleneck: {label}", markup=False, highlight=False)
     for c in iface.classes:
-        conds = " and ".join(map(str, c.conditions)) or "every token"
+        conds = " and ".join(str(readable(x)) for x in c.conditions) or "every token"
         console.print(f"[bold]token class {c.index}[/bold] ({conds})", highlight=False)
-        console.print(f"  alone = {c.latency}    # bottleneck {c.bottleneck}"
+        console.print(f"  alone = {readable(c.latency)}    # bottleneck {c.bottleneck}"
                       + ("" if c.exact else f"  (fit off by {c.residual:.3g} cycles)"),
                       markup=False, highlight=False)
         for s in c.stages:
-            fill = f"fill {s.start}, drain {c.latency - s.finish}" if s.timed else \
-                "(paced by a later stage: work only)"
-            console.print(f"    {s.transition}: work {s.work}; {fill}", markup=False,
-                          highlight=False)
+            fill = f"fill {readable(s.start)}, drain {readable(c.latency - s.finish)}" \
+                if s.timed else "(paced by a later stage: work only)"
+            console.print(f"    {s.transition}: work {readable(s.work)}; {fill}",
+                          markup=False, highlight=False)
     console.print(f"[dim]extracted in {iface.seconds:.2f} s[/dim]")
 
 

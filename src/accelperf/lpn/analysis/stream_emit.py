@@ -34,6 +34,20 @@ def code(expr, iface: StreamInterface) -> str:
     return _Printer({"fully_qualified_modules": True}).doprint(expr)
 
 
+def readable(expr):
+    """``expr`` with ``floor(x/q + (q - 1)/q)`` written ``ceiling(x/q)`` (equal for the
+    whole numbers token properties are): ``ceiling(packets_0_bytes/16)`` blocks."""
+    def ceiling_form(e):
+        if not isinstance(e, sympy.floor):
+            return False
+        const, rest = e.args[0].as_coeff_Add()
+        coeff, _ = rest.as_coeff_Mul()
+        return coeff.is_Rational and coeff > 0 and (1 / coeff).is_Integer and \
+            const == 1 - coeff
+    return sympy.sympify(expr).replace(
+        ceiling_form, lambda e: sympy.ceiling(e.args[0].as_coeff_Add()[1]))
+
+
 def bottleneck_runs(iface: StreamInterface, limit: int = 100_000) -> list:
     """[(stages, lo, hi)]: which stage works longest per token over the one varying
     property's range (ties listed together), as runs of values; [] when the token has
@@ -97,7 +111,9 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
              '    """An input the interface does not cover."""', "", ""]
     for c in iface.classes:
         cond = " and ".join(f"({code(x, iface)})" for x in c.conditions) or "True"
-        lines += [f"def _in_{c.index}(t):", f"    return bool({cond})", "", "",
+        lines += [f"def _in_{c.index}(t):",
+                  f"    # {' and '.join(str(readable(x)) for x in c.conditions) or 'every token'}",
+                  f"    return bool({cond})", "", "",
                   f"def _stages_{c.index}(t):",
                   f"    # bottleneck {c.bottleneck}; alone {code(c.latency, iface)} cycles",
                   "    return {"]
@@ -202,4 +218,4 @@ if __name__ == "__main__":
 '''
 
 
-__all__ = ["stream_module_source", "bottleneck_label", "bottleneck_runs"]
+__all__ = ["stream_module_source", "bottleneck_label", "bottleneck_runs", "readable"]
