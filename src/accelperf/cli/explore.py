@@ -39,11 +39,14 @@ from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
               help="Explore LogCA fitted to these measurements with its terms chosen by "
                    "cross-validation (as `logca fit --select`): the kernel floor, β_A and "
                    "host constant get sliders too.")
+@click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Input space (TOML) of the LPN panel's interface; default: the one "
+                   "shipped for MODEL, else one around its example input.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (its directory must exist).")
 @param_options
 def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, at, hier,
-            algo, model_spec, lpn_frequency, delays, out, params_file=None,
+            algo, model_spec, lpn_frequency, delays, space_path, out, params_file=None,
             param_list=(), fit_csv=None):
     """Write an interactive explorer: one HTML file that opens from disk, with no network
     and no server. Drag a LogCA parameter and see the speedup curve, g1, g_A/2, the bound
@@ -57,6 +60,7 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
       accelperf explore --preset sparc-t4-engine --preset sparc-t3 --kernel aes --out e.html
       accelperf explore --L 1500 --o 29000 --C 90 --A 30 --model none --out e.html
       accelperf explore --delays --params examples/params/core_jpeg.toml --out e.html
+      accelperf explore --model aes-gcm --space src/accelperf/lpn/analysis/spaces/aes-gcm.toml --out e.html
     """
     from ..explore import DEFAULT_DESIGNS, LogcaPanel, build_page, density_panel, lpn_panel
 
@@ -66,6 +70,9 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
     if lpn_off and (params or delays):
         raise ModelError("--params, --param and --delays are invalid with --model none: "
                          "they set the LPN model's delays")
+    if lpn_off and space_path is not None:
+        raise ModelError(f"--space = '{space_path}' is invalid with --model none: it is the "
+                         f"LPN model's input space")
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
                 latency=latency, unit=unit, frequency=frequency, name=name)
     fitted = [] if fit_csv is None else [_selected_fit(fit_csv)]
@@ -79,9 +86,11 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
     lpn = None
     if not lpn_off:
         from ..lpn.loader import load_model
+        from ..lpn.analysis.space import load_space
         model = load_model(model_spec, params)
+        space = None if space_path is None else load_space(model, space_path)
         lpn = progress_run(None, f"extracting the performance interface of {model_spec}",
-                           lambda tick: lpn_panel(model_spec, model,
+                           lambda tick: lpn_panel(model_spec, model, space,
                                                   frequency_hz=lpn_frequency, params=params,
                                                   delays=delays, progress=tick))
     page = build_page(logca, density, lpn)

@@ -190,8 +190,6 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
     click.echo(f"wrote {out}", err=True)
 
 
-
-
 # ---------------------------------------------------------------------- input classes, interfaces
 def _check_inside(module, texts, values, phases):
     """Refuse, before any simulation, a --check input the interface does not cover: a
@@ -281,9 +279,11 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     from ..lpn.analysis.accuracy import check, choose_form
     from ..lpn.analysis.assumptions import failed_assumption
     from ..lpn.analysis.emit import load_module, module_source
-    from ..lpn.analysis.interface import check_interface_request, extract_interface
+    from ..lpn.analysis.interface import check_interface_request
+    from ..lpn.analysis.token_stream import StreamInterface, interface_for
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
+    from .lpn_stream import check_input, stream_interface_command
     if out is not None and out.suffix != ".py":
         raise ModelError(f"--out = '{out}' is invalid: write a .py module")
     if inputs and not check_inputs:
@@ -293,11 +293,14 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     if phases and plain:
         raise ModelError("--phases and --plain are invalid together: give one, or neither "
                          "for the form more accurate on the space's samples")
-    values = [_check_input(text, load_input) for text in inputs]
+    values = [check_input(text, load_input) for text in inputs]
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     check_interface_request(model)
     space = _space(model, space_path)
-    iface = extract_interface(model, space, max_classes=max_classes)
+    iface = interface_for(model, space, max_classes=max_classes)
+    if isinstance(iface, StreamInterface):      # a stream priced token by token
+        return stream_interface_command(model, model_spec, iface, values, inputs, out,
+                                        frequency, check_inputs, tolerance, as_json)
     form = None
     if not (phases or plain):
         form = progress_run(None, "choosing the form", lambda advance: choose_form(
@@ -364,16 +367,6 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     console.print("default form: " + (form.describe() if form is not None else
                                       ("by phase" if phases else "plain") + " (forced)"))
     console.print(f"[dim]extracted in {iface.seconds:.2f} s[/dim]")
-
-
-def _check_input(text, load_input):
-    """An INPUT of --check: JSON (a file or inline), else a file path Ψ reads itself."""
-    try:
-        return load_input(text)
-    except ModelError:
-        if Path(text).is_file():
-            return text
-        raise
 
 
 def _phased_form(c) -> str:

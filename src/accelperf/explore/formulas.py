@@ -135,6 +135,34 @@ def interface_formulas(interface) -> tuple[InterfaceFormulas, ...]:
     return tuple(out)
 
 
-__all__ = ["logca_expressions", "logca_javascript", "density_expression",
+def stream_formulas(interface) -> tuple[InterfaceFormulas, ...]:
+    """A stream priced token by token (:class:`~accelperf.lpn.analysis.token_stream.
+    StreamInterface`) as the panel's classes, for ``n`` tokens alike (the count symbol and
+    the token's own symbols are the sliders): per stage its term ``fill + n·work +
+    drain``, the latency their maximum (what the stream recurrence gives for identical
+    tokens: the bottleneck stage busy from its fill to its drain)."""
+    from ..lpn.analysis.space import count_symbol
+    n = count_symbol(interface.place)
+    out = []
+    for c in interface.classes:
+        terms = []
+        for st in c.stages:
+            term = n * st.work
+            if st.timed:
+                term += st.start + c.latency - st.finish
+            terms.append((st.transition, sympy.sympify(term)))
+        latency = sympy.Max(*[t for _, t in terms])
+        exprs = [latency] + list(c.conditions)
+        names = sorted({str(x) for e in exprs for x in sympy.sympify(e).free_symbols})
+        phase = ((" -> ".join(st.transition for st in c.stages), c.bottleneck, _js(latency)),)
+        out.append(InterfaceFormulas(
+            index=c.index, conditions=tuple(str(x) for x in c.conditions),
+            condition_js=tuple(_js(x) for x in c.conditions), latency_js=_js(latency),
+            phased_js=_js(latency), effective=tuple((t, _js(e)) for t, e in terms),
+            phases=phase, symbols=tuple(names)))
+    return tuple(out)
+
+
+__all__ = ["logca_expressions", "stream_formulas", "logca_javascript", "density_expression",
            "density_javascript", "rate_expression", "interface_formulas",
            "InterfaceFormulas"]

@@ -169,6 +169,7 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
     from ..lpn.analysis.classes import values_of
     from ..lpn.analysis.interface import extract_interface
     from ..lpn.analysis.space import default_space, symbol_ranges
+    from ..lpn.analysis.token_stream import StreamInterface, interface_for
     from ..lpn.analysis.symexec import AnalysisError
     from ..lpn.loader import load_model
     from ..lpn.viz import net_svg
@@ -185,9 +186,11 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
                                           symbol_ranges(space), progress=progress)
             interface = symbolic.interface
         else:
-            interface = extract_interface(model, space)
+            interface = interface_for(model, space)
     except (AnalysisError, ModelError) as exc:
         return LpnPanel(model=name, missing=f"no performance interface for {name}: {exc}")
+    if isinstance(interface, StreamInterface):
+        return _stream_panel(name, model, interface, frequency_hz)
     classes = interface_formulas(interface)
     ranges = {str(s): (float(lo), float(hi)) for s, (lo, hi) in symbol_ranges(space).items()}
     sliders = symbolic.sliders if symbolic else ()
@@ -218,6 +221,32 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
                     defaults=defaults, frequency_hz=frequency_hz, stream_unit=unit,
                     svg=net_svg(model), delays=sliders, fixed_delays=fixed,
                     corners=symbolic.corners if symbolic else None,
+                    declared={p.name: p.default for p in getattr(model, "parameters", ())})
+
+
+def _stream_panel(name: str, model, interface, frequency_hz: float) -> LpnPanel:
+    """The panel of a stream priced token by token: sliders for the token count and the
+    token's properties (tokens alike), starting at the first class's sample."""
+    from ..lpn.analysis.space import count_symbol
+    from ..lpn.viz import net_svg
+    from .formulas import stream_formulas
+    classes = stream_formulas(interface)
+    ps = interface.space.place(interface.place)
+    n = str(count_symbol(interface.place))
+    ranges = {n: (float(ps.count[0]), float(ps.count[1]))}
+    ranges |= {str(interface.symbol(p)): tuple(map(float, ps.properties[p]))
+               for p in interface.properties if p in ps.properties}
+    used = {s for c in classes for s in c.symbols} | {n}
+    sample = interface.classes[0].sample.get(interface.place, [{}])[0]
+    defaults = {s: _start_value(*ranges[s]) for s in used if s in ranges}
+    defaults |= {str(interface.symbol(p)): float(v) for p, v in sample.items()
+                 if str(interface.symbol(p)) in used}
+    values = {p.name: p.value for p in getattr(model, "parameters", ())}
+    return LpnPanel(model=name, classes=classes, ranges={s: ranges[s] for s in used},
+                    defaults=defaults, frequency_hz=frequency_hz,
+                    stream_unit=interface.place, svg=net_svg(model),
+                    fixed_delays=tuple((k, v, "no sliders asked for")
+                                       for k, v in values.items()),
                     declared={p.name: p.default for p in getattr(model, "parameters", ())})
 
 

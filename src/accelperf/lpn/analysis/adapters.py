@@ -107,6 +107,19 @@ def psi_menshen(packets):
     return {"packets": out}
 
 
+def psi_aes_gcm(packets):
+    """Tokens of the AES-GCM engine: a list of packet payload sizes in bytes (1..65535),
+    or {"packets": N, "bytes": k}."""
+    if isinstance(packets, dict):
+        packets = [packets["bytes"]] * int(packets["packets"])
+    if not isinstance(packets, list) or not packets:
+        raise ValueError(f"input = {str(packets)[:40]} is invalid: a list of packet sizes")
+    for b in packets:
+        if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 65535:
+            raise ValueError(f"packet bytes = {b!r} is invalid: an integer 1..65535")
+    return {"packets": [{"bytes": b} for b in packets]}
+
+
 def split_protoacc(doc):
     """A Protoacc input as the messages it serialises one after the other (Fig. 5 sums
     them): a list of messages, or one message."""
@@ -132,7 +145,7 @@ def rotate_protoacc(stage, turns, pipelines):
 
 ADAPTERS = {"block-pipeline": psi_block_pipeline, "darwin": psi_darwin,
             "jpeg-decoder": psi_jpeg_decoder, "protoacc": psi_protoacc,
-            "menshen": psi_menshen}
+            "menshen": psi_menshen, "aes-gcm": psi_aes_gcm}
 """Library model name -> standalone Ψ."""
 
 SPLITTERS = {"protoacc": split_protoacc}
@@ -145,6 +158,6 @@ transition each of the identical round-robin units has once): a unit of a list f
 round-robin where the units before it left it, not where its own trace starts
 (:mod:`.handover`)."""
 
-__all__ = ["ADAPTERS", "ROTATIONS", "SPLITTERS", "psi_block_pipeline", "psi_darwin",
+__all__ = ["ADAPTERS", "ROTATIONS", "SPLITTERS", "psi_aes_gcm", "psi_block_pipeline", "psi_darwin",
            "psi_jpeg_decoder", "psi_protoacc", "psi_menshen", "rotate_protoacc",
            "split_protoacc", "turns_protoacc"]

@@ -10,14 +10,14 @@ class carries its conditions in readable form and a sample input drawn by Z3.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 
 from ..net import Marking, Model
 from .solver import Solver
 from .space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
-from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer
+from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer, StreamValueError
 
 
 @dataclass(frozen=True)
@@ -159,14 +159,38 @@ def random_member(cls: InputClass, model: Model, rng: random.Random,
     return tokens, values_of(space, tokens)
 
 
+def one_token_space(space: InputSpace, declared: bool = False) -> InputSpace | None:
+    """``space`` with its one stream (a count range, not probed, no fixed structure) cut
+    to a single token, every property still ranged; None when it has no such stream or
+    several, or (``declared``) the stream does not say ``by_token = true``: what a
+    stream priced token by token (:mod:`.token_stream`) is made of."""
+    streams = [p for p in space.places if p.stream]
+    if len(streams) != 1 or streams[0].probe or streams[0].values or \
+            (declared and not streams[0].by_token):
+        return None
+    ps = streams[0]
+    return replace(space, places=tuple(replace(p, count=(1, 1)) if p is ps else p
+                                       for p in space.places),
+                   constraints=(), origin=f"{space.origin} (one token of {ps.place})")
+
+
 def input_classes(model: Model, space: InputSpace, *,
-                  max_classes: int = DEFAULT_MAX_PATHS) -> list[InputClass]:
+                  max_classes: int = DEFAULT_MAX_PATHS, by_token: bool = True) -> list[InputClass]:
     """The input classes of ``model`` over ``space`` (OSDI'24 A.2), each with a sample.
+    Where a token's value steers the net and the space's one stream says ``by_token =
+    true`` (issue 33), the classes are those of one token of it (``by_token``; an
+    interface prices such a stream token by token, :mod:`.token_stream`).
 
     Raises ExplosionError past ``max_classes`` paths, AnalysisError for nets the analysis
     cannot handle (named)."""
-    explorer = Explorer(model, space, max_paths=max_classes)
-    paths = explorer.explore()
+    try:
+        explorer = Explorer(model, space, max_paths=max_classes)
+        paths = explorer.explore()
+    except StreamValueError:
+        one = one_token_space(space, declared=True) if by_token else None
+        if one is None:
+            raise
+        return input_classes(model, one, max_classes=max_classes, by_token=False)
     ranges = symbol_ranges(space)
     prefer = [count_symbol(p.place) for p in space.places if p.stream]
     classes = []
@@ -181,5 +205,5 @@ def input_classes(model: Model, space: InputSpace, *,
     return classes
 
 
-__all__ = ["InputClass", "input_classes", "tokens_for", "marking_of", "values_of",
+__all__ = ["InputClass", "input_classes", "one_token_space", "tokens_for", "marking_of", "values_of",
            "random_member", "Commit"]

@@ -113,6 +113,34 @@ def simulate_every_input(problem: Problem, budget: Budget,
     return SimulatedSpace(tuple(runs), not budget.over())
 
 
+def counted_space(model, space, budget: Budget, limit: int = EXHAUSTIVE_LIMIT):
+    """A small space whose token counts vary with a size (issue 33: one packet of
+    1..1500 B makes ``ceil(bytes/16)`` blocks) as a :class:`Problem` with no classes, to be
+    decided by :func:`simulate_every_input` before any class is encoded; None otherwise.
+
+    The encoding of :mod:`.encoding` fixes every count per class, so such a space needs
+    a class per count (94 for 1..1500 B, each a Z3 problem of its own firings: 50
+    minutes to "unknown"). Simulating each of its at most ``limit`` inputs decides it
+    exactly in seconds. A count varies when the symbolic run (:mod:`.symexec`) leaves
+    one symbolic: a bundle, which it makes only for counts past ``SMALL_COUNT`` values."""
+    import sympy
+
+    from .classes import input_classes
+    from .refine import Problem
+    from .symexec import AnalysisError
+    variables = space.variables(model)
+    problem = Problem(model, space, variables, space.constraint_terms(variables), [], True)
+    if space_size(problem) > limit or budget.over():
+        return None
+    try:
+        classes = input_classes(model, space)
+    except AnalysisError:
+        return None
+    counted = any(sympy.sympify(n).free_symbols for c in classes
+                  for n in c.commit_counts().values())
+    return problem if counted else None
+
+
 def decided_note(simulated: SimulatedSpace, why: str) -> str:
     """The note of a result decided by :func:`simulate_every_input`."""
     last = simulated.runs[-1][1] if simulated.runs else None
@@ -123,4 +151,4 @@ def decided_note(simulated: SimulatedSpace, why: str) -> str:
 
 
 __all__ = ["EXHAUSTIVE_LIMIT", "SimulatedSpace", "simulate_every_input", "space_size",
-           "decided_note"]
+           "decided_note", "counted_space"]

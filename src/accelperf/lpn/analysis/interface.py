@@ -504,7 +504,7 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     import time
     t0 = time.perf_counter()
     check_interface_request(model, space)
-    found = input_classes(model, space, max_classes=max_classes)
+    found = input_classes(model, space, max_classes=max_classes, by_token=False)
     classes = [c for c in found if not c.stuck]
     if not classes:
         raise AnalysisError(f"space = {space!r} is invalid for an interface: every input "

@@ -18,7 +18,7 @@ Properties not listed are 0. A fixed ``count`` gives every token its own value p
 property (``blocks[3].symbols``; interfaces' symbol ``blocks_3_symbols``). A ``count``
 range is, for an interface, a *stream* described by its number ``n_P`` and the mean of
 each property (the paper's ``img.num_blocks``); ``probe = K`` runs such a stream token by
-token on K tokens (streams its consumers share token by token). Verification encodes
+token on K tokens (streams its consumers share); ``by_token = true``: classes of one token. Verification encodes
 every token with its own variables, so it takes a count range as one space per
 combination of counts (:meth:`InputSpace.fixed_counts`, at most
 :data:`MAX_COUNT_COMBINATIONS`); ``count(P)`` in a constraint rules combinations out.
@@ -69,6 +69,7 @@ class PlaceSpace:
     properties: dict = field(default_factory=dict)
     probe: int | None = None                # a stream run token by token on this many
     values: tuple | None = None             # per token {prop: value} of fixed properties
+    by_token: bool = False                  # a stream priced token by token (token_stream)
 
     @property
     def stream(self) -> bool:
@@ -397,9 +398,11 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
         except ModelError:
             raise invalid(where, name, f"a place of {model.name!r}: "
                           f"{', '.join(p.name for p in model.places)}") from None
-        if not isinstance(entry, dict) or set(entry) - {"count", "properties", "probe"}:
+        if not isinstance(entry, dict) or set(entry) - {"count", "properties", "probe",
+                                                        "by_token"}:
             raise invalid(where, entry, "a table with count = N (or \"lo..hi\"), "
-                          "properties = {p = [lo, hi]} and, for a stream, probe = K")
+                          "properties = {p = [lo, hi]} and, for a stream, probe = K or "
+                          "by_token = true")
         lo, hi = _count(f"{where}.count", entry.get("count"))
         props = entry.get("properties", {})
         if not isinstance(props, dict):
@@ -416,13 +419,16 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
                                   probe < 1 or lo == hi):
             raise invalid(f"{where}.probe", probe,
                           "an integer >= 1, for a place whose count is a range")
+        by_token = entry.get("by_token", False)
+        if by_token not in (True, False) or by_token and (lo == hi or probe is not None):
+            raise invalid(f"{where}.by_token", by_token, "true or false (true: a count range)")
         unlisted = [p for p in known if p not in ranges]      # 0, as the docstring says
         if lo == hi:
             values = tuple({p: 0 for p in unlisted} for _ in range(lo)) if unlisted else None
         else:
             values = None
             ranges.update({p: (0, 0) for p in unlisted})
-        out.append(PlaceSpace(name, (lo, hi), ranges, probe, values))
+        out.append(PlaceSpace(name, (lo, hi), ranges, probe, values, by_token))
     return _checked(model, InputSpace(tuple(out), constraints, data.get("model"), shape,
                                       origin))
 

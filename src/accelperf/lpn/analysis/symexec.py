@@ -50,8 +50,6 @@ firing uses them and gives them back, as the interface's loop analysis (A.3) ass
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import sympy
 
 from ...errors import ModelError
@@ -61,16 +59,10 @@ from ..graph import strong_components
 from ..net import Model, Transition
 from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
+from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
+                         SymToken)
 from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
-
-
-class AnalysisError(ModelError):
-    """A net (or a part of it) that the symbolic analyses cannot handle, and why."""
-
-
-class ExplosionError(ModelError):
-    """The input space splits into more paths than the configured limit."""
 
 
 DEFAULT_MAX_PATHS = 256
@@ -82,47 +74,6 @@ value (its tokens may be consumed a few at a time); a larger one becomes a bundl
 
 MAX_RECORDS = 200_000
 """Commit records on one path after which the exploration stops (a net that never ends)."""
-
-
-@dataclass
-class SymToken:
-    values: tuple               # SymPy expression per property
-    mult: object = 1            # tokens this entry stands for: int or SymPy (a bundle)
-    source: int = -1            # index of the commit record that produced it (-1: initial)
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit record of a symbolic run; ``times`` firings when it is bundled."""
-
-    transition: str
-    tid: int
-    consumed: tuple             # tokens taken from each input arc, per firing
-    produced: tuple             # ((place name, tokens), ...) per output arc, per firing
-    delay: object               # SymPy: cycles of one firing
-    interval: object            # SymPy: its initiation interval
-    times: object               # 1, or SymPy for a bundled record
-    sources: tuple              # records whose tokens it consumed (-1: initial tokens)
-    bundled: bool = False
-    waited: tuple = ()          # records whose tokens its read arcs waited for (-1: initial)
-
-    def __repr__(self) -> str:
-        n = "" if self.times == 1 else f" x {self.times}"
-        return f"Commit({self.transition}{n}: in {self.consumed}, out {self.produced})"
-
-
-@dataclass
-class Path:
-    """One path of the exploration: its conditions and commit records."""
-
-    queues: list
-    conditions: list = field(default_factory=list)
-    commits: list = field(default_factory=list)
-    stuck: tuple = ()
-
-    def copy(self) -> "Path":
-        return Path([list(q) for q in self.queues], list(self.conditions),
-                    list(self.commits), self.stuck)
 
 
 class _Fork(Exception):
@@ -236,6 +187,21 @@ class Explorer:
                 return sympy.Integer(k)
         return value                    # more than ``upto``: the caller's check fails
 
+    def _drop_empty_head(self, path: Path, t: Transition, queue: list, weight) -> None:
+        """A weight read from the head token: a bundle at the head that holds no token on
+        this path (a packet's ``floor((B - 1)/4)`` full bursts when B <= 4) is not the
+        head. The path forks where whether it is empty depends on the input, and only
+        where the weight read from the entry after it differs (else either is right)."""
+        while len(queue) > 1 and not (isinstance(queue[0].mult, int) or
+                                      queue[0].mult.is_Integer):
+            head = queue.pop(0)
+            after = sympy.sympify(self._value(path, t, weight))
+            queue.insert(0, head)
+            if sympy.simplify(sympy.sympify(self._value(path, t, weight)) - after) == 0 or \
+                    not self._decide(path, sympy.Eq(head.mult, 0)):
+                return
+            queue.pop(0)
+
     @staticmethod
     def _available(queue):
         return sum((tok.mult for tok in queue), sympy.Integer(0))
@@ -266,15 +232,22 @@ class Explorer:
             same = self.solver.constant(value, self.ranges)
             if same is not None:
                 return same
-            raise AnalysisError(f"the {what} of transition {t.name!r} depends on a stream's "
-                                f"token values ({value}): give that place a fixed count in "
-                                f"the space, so each token has its own symbols")
+            # a count or weight per token is priced token by token (token_stream); a
+            # guard, route or read per token stays refused
+            error = StreamValueError if what.startswith(("count", "weight")) else \
+                AnalysisError
+            raise error(f"the {what} of transition {t.name!r} depends on a stream's "
+                        f"token values ({value}): give that place a fixed count in "
+                        f"the space, so each token has its own symbols")
         return value
 
     # ------------------------------------------------------------------ one step
     def _plan(self, path: Path, t: Transition):
         """None if ``t`` cannot fire now, else what its firing takes and gives."""
         q = path.queues
+        for pid, w in zip(t.inputs, t.weights):
+            if w.op != "const":              # a weight read from the head token
+                self._drop_empty_head(path, t, q[pid], w)
         for arg, k in t.needs:
             if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
                 return None
@@ -310,10 +283,12 @@ class Explorer:
                 continue                          # takes the whole stream at once
             if not need.is_Integer and self._prefix(path, q[pid], need) is not None:
                 continue                          # takes the first entries, whole
-            if need != 1:
+            if need != 1 and not self._whole_groups(path, q[pid][0].mult, need):
                 raise AnalysisError(f"transition {t.name!r} takes {need} tokens at a time "
-                                    f"from the stream in {self.model.places[pid].name!r}: "
-                                    f"only one at a time, or all of it, is supported")
+                                    f"from the stream in {self.model.places[pid].name!r}, "
+                                    f"which does not hold a whole number of such groups: "
+                                    f"one at a time, k at a time from a bundle of k·m "
+                                    f"tokens, or all of it, is supported")
             if bundled is not None:
                 raise AnalysisError(f"transition {t.name!r} pairs tokens of two streams")
             takers = [self.model.transitions[u].name for u in self.consumers[pid]]
@@ -359,6 +334,16 @@ class Explorer:
         delay = sympy.sympify(self._value(path, t, t.delay))
         interval = sympy.sympify(self._value(path, t, t.initiation_interval))
         return weights, bundled, outs, delay, interval
+
+    def _whole_groups(self, path: Path, mult, k) -> bool:
+        """Whether a bundle of ``mult`` tokens splits into firings of ``k`` tokens each
+        (a DMA taking bursts of 4 blocks from a bundle of 4·m blocks) under the path's
+        conditions: ``k`` a whole number > 1 and ``mult mod k`` provably 0."""
+        k = sympy.sympify(k)
+        if not k.is_Integer or k < 1:
+            return False
+        rest = sympy.Mod(mult, k)
+        return rest == 0 or not self.solver.possible(path.conditions + [sympy.Ne(rest, 0)])
 
     PREFIX_ENTRIES = 4
     """Leading entries of a queue :meth:`_prefix` tries to match a symbolic weight with."""
@@ -413,7 +398,7 @@ class Explorer:
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
             if bundled is not None and i == bundled:
                 taken = [q[pid].pop(0)]
-                times = taken[0].mult
+                times = sympy.simplify(taken[0].mult / need)   # k at a time: m firings
             elif bundled is not None and pid in self.loops:
                 taken = [SymToken(tok.values, tok.mult, tok.source)
                          for tok in q[pid][:1]]        # used and given back
@@ -593,5 +578,5 @@ class Explorer:
         return done
 
 
-__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "ExplosionError",
-           "DEFAULT_MAX_PATHS"]
+__all__ = ["Explorer", "Path", "Commit", "SymToken", "AnalysisError", "StreamValueError",
+           "ExplosionError", "DEFAULT_MAX_PATHS"]

@@ -10,12 +10,16 @@ from dataclasses import dataclass, field, replace
 from ...errors import invalid
 from ..net import Model
 from .encoding import VerificationError, shared_places
-from .exhaustive import decided_note, simulate_every_input
+from .exhaustive import counted_space, decided_note, simulate_every_input
 from .formula import GeneratedInterface, Tokens, is_condition, translate
 from .refine import DEFAULT_MAX_CLASSES, Budget, TraceClass, follow, partition
 from .space import InputSpace
 from .witness import (OnlyInput, Witness, only_input, simulate_witness, stopped_key,
                       unfinished_witness, why_not_proved)
+
+COUNTED = "its token counts vary with a size: one class per count would be encoded"
+"""Why a small space is decided by simulating every input (:func:`.exhaustive.counted_space`)."""
+
 
 @dataclass(frozen=True)
 class BoundResult:
@@ -94,6 +98,11 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
     one = only_input(model, space)
     if one is not None:
         return _bound_of_one(which, one, time.monotonic() - began)
+    counted = counted_space(model, space, budget)
+    if counted is not None:
+        decided = _bound_by_simulation(counted, which, budget, began, COUNTED)
+        if decided is not None:
+            return decided
     problem = partition(model, space, max_classes=max_classes, budget=budget,
                         progress=progress)
     if problem.complete and not problem.classes:
@@ -140,14 +149,20 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
                        time.monotonic() - began, status, note)
 
 
-def _bound_by_simulation(problem, which: str, budget: Budget, began: float):
-    """The bound over a small space whose classes are not exact, from every input's
-    simulated latency (:mod:`.exhaustive`); None when the space is too large or the
-    time budget ran out."""
+def _decided(every, problem, why) -> str:
+    if why is None:
+        return decided_note(every, "; ".join(problem.gaps[:2]))
+    return f"decided by simulating each of the space's {len(every.runs)} input(s) ({why})"
+
+
+def _bound_by_simulation(problem, which: str, budget: Budget, began: float, why=None):
+    """The bound over a small space whose classes are not exact (or, ``why`` given, whose
+    counts vary with a size), from every input's simulated latency (:mod:`.exhaustive`);
+    None when the space is too large or the time budget ran out."""
     every = simulate_every_input(problem, budget)
     if every is None or not every.complete:
         return None
-    note = decided_note(every, "; ".join(problem.gaps[:2]))
+    note = _decided(every, problem, why)
     runs = [w for _, w in every.runs]
     stuck = next((w for w in runs if w.simulated is None), None)
     if stuck is not None:
@@ -242,6 +257,13 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
     one = only_input(model, space)
     if one is not None:
         return _proof_of_one(prop, one, space, interface, began)
+    counted = counted_space(model, space, budget)
+    if counted is not None:
+        names = {} if interface is None else \
+            {"E": interface_term(interface, space, counted.variables)}
+        decided = _proof_by_simulation(counted, prop, names, interface, budget, began, COUNTED)
+        if decided is not None:
+            return decided
     problem = partition(model, space, max_classes=max_classes, budget=budget,
                         progress=progress)
     if problem.unfinished is not None:
@@ -295,7 +317,7 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
 
 
 def _proof_by_simulation(problem, prop: str, names: dict, interface, budget: Budget,
-                         began: float):
+                         began: float, why=None):
     """``prop`` over a small space whose classes are not exact, on every input's
     simulated latency (:mod:`.exhaustive`): the first input that breaks it (or does not
     finish) is the counterexample. None when the space is too large or the time budget
@@ -304,7 +326,7 @@ def _proof_by_simulation(problem, prop: str, names: dict, interface, budget: Bud
     every = simulate_every_input(problem, budget)
     if every is None or not every.complete:
         return None
-    note = decided_note(every, "; ".join(problem.gaps[:2]))
+    note = _decided(every, problem, why)
     n, latency = len(problem.classes), z3.Int("latency of the input")
     term = translate(prop, problem.variables, {**names, "latency": latency}, "property")
     if not is_condition(term):

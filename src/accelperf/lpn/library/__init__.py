@@ -8,6 +8,7 @@ from ..params import build_with
 from .credit_link import attach_credit_link, credit_link, pipeline_over_link
 from .darwin import darwin_gact, darwin_latency_formula
 from .fig2 import fig2_pipeline
+from .aes_gcm import aes_gcm
 from .block_pipeline import block_pipeline
 from .jpeg_decoder import jpeg_decoder_420, jpeg_decoder_pcie
 from .menshen import menshen_pipeline
@@ -25,6 +26,7 @@ LIBRARY = {
     "protoacc": protoacc_serializer,
     "menshen": menshen_pipeline,
     "vta": vta,
+    "aes-gcm": aes_gcm,
 }
 
 
@@ -39,4 +41,4 @@ def build(name: str, params: dict | None = None):
 
 __all__ = ["LIBRARY", "build", "fig2_pipeline", "block_pipeline", "darwin_gact",
            "darwin_latency_formula", "credit_link", "attach_credit_link", "pipeline_over_link",
-           "jpeg_decoder_420", "jpeg_decoder_pcie", "vta"]
+           "jpeg_decoder_420", "jpeg_decoder_pcie", "vta", "aes_gcm"]

@@ -1,0 +1,221 @@
+"""The module of a token-by-token interface (:mod:`.token_stream`): standard library only,
+like :mod:`.emit`'s, with the same API (``latency(x)``, ``seconds``, ``terms``,
+``bottleneck``, ``OutsideClasses``), so ``--check`` and the explorer use it alike.
+
+Per class of a token: its condition and, per stage, four expressions of the token's
+properties (work, first start, last commit, release, :mod:`.token_stream` steps 2-3);
+rationals are written as ``Fraction`` so ``floor(bytes/16 + 15/16)`` stays exact. The
+stream's recurrence (step 4) and its terms run over the tokens at call time.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import sympy
+from sympy.printing.pycode import PythonCodePrinter
+
+from .adapters import ADAPTERS
+from .token_stream import StreamInterface, stream_latency
+
+
+class _Printer(PythonCodePrinter):
+    def _print_Rational(self, expr):
+        return f"Fraction({expr.p}, {expr.q})"
+
+    def _print_Half(self, expr):
+        return "Fraction(1, 2)"
+
+
+def code(expr, iface: StreamInterface) -> str:
+    """``expr`` as Python over ``t``, the token's dict (exact rationals)."""
+    expr = sympy.sympify(expr).xreplace(
+        {iface.symbol(p): sympy.Symbol(f"t['{p}']") for p in iface.properties})
+    return _Printer({"fully_qualified_modules": True}).doprint(expr)
+
+
+def readable(expr):
+    """``expr`` with ``floor(x/q + (q - 1)/q)`` written ``ceiling(x/q)`` (equal for the
+    whole numbers token properties are): ``ceiling(packets_0_bytes/16)`` blocks."""
+    def ceiling_form(e):
+        if not isinstance(e, sympy.floor):
+            return False
+        const, rest = e.args[0].as_coeff_Add()
+        coeff, _ = rest.as_coeff_Mul()
+        return coeff.is_Rational and coeff > 0 and (1 / coeff).is_Integer and \
+            const == 1 - coeff
+    return sympy.sympify(expr).replace(
+        ceiling_form, lambda e: sympy.ceiling(e.args[0].as_coeff_Add()[1]))
+
+
+def bottleneck_runs(iface: StreamInterface, limit: int = 100_000) -> list:
+    """[(stages, lo, hi)]: which stage works longest per token over the one varying
+    property's range (ties listed together), as runs of values; [] when the token has
+    several varying properties or a range past ``limit``."""
+    ps = iface.space.place(iface.place)
+    varying = ps.varying()
+    if len(varying) != 1:
+        return []
+    prop = varying[0]
+    lo, hi = ps.properties[prop]
+    if hi - lo > limit:
+        return []
+    fixed = {p: ps.properties[p][0] for p in iface.properties if p != prop}
+    runs: list = []
+    for v in range(lo, hi + 1):
+        works = {name: w[0] for name, w in iface.stage_values({**fixed, prop: v}).items()}
+        top = max(works.values())
+        best = tuple(n for n, w in works.items() if w == top)
+        if runs and runs[-1][0] == best:
+            runs[-1][2] = v
+        else:
+            runs.append([best, v, v])
+    return [tuple(r) for r in runs]
+
+
+def bottleneck_label(iface: StreamInterface) -> str:
+    """The stage whose work per token dominates over most of the space, then where
+    another does: "ghash; header at bytes 1..64, header = ghash at 65..80"."""
+    runs = bottleneck_runs(iface)
+    if not runs:
+        names = dict.fromkeys(c.bottleneck for c in iface.classes)
+        return "; ".join(f"{n} in class(es) " + ", ".join(
+            str(c.index) for c in iface.classes if c.bottleneck == n) for n in names)
+    prop = iface.space.place(iface.place).varying()[0]
+    share: dict = {}
+    for stages, lo, hi in runs:
+        share[stages] = share.get(stages, 0) + hi - lo + 1
+    main = max(share, key=share.get)
+    rest = [f"{' = '.join(s)} at {prop} {lo}..{hi}" for s, lo, hi in runs if s != main]
+    return "; ".join([" = ".join(main)] + rest)
+
+
+def stream_module_source(iface: StreamInterface, model, model_spec: str,
+                         frequency_hz: float) -> str:
+    """The module's text (see the module docstring)."""
+    lines = [f'"""Performance interface of {model.name} over a stream of 1..{iface.count[1]}'
+             f' tokens of {iface.place!r},',
+             "priced token by token (accelperf lpn interface; docs/how-to/packet-engine.md).",
+             "",
+             "latency(x): the stream recurrence over the stages (fill, work, drain per token);",
+             "terms(x): per stage, fill on the first token + work on all + drain on the last,",
+             "each a lower bound where the stage never idles; bottleneck(x): the largest.",
+             f"Bottleneck over the space: {bottleneck_label(iface)}.",
+             f"Assumption: units fire in the order of the records (tokens in input order).",
+             '"""', "", "import json", "import math", "import sys",
+             "from fractions import Fraction", "",
+             f"MODEL = {model_spec!r}", f"PLACE = {iface.place!r}",
+             f"COUNT = {tuple(iface.count)!r}", f"FREQUENCY_HZ = {float(frequency_hz)!r}",
+             f"RANGES = {dict(iface.space.place(iface.place).properties)!r}", "",
+             "", "class OutsideClasses(ValueError):",
+             '    """An input the interface does not cover."""', "", ""]
+    for c in iface.classes:
+        cond = " and ".join(f"({code(x, iface)})" for x in c.conditions) or "True"
+        lines += [f"def _in_{c.index}(t):",
+                  f"    # {' and '.join(str(readable(x)) for x in c.conditions) or 'every token'}",
+                  f"    return bool({cond})", "", "",
+                  f"def _stages_{c.index}(t):",
+                  f"    # bottleneck {c.bottleneck}; alone {code(c.latency, iface)} cycles",
+                  "    return {"]
+        for s in c.stages:
+            exprs = ", ".join(code(e, iface) for e in (s.work, s.start, s.finish, s.release))
+            lines.append(f"        {s.transition!r}: ({exprs}, {s.feeds!r}, {s.timed!r}),")
+        lines += ["    }", "", "", f"def _alone_{c.index}(t):",
+                  f"    return {code(c.latency, iface)}", "", ""]
+    lines.append("CLASSES = [" + ", ".join(f"(_in_{c.index}, _stages_{c.index}, "
+                                           f"_alone_{c.index})" for c in iface.classes) + "]")
+    adapter = ADAPTERS.get(model.name)
+    lines += ["", "", inspect.getsource(stream_latency).rstrip(), "", ""]
+    if adapter is not None:
+        lines += [inspect.getsource(adapter).rstrip(), "", "",
+                  f"_PSI = {adapter.__name__}"]
+    else:
+        lines.append("_PSI = None")
+    lines += ["", "", _RUNTIME]
+    return "\n".join(lines)
+
+
+_RUNTIME = '''def tokens(x):
+    """The stream's tokens of ``x``: parsed input (through the model's Ψ), a JSON text or
+    file path, or tokens ``{place: [{prop: value}]}``."""
+    if isinstance(x, str):
+        try:
+            x = json.loads(x)
+        except ValueError:
+            with open(x, encoding="utf-8") as f:
+                x = json.load(f)
+    if isinstance(x, dict) and PLACE in x:
+        toks = x[PLACE]
+    elif _PSI is not None:
+        toks = _PSI(x)[PLACE]
+    else:
+        raise OutsideClasses(f"input = {str(x)[:40]} is invalid: give tokens {{{PLACE!r}: "
+                             f"[...]}}")
+    if not COUNT[0] <= len(toks) <= COUNT[1]:
+        raise OutsideClasses(f"{PLACE} has {len(toks)} tokens; the space allows "
+                             f"{COUNT[0]}..{COUNT[1]}")
+    for i, t in enumerate(toks):
+        for p, (lo, hi) in RANGES.items():
+            if not lo <= t[p] <= hi:
+                raise OutsideClasses(f"{PLACE}[{i}].{p} = {t[p]} is outside the space "
+                                     f"({lo}..{hi})")
+    return toks
+
+
+def _of(t):
+    for inside, stages, alone in CLASSES:
+        if inside(t):
+            return stages(t), alone(t)
+    raise OutsideClasses(f"token {t} is in no class")
+
+
+def latency(x, phases=None):
+    """Cycles for the stream ``x`` (``phases`` is accepted for the common API)."""
+    per = [_of(t)[0] for t in tokens(x)]
+    return float(stream_latency([({k: v[:4] for k, v in s.items() if v[5]},
+                                  {k: v[4] for k, v in s.items()}) for s in per]))
+
+
+def terms(x):
+    """{stage: fill on the first token + work on all + drain on the last} in cycles."""
+    toks = tokens(x)
+    first, last = _of(toks[0]), _of(toks[-1])
+    out = {}
+    for t in toks:
+        for k, v in _of(t)[0].items():
+            out[k] = out.get(k, 0) + v[0]
+    for k, v in first[0].items():
+        if v[5] and k in last[0] and last[0][k][5]:
+            out[k] += v[1] + last[1] - last[0][k][2]
+    return {k: float(v) for k, v in out.items()}
+
+
+def bottleneck(x):
+    """The stage whose term is largest on ``x`` (at a tie, the one with the most work:
+    on one token every stage that never idles has the token's latency as its term)."""
+    t, work = terms(x), {}
+    for tok in tokens(x):
+        for k, v in _of(tok)[0].items():
+            work[k] = work.get(k, 0) + v[0]
+    return max(t, key=lambda k: (t[k], work[k]))
+
+
+def seconds(x, frequency_hz=FREQUENCY_HZ):
+    return latency(x) / frequency_hz
+
+
+def throughput(x, frequency_hz=FREQUENCY_HZ):
+    """Stream tokens per second."""
+    return len(tokens(x)) / seconds(x, frequency_hz)
+
+
+if __name__ == "__main__":
+    try:
+        print(latency(sys.argv[1]))
+    except (OutsideClasses, ValueError, KeyError, IndexError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+'''
+
+
+__all__ = ["stream_module_source", "bottleneck_label", "bottleneck_runs", "readable"]
