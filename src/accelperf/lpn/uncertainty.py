@@ -42,7 +42,9 @@ interval from any method: the calibration names them in its warnings instead.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,5 +161,35 @@ def bootstrap(fitter, values, names, rows, live, resamples: int = BOOTSTRAP_RESA
     return out
 
 
-__all__ = ["Estimate", "METHODS", "CONFIDENCE", "check_method", "estimate", "linear",
+def widen(fitter, values, live, rows, found: dict[str, Estimate]) -> dict[str, Estimate]:
+    """An estimate that collapsed to one value (``[x, x]``, standard error 0) while the
+    fit leaves a residual (``S_min > 0``) made as wide as the linearised one: a profile
+    or bootstrap in whole cycles can collapse so on noisy data (or where its refits
+    stop short), claiming a certainty the residual does not give. On exact data
+    (``S_min = 0``) one value is all the data allow, and wider estimates are the
+    method's own (the profile's follow the integer response; the linear one's do not)."""
+    if not found or fitter.cost(values, rows) == 0:
+        return found
+    floor = linear(fitter, values, list(live), rows, list(live)) if len(rows) > len(live) \
+        else {}
+    out = dict(found)
+    for name, e in found.items():
+        f = floor.get(name)
+        if f is not None and e.low == e.high:
+            out[name] = Estimate(max(e.stderr, f.stderr), min(e.low, f.low),
+                                 max(e.high, f.high), e.open)
+    return out
+
+
+@contextlib.contextmanager
+def quiet_numpy():
+    """Silence NumPy's floating-point RuntimeWarnings where they are expected (a
+    singular JᵀJ, a zero column scaled, an empty fold): the calibration checks those
+    cases itself and reports them in its own warnings."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+__all__ = ["Estimate", "widen", "quiet_numpy", "METHODS", "CONFIDENCE", "check_method", "estimate", "linear",
            "profile", "bootstrap", "profile_threshold"]
