@@ -284,12 +284,17 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     with quiet_numpy():
         best = fitter.optimum(origin, names, every, starts)
         values = best.values
-        found = identify(fitter.jacobian(values, names, every), names)
+        found = settled(identify(fitter.jacobian(values, names, every), names), values,
+                        origin)
         live = [n for n in names if found.identified(n)]
         estimates = widen(fitter, values, live, every,
                           estimate(uncertainty, fitter, values, names, every, live))
     warnings = [f"{n} is poorly determined: {values[n]} ± {e.stderr:.3g} cycles"
                 for n, e in estimates.items() if e.stderr > 0.1 * max(abs(values[n]), 1)]
+    if best.cost == 0:
+        warnings += [f"values {e.low}..{e.high} of {n} fit the data equally (the latency is "
+                     f"flat in it over that range): {values[n]} is the one nearest the start"
+                     for n, e in estimates.items() if e.high > e.low]
     warnings += [f"the {uncertainty} interval of {n} reaches the search limit: it is at "
                  f"least [{e.low}, {e.high}]" for n, e in estimates.items() if e.open]
     if found.dead:
@@ -324,6 +329,15 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
                        tuple(warnings), fitter.simulations, uncertainty, best.starts,
                        best.agreeing, found, repeats, unfit(rows1, repeats),
                        coverage_of(fitter, values, names, found))
+
+
+def settled(found: Identification, values, origin) -> Identification:
+    """A delay with a zero Jacobian column that the fit moved from its start is not one
+    the data cannot see: one cycle either way is flat (the latency is quantised in it,
+    e.g. bytes per cycle), but its start fits worse, so its profile interval gives the
+    range the data allow. Only the unmoved ones stay "no input is sensitive"."""
+    dead = tuple(n for n in found.dead if values[n] == origin[n])
+    return Identification(dead, found.groups, found.null)
 
 
 def cross_validate(fitter: Fitter, origin, names, folds: int,

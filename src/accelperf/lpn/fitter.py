@@ -8,7 +8,8 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
 1. **descent**: the Jacobian by a difference of one cycle per parameter (exact inside a
    regime), the bounded linear least-squares step (SciPy's ``lsq_linear``) rounded to
    whole cycles and accepted only when ``S`` drops (else halved), then a coordinate walk
-   of ±1 cycles; repeated while the pair lowers ``S``;
+   (strides of 1, 2, 4, ... cycles while ``S`` drops, back to 1 after a miss); repeated
+   while the pair lowers ``S``;
 2. **neighbourhood**: where descent stops, every single move ±1..±:data:`REACH` cycles,
    then every pair of ±1 moves (two delays that trade a cycle, which no single move
    finds); the first that lowers ``S`` restarts the descent. The search ends only at a
@@ -31,6 +32,7 @@ simulation runs on the compiled engine when a C compiler is found (``backend="au
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -44,6 +46,7 @@ MAX_ITERATIONS = 12
 MAX_COORDINATE_PASSES = 4
 MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 MAX_NEIGHBOURHOOD_MOVES = 40
+MAX_WALK = 64              # gains of one coordinate walk
 REACH = 3                  # single moves of ±1..±REACH cycles
 STARTS = 3
 START_SEED = 0
@@ -104,7 +107,8 @@ class Fitter:
 
     def cost(self, values, rows) -> float:
         r = self.residuals(values, rows)
-        return float(r @ r)
+        cost = float(r @ r)
+        return cost if cost == cost else math.inf     # NaN (no latency): never better
 
     def within(self, name: str, v: int) -> bool:
         spec = self.spec[name]
@@ -248,15 +252,22 @@ class Fitter:
         for _ in range(MAX_COORDINATE_PASSES):
             moved = False
             for name in names:
-                for step in (1, -1):
-                    v = values[name] + step
-                    while self.within(name, v):         # keep walking while it helps
+                for direction in (1, -1):
+                    # Walk while it helps, doubling the stride after each gain (a long
+                    # way costs log₂ of its length in models built), back to one cycle
+                    # after a miss.
+                    stride, gains = 1, 0
+                    while gains < MAX_WALK:
+                        v = values[name] + direction * stride
                         trial = {**values, name: v}
-                        trial_cost = self.cost(trial, rows)
-                        if trial_cost >= cost:
+                        if self.within(name, v) and \
+                                (trial_cost := self.cost(trial, rows)) < cost:
+                            values, cost, moved = trial, trial_cost, True
+                            stride, gains = 2 * stride, gains + 1
+                        elif stride > 1:
+                            stride = 1
+                        else:
                             break
-                        values, cost, moved = trial, trial_cost, True
-                        v += step
             if not moved or cost == 0:
                 break
         return values

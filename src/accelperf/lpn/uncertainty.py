@@ -96,6 +96,8 @@ def estimate(method: str, fitter, values: dict[str, int], names: list[str], rows
 
 def linear(fitter, values, names, rows, live) -> dict[str, Estimate]:
     J = fitter.jacobian(values, live, rows)
+    sensitive = [k for k in range(len(live)) if np.any(J[:, k])]   # a flat one: no slope
+    J, live = J[:, sensitive], [live[k] for k in sensitive]
     r = fitter.residuals(values, rows)
     s2 = float(r @ r) / (len(rows) - len(live))
     try:
@@ -132,6 +134,10 @@ def profile(fitter, values, names, rows, live) -> dict[str, Estimate]:
                         (spec.maximum is not None and v > spec.maximum):
                     break
                 current = fitter.fit({**current, name: v}, others, rows)
+                if fitter.cost(current, rows) > limit and others:
+                    # before calling it the end, the neighbourhood search: descent alone
+                    # stops on a plateau of a quantised partner (issue 35)
+                    current = fitter.search(current, others, rows)
                 if fitter.cost(current, rows) > limit:
                     break
                 end = v
