@@ -320,7 +320,7 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     rows0 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat0))
     rows1 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat1))
     with quiet_numpy():
-        cv = cross_validate(fitter, origin, names, folds, starts)
+        cv = cross_validate(fitter, origin, names, folds)
     params = tuple(FittedParameter(n, p.default, origin[n], values[n], estimates.get(n),
                                    n in names, n not in found.unidentified)
                    for n, p in spec.items())
@@ -341,10 +341,11 @@ def settled(found: Identification, values, origin) -> Identification:
 
 
 def cross_validate(fitter: Fitter, origin, names, folds: int,
-                   starts: int = STARTS) -> ErrorSummary | None:
+                   starts: int = 1) -> ErrorSummary | None:
     """k-fold: each fold's parameters refitted from scratch (from ``origin``, the full
-    fit's own start, by the same search) on the other folds, then its inputs predicted.
-    None when a fold would have fewer rows to fit than parameters."""
+    fit's own start, by the same search: descent, neighbourhood, settling; from
+    ``starts`` points, one by default to bound the cost) on the other folds, then its
+    inputs predicted. None when a fold would have fewer rows to fit than parameters."""
     n = len(fitter.measurements)
     k = min(folds, n)
     if k < 2 or n - -(-n // k) < len(names):

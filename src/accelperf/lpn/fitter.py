@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -230,7 +231,11 @@ class Fitter:
             if not (np.all(np.isfinite(J[:, live])) and np.all(np.isfinite(target))):
                 break
             try:
-                step = lsq_linear(J[:, live], target, bounds=(lo, hi)).x
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    # SciPy's trust region warns on a rank-deficient J (confounded
+                    # delays, which the calibration names itself)
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    step = lsq_linear(J[:, live], target, bounds=(lo, hi)).x
             except np.linalg.LinAlgError:       # an ill-conditioned step: walk instead
                 break
             improved = False
