@@ -76,13 +76,21 @@ def _blocks(rng, per=1):
     return [rng.choice((0, 2, 8, 20, 40, 63)) for _ in range(per * rng.randint(1, 12))]
 
 
+def _load_compute_pairs(rng):
+    """fig2's programs: each load (kind 0) feeds its operands to the compute after it."""
+    out = []
+    for _ in range(rng.randint(1, 7)):
+        k = rng.randint(0, 4)
+        out += [(0, rng.randint(5, 50), k), (1, rng.randint(2, 30), k)]
+    return out
+
+
 _IMAGES = sorted(p for folder in ("examples/images", "examples/measurements/core_jpeg")
                  for p in (ROOT / folder).glob("*.jpg") if p.stat().st_size < 12_000)
 _PROGRAM = (ROOT / "examples/inputs/program.insns").read_text().splitlines()
 
 GENERATORS = {
-    "fig2-pipeline": lambda rng: [(rng.randint(0, 1), rng.randint(2, 50), rng.randint(0, 4))
-                                  for _ in range(rng.randint(2, 14))],
+    "fig2-pipeline": lambda rng: _load_compute_pairs(rng),
     "jpeg-decoder": lambda rng: (read_jpeg(rng.choice(_IMAGES)) if rng.random() < 0.4
                                  else _blocks(rng, 6)),
     "jpeg-decoder-pcie": lambda rng: read_jpeg(rng.choice(_IMAGES)),   # the link needs bytes

@@ -1,4 +1,4 @@
-"""Fit a model's named delay parameters to measured latencies (issue 21).
+"""Fit a model's named delay parameters to measured latencies (issues 21 and 35).
 
 Given inputs with the cycles the hardware (RTL or chip) took on them, find integer values
 of the parameters a model declares (:mod:`accelperf.lpn.params`) that minimise the
@@ -13,34 +13,47 @@ delays, so it is exactly linear in them; between regimes the slope changes (a ma
 such sums). The interface formulas of lpn2pi would give that closed form, but they are
 computed on the model's numbers (a parameter is a named constant, see
 :mod:`~accelperf.lpn.params`), and a fit needs the latency of the very inputs measured,
-headers and all, not of an input class. So the fit is an **integer Gauss–Newton on
-simulations**, which uses that structure:
-
-1. the Jacobian by a difference of one cycle per parameter (exact inside a regime: the
-   slope of a linear function), one simulation per parameter and input;
-2. the linear least-squares step with the parameters' bounds (SciPy's ``lsq_linear``),
-   rounded to whole cycles and accepted only when the error drops (else halved);
-3. once no step helps, a ±1 coordinate search, because rounding and regime boundaries can
-   leave a neighbour that is better.
+headers and all, not of an input class. So the fit searches integers on simulations:
+descent (the Jacobian by a difference of one cycle per parameter, exact inside a regime;
+the bounded linear least-squares step rounded to whole cycles), then an integer
+neighbourhood search (single moves of ±1..±3 cycles, then pairs of ±1) until no move
+lowers the cost, from several starts, settled to the answer nearest the start among
+equally good ones: :mod:`accelperf.lpn.fitter` (issue 35: descent alone stopped in a
+local minimum on Protoacc, moving delays that were never changed).
 
 Each simulation runs on the compiled engine when a C compiler is found (``backend =
 "auto"``): a net's named parameters are read at run time there (:mod:`.csource`), so
 every parameter vector of the net shares one library, compiled once, and a simulation of
 a 4,600-block JPEG takes about a millisecond (the Python engine, the fallback, about
-0.1 s). Results are cached by parameter vector. On exact data from the model itself (a synthetic
-check) the residual is zero at the true values and the fit recovers them exactly.
+0.1 s). Results are cached by parameter vector. On exact data from the model itself (a
+synthetic check) the residual is zero at the true values and the fit recovers them
+exactly where the inputs determine them (``benchmarks/lpn_calibrate_recovery.py``).
 
 **Uncertainty** of each fitted value: a 68.27 % interval in whole cycles and a standard
 error, by a profile of the cost (default), a bootstrap over the measured rows, or the
 linearised standard error; how each works, and why the profile is the default (measured
 coverage and cost), is in :mod:`accelperf.lpn.uncertainty`. Each needs more inputs than
 parameters and treats the residuals as independent noise (a model error that is the
-same on every input shows as a bias, not in the interval). **Identifiability**: a
-parameter no measured input is sensitive to, or a set whose Jacobian columns are nearly
-dependent (a singular value below 1e-6 of the largest, after scaling each column), cannot
-be told apart by the data; the result names them and keeps them at their starting values
-where they have no effect at all. **Cross-validation**: k folds, each refitted on the
-other k − 1 starting from the full fit, its error measured on the fold held out.
+same on every input shows as a bias, not in the interval); an interval that collapses
+to one value while the fit leaves a residual is widened to the linearised one. An
+interval wider than ±:data:`POORLY` of the value is called *poorly determined*.
+**Identifiability** by the rank of the Jacobian (:mod:`accelperf.lpn.identify`): a
+parameter no input is sensitive to, or one in a confounded group (a null direction of
+the Jacobian), is *not identified*: it gets no interval, the combination the data do
+determine is named (``a + b`` for two delays that always add), and it is kept at its
+start value unless moving it lowers the cost. **Coverage** of the inputs
+(:mod:`accelperf.lpn.coverage`) goes with the values into ``--out``.
+
+**Refusal.** A model that cannot reach the measurements must not hand back a parameter
+file as if it had been calibrated. The best fit is refused when its largest relative
+error exceeds what the measurements themselves allow: :data:`SPREAD_FACTOR` times the
+largest spread (max − min)/mean of an input measured more than once (never below
+:data:`UNFIT_FLOOR`), or, without duplicates, :data:`UNFIT_ERROR` (25 %: a delay model
+that cannot come within a quarter of a measurement on some input is the wrong model or a
+wrong measurement; the authors' JPEG model is 50 % off on 16x16 images *before*
+calibration and 0.2 % after). **Cross-validation**: k folds, each refitted **from
+scratch** (from the full fit's start, by the same search) on the other k − 1 folds, its
+error measured on the fold held out; reported beside the training error.
 """
 
 from __future__ import annotations
@@ -60,6 +73,7 @@ from .uncertainty import Estimate, check_method, estimate, quiet_numpy, widen
 
 SPREAD_FACTOR = 10         # refuse a best fit this many times the duplicates' spread off
 UNFIT_FLOOR = 0.01         # ... but never below 1 % (identical duplicates)
+POORLY = 0.1               # an interval wider than ±10 % of the value: poorly determined
 UNFIT_ERROR = 0.25         # without duplicates: refuse a best fit 25 % off on some input
 
 
@@ -289,8 +303,9 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
         live = [n for n in names if found.identified(n)]
         estimates = widen(fitter, values, live, every,
                           estimate(uncertainty, fitter, values, names, every, live))
-    warnings = [f"{n} is poorly determined: {values[n]} ± {e.stderr:.3g} cycles"
-                for n, e in estimates.items() if e.stderr > 0.1 * max(abs(values[n]), 1)]
+    warnings = [f"{n} is poorly determined: {values[n]} in [{e.low}, {e.high}] "
+                f"(± {e.stderr:.3g} cycles)" for n, e in estimates.items()
+                if (e.high - e.low) / 2 > POORLY * max(abs(values[n]), 1)]
     if best.cost == 0:
         warnings += [f"values {e.low}..{e.high} of {n} fit the data equally (the latency is "
                      f"flat in it over that range): {values[n]} is the one nearest the start"
