@@ -13,8 +13,7 @@ from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
 from .lpn_batch import note_backend, simulate_batch
-from .lpn_calibrate import coverage_warning, lpn_calibrate, lpn_compare, model_builder, \
-    print_parameters
+from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
 
 
@@ -134,12 +133,8 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec, read_params(params_file, param_list))
     note_backend(backend)
-    user_input = load_input(texts[0] if texts else None, model)
-    coverage_warning(params_file, model_builder(model_spec, {}),
-                     {p.name: p.value for p in model.parameters},
-                     [(texts[0] if texts else "the default input", user_input)])
-    result = _run_lpn(model, user_input, trace=trace_out is not None, backend=backend,
-                      **limits)
+    result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
+                      trace=trace_out is not None, backend=backend, **limits)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)

@@ -174,9 +174,20 @@ def _params_file(result, command: str) -> str:
     return text + "\n".join(lines) + "\n"
 
 
-def coverage_warning(params_file: Path | None, builder, values, inputs) -> None:
-    """Warn once (stderr) when an input lies outside the ``[coverage]`` of the
-    ``--params`` file (written by ``lpn calibrate --out``); files without it pass."""
+def covered_input(params_file: Path | None, model_spec: str, model, texts: list[str]):
+    """``lpn simulate``'s one input (``texts``: its text, or none for the model's
+    default), read for ``model`` and checked against the ``--params`` file's coverage."""
+    from ..lpn.loader import load_input
+    user_input = load_input(texts[0] if texts else None, model)
+    coverage_warning(params_file, model_spec, model, [(texts[0] if texts else "",
+                                                        user_input)])
+    return user_input
+
+
+def coverage_warning(params_file: Path | None, model_spec: str, model, inputs) -> None:
+    """Warn once (stderr) when an input ((name, input) pairs) of ``model`` (built from
+    ``model_spec`` with ``--params``) lies outside the ``[coverage]`` of the ``--params``
+    file (written by ``lpn calibrate --out``); files without it pass."""
     import tomllib
 
     from ..lpn.coverage import Coverage, check_inputs
@@ -189,7 +200,8 @@ def coverage_warning(params_file: Path | None, builder, values, inputs) -> None:
     if table is None:
         return
     why = check_inputs(Coverage.from_table(table, f"--params {params_file}: [coverage]"),
-                       builder, values, inputs)
+                       model_builder(model_spec, {}),
+                       {p.name: p.value for p in model.parameters}, inputs)
     if why:
         click.echo(f"warning: {why}", err=True)
 
@@ -262,9 +274,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
         raise invalid("--transition", transition, f"model {model.name!r} has "
                       f"{', '.join(t.name for t in model.transitions)}")
     rows = read_measured(measured, model)
-    coverage_warning(params_file, model_builder(model_spec, {}),
-                     {p.name: p.value for p in model.parameters},
-                     [(r.name, r.input) for r in rows])
+    coverage_warning(params_file, model_spec, model, [(r.name, r.input) for r in rows])
     events = None if trace_path is None else _read_events(trace_path, event or transition)
     traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
     # The compiled engine when a compiler is found: one library serves any --params.

@@ -143,7 +143,8 @@ def check_inputs(coverage: Coverage | None, builder, values, inputs,
         except ModelError:
             return None                   # the command itself reports a failing input
         if why:
-            return f"input {name} lies outside what the calibration covered: {why}"
+            return f"input {name or '(default)'} lies outside what the calibration " \
+                   f"covered: {why}"
     return None
 
 
