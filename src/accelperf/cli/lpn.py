@@ -116,7 +116,7 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
                  max_firings_per_cycle, trace_out, as_json, params_file=None, param_list=()):
     """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
     or on many (a batch: one row per input)."""
-    from ..lpn.loader import load_input, load_model
+    from ..lpn.loader import load_model
     if more_inputs and input_text is None:
         raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
     # --input A B C: click gives A to --input and B, C as extra arguments.
