@@ -116,7 +116,10 @@ def test_cli_reads_fractional_cycles_and_prints_intervals(cli, tmp_path):
     for name, p in result["parameters"].items():
         assert p["fitted"] == TRUE[name]
         lo, hi = p["interval"]
-        assert lo <= p["fitted"] <= hi and p["stderr"] == (hi - lo) / 2
+        # half the interval's width, or the linearised one where the interval collapsed
+        # to one value on data the fit does not meet exactly (uncertainty.widen)
+        assert lo <= p["fitted"] <= hi and p["stderr"] >= (hi - lo) / 2
+        assert p["stderr"] > 0
     assert result["inputs"][0]["measured"] % 1 == 0.25
     code, out, _ = cli("lpn", "calibrate", "block-pipeline", "--measured", str(data),
                        "--uncertainty", "linear", "--folds", "2")

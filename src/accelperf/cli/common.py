@@ -426,9 +426,13 @@ def read_params(params_file: Path | None, param_list=(), model_spec: str | None 
     return values
 
 
-def params_toml(model: str, values: dict[str, int], comment: str = "") -> str:
-    """A parameter file ``--params`` reads back: the model's name and [parameters]."""
+def params_toml(model: str, values: dict[str, int], comment: str = "",
+                notes: dict[str, str] | None = None) -> str:
+    """A parameter file ``--params`` reads back: the model's name and [parameters];
+    ``notes`` ({name: text}) become a comment after that value's line."""
+    notes = notes or {}
     lines = [f"# {line}" for line in comment.splitlines()]
     lines += [f'model = "{model}"', "", "[parameters]"]
-    lines += [f"{name} = {value}" for name, value in values.items()]
+    lines += [f"{name} = {value}" + (f"  # {notes[name]}" if name in notes else "")
+              for name, value in values.items()]
     return "\n".join(lines) + "\n"

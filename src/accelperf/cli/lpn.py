@@ -14,7 +14,7 @@ from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
 from .lpn_batch import note_backend, simulate_batch
-from .lpn_calibrate import lpn_calibrate, lpn_compare, print_parameters
+from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
 
 
@@ -117,7 +117,7 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
                  max_firings_per_cycle, trace_out, as_json, params_file=None, param_list=()):
     """Simulate MODEL (a library name or path/to/file.py:build_function) on one input,
     or on many (a batch: one row per input)."""
-    from ..lpn.loader import load_input, load_model
+    from ..lpn.loader import load_model
     if more_inputs and input_text is None:
         raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
     # --input A B C: click gives A to --input and B, C as extra arguments.
@@ -134,7 +134,7 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     note_backend(backend)
-    result = _run_lpn(model, load_input(texts[0] if texts else None, model),
+    result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
                       trace=trace_out is not None, backend=backend, **limits)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":

@@ -107,7 +107,8 @@ def read_measured(path: Path, model) -> list:
     return out
 
 
-def _builder(model_spec: str, start: dict):
+def model_builder(model_spec: str, start: dict):
+    """A builder(values) of MODEL with ``start`` then ``values`` set."""
     from ..lpn.loader import load_model
     return lambda values: load_model(model_spec, {**start, **values}, "--params")
 
@@ -123,16 +124,20 @@ def _builder(model_spec: str, start: dict):
 @click.option("--uncertainty", type=click.Choice(["profile", "bootstrap", "linear"]),
               default="profile", show_default=True,
               help="How each value's 68% interval and standard error are found.")
+@click.option("--starts", type=click.IntRange(1), default=3, show_default=True,
+              help="Points the search starts from (the start values and seeded others).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the fitted values as PARAMS.toml (read back by --params).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @param_options
-def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, out, as_json,
+def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, starts, out, as_json,
                   params_file=None, param_list=()):
     """Fit MODEL's named delays to measured latencies (least relative error, whole
     cycles): fitted values with a 68% interval (profile, bootstrap or linear) and a
     standard error, error before and after, a k-fold
-    cross-validated error, the worst inputs and the parameters the data cannot pin down.
+    cross-validated error (each fold refitted from scratch), the worst inputs and the
+    parameters the data cannot pin down. Exit status 1 when even the best fit is far off
+    the measurements (the file is still written, with a warning header).
 
     \b
     Examples:
@@ -146,19 +151,74 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, out, as_j
     model = load_model(model_spec, start, "--params")
     fit = None if fit_names is None else fit_list(fit_names, model)
     rows = read_measured(measured, model)
-    result = calibrate(_builder(model_spec, start), rows, fit=fit, folds=folds,
-                       uncertainty=uncertainty)
+    result = calibrate(model_builder(model_spec, start), rows, fit=fit, folds=folds,
+                       uncertainty=uncertainty, starts=starts)
     if out is not None:
-        write_atomic(out, params_toml(result.model, result.values(),
-                                      f"accelperf lpn calibrate {model_spec} --measured "
-                                      f"{measured}\nerror after the fit: mean "
-                                      f"{result.after.mean:.3%}, max {result.after.max:.3%} "
-                                      f"over {len(rows)} inputs"))
+        write_atomic(out, _params_file(result, f"accelperf lpn calibrate {model_spec} "
+                                               f"--measured {measured}"))
         click.echo(f"wrote {out}", err=True)
     if as_json:
         click.echo(dump_json(result.to_dict()))
+    else:
+        _print_calibration(result)
+    if result.refused:
+        click.echo(f"error: {result.refused}", err=True)
+        raise SystemExit(1)
+
+
+def _params_file(result, command: str) -> str:
+    """The ``--out`` file: a header (a warning first when the fit is refused), the
+    values with a comment on each one the data do not determine, and ``[coverage]``."""
+    header = [f"WARNING: not a calibration to use: {result.refused}"] if result.refused \
+        else []
+    cv = result.cross_validated
+    header += [command, f"error after the fit: mean {result.after.mean:.3%}, max "
+                        f"{result.after.max:.3%} over {len(result.rows)} inputs" +
+               ("" if cv is None else f"; cross-validated mean {cv.mean:.3%}, max "
+                                      f"{cv.max:.3%}")]
+    text = params_toml(result.model, result.values(), "\n".join(header), result.notes())
+    if result.coverage is None:
+        return text
+    table = result.coverage.to_table()
+    lines = ["", "# What the calibration inputs covered (lpn simulate and compare warn on an",
+             "# input outside it): per fitted delay, the range over those inputs of the",
+             "# latency's relative change per cycle of it; the moves of the delays that",
+             "# change none of them (their split is not determined).", "[coverage]",
+             f"inputs = {table['inputs']}",
+             "share = { " + ", ".join(f"{n} = [{lo!r}, {hi!r}]" for n, (lo, hi)
+                                       in table["share"].items()) + " }",
+             "unidentified = [" + ", ".join("{ " + ", ".join(f"{n} = {c!r}" for n, c
+                                                             in v.items()) + " }"
+                                            for v in table["unidentified"]) + "]"]
+    return text + "\n".join(lines) + "\n"
+
+
+def covered_input(params_file: Path | None, model_spec: str, model, texts: list[str]):
+    """``lpn simulate``'s one input (``texts``: its text, or none for the model's
+    default), read for ``model`` and checked against the ``--params`` file's coverage."""
+    from ..lpn.loader import load_input
+    user_input = load_input(texts[0] if texts else None, model)
+    coverage_warning(params_file, model_spec, model, [(texts[0] if texts else "",
+                                                        user_input)])
+    return user_input
+
+
+def coverage_warning(params_file: Path | None, model_spec: str, model, inputs) -> None:
+    """Warn once (stderr) when an input ((name, input) pairs) of ``model`` (built from
+    ``model_spec`` with ``--params``) lies outside the ``[coverage]`` of the ``--params``
+    file (written by ``lpn calibrate --out``); files without it pass."""
+    from ..lpn.coverage import Coverage, check_inputs
+    from .common import load_params_file
+    if params_file is None:
         return
-    _print_calibration(result)
+    table = load_params_file(params_file, model_spec).coverage
+    if table is None:
+        return
+    why = check_inputs(Coverage.from_table(table, f"--params {params_file}: [coverage]"),
+                       model_builder(model_spec, {}),
+                       {p.name: p.value for p in model.parameters}, inputs)
+    if why:
+        click.echo(f"warning: {why}", err=True)
 
 
 def _print_calibration(result) -> None:
@@ -168,16 +228,20 @@ def _print_calibration(result) -> None:
     for col in ("parameter", "default", "fitted", "68% interval", "std. error"):
         table.add_column(col, justify="left" if col == "parameter" else "right")
     for p in result.parameters:
-        table.add_row(p.name + ("" if p.fitted_here else " (held)"), str(p.default),
+        table.add_row(p.name + ("" if p.fitted_here else " (held)") +
+                      ("" if p.identified else " (not identified)"), str(p.default),
                       str(p.fitted), "—" if p.interval is None else
                       f"{p.interval[0]}..{p.interval[1]}",
                       "—" if p.stderr is None else f"{p.stderr:.3g}")
     console.print(table)
     cv = result.cross_validated
     console.print(f"error before: mean {result.before.mean:.3%}, max {result.before.max:.3%}")
-    console.print(f"error after:  mean {result.after.mean:.3%}, max {result.after.max:.3%}")
+    console.print(f"error after:  mean {result.after.mean:.3%}, max {result.after.max:.3%} "
+                  f"(on the inputs fitted; {result.agreeing} of {result.starts} starts reach "
+                  f"this optimum)")
     console.print("cross-validated: " + ("— (too few inputs)" if cv is None else
-                                         f"mean {cv.mean:.3%}, max {cv.max:.3%}"))
+                                         f"mean {cv.mean:.3%}, max {cv.max:.3%} (each fold "
+                                         f"refitted without it, then predicted)"))
     console.print("worst inputs after the fit: " + "; ".join(
         f"{r.name} {r.error:+.3%}" for r in result.worst()))
     for w in result.warnings:
@@ -212,17 +276,20 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
       accelperf lpn compare jpeg-decoder --measured data.csv --trace photo.csv --transition idct_y
     """
     from ..lpn import simulate
-    from ..lpn.calibrate import InputError, align_trace, whole
+    from ..lpn.calibrate import InputError, whole
+    from ..lpn.trace_align import align_trace
     from ..lpn.loader import load_model
     figure_path(out)
     if (trace_path is None) != (transition is None):
         raise ModelError("--trace and --transition go together: the hardware's events and "
                          "the transition that models the unit they come from")
-    model = load_model(model_spec, read_params(params_file, param_list, model_spec), "--params")
+    values = read_params(params_file, param_list, model_spec)
+    model = load_model(model_spec, values, "--params")
     if transition is not None and transition not in [t.name for t in model.transitions]:
         raise invalid("--transition", transition, f"model {model.name!r} has "
                       f"{', '.join(t.name for t in model.transitions)}")
     rows = read_measured(measured, model)
+    coverage_warning(params_file, model_spec, model, [(r.name, r.input) for r in rows])
     events = None if trace_path is None else _read_events(trace_path, event or transition)
     traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
     # The compiled engine when a compiler is found: one library serves any --params.
