@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.markup import escape
@@ -57,8 +58,8 @@ def _row_values(model: str, row) -> list:
     return [model] + ["" if d[c] is None else d[c] for c in COLUMNS[1:]]
 
 
-def _unusable(out: Path, why: str) -> ModelError:
-    return invalid("--out", str(out), f"{why}; the rows in it are kept")
+def _unusable(out: Path, why: str) -> NoReturn:
+    raise invalid("--out", str(out), f"{why}; the rows in it are kept")
 
 
 def finished_names(path: Path, model: str, out: Path | None = None) -> set[str]:
