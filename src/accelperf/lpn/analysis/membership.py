@@ -49,9 +49,17 @@ def outside(model: Model, space: InputSpace, user_input) -> str | None:
 
 def refuse_outside(model: Model, space: InputSpace, texts, values) -> None:
     """`lpn interface --check`: a ModelError naming the first input (as the user wrote
-    it, ``texts``) that is outside ``space``."""
+    it, ``texts``) that is outside ``space``. A model the interface prices unit by unit
+    (a splitter: a list of Protoacc messages) is checked unit by unit, as its module
+    does."""
+    from .adapters import SPLITTERS
+    split = SPLITTERS.get(model.name, lambda x: [x])
     for text, x in zip(texts, values):
-        why = outside(model, space, x)
+        try:
+            units = split(x)
+        except Exception:      # noqa: BLE001 - not the splitter's shape: the module says
+            continue
+        why = next(filter(None, (outside(model, space, unit) for unit in units)), None)
         if why is not None:
             raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: it is outside "
                              f"the space ({why}); give --space FILE with a space that "
