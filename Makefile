@@ -23,8 +23,12 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/accelperf demo --out $(OUT)
 
+# On every core (pytest-xdist; CI has 2). --dist loadfile runs a test file on one worker,
+# so its module-scoped fixtures (an interface extraction, a browser) are built once.
+# (loadgroup would be finer, but pytest 9 ignores the node-id suffix xdist 3.8 groups by.)
+PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # The documentation site (docs/, mkdocs.yml) into site/; any warning is an error.
 docs: $(VENV)/.installed-test
