@@ -23,12 +23,13 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/accelperf demo --out $(OUT)
 
-# On every core (pytest-xdist; CI has 2). --dist loadfile runs a test file on one worker,
-# so its module-scoped fixtures (an interface extraction, a browser) are built once.
-# (loadgroup would be finer, but pytest 9 ignores the node-id suffix xdist 3.8 groups by.)
+# On every core (pytest-xdist; CI has 2), test by test: --dist loadfile would keep a file's
+# module fixtures on one worker, but tests/test_docs.py alone then outlasts everything on
+# the other worker (measured: no gain); loadgroup is ignored by pytest 9 (xdist 3.8 groups
+# by a node-id suffix pytest no longer reads).
 PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist load
 
 # The documentation site (docs/, mkdocs.yml) into site/; any warning is an error.
 docs: $(VENV)/.installed-test
