@@ -23,8 +23,13 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/accelperf demo --out $(OUT)
 
+# On every core (pytest-xdist; CI has 2), test by test: --dist loadfile would keep a file's
+# module fixtures on one worker, but tests/test_docs.py alone then outlasts everything on
+# the other worker (measured: no gain); loadgroup is ignored by pytest 9 (xdist 3.8 groups
+# by a node-id suffix pytest no longer reads).
+PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist load
 
 # The documentation site (docs/, mkdocs.yml) into site/; any warning is an error.
 docs: $(VENV)/.installed-test

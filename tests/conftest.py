@@ -6,6 +6,13 @@ from hypothesis import settings
 
 matplotlib.use("Agg")
 
+# pytest-xdist's workers (`make test`) run with COLUMNS=80 in their environment, which
+# rich reads as a fixed console width: accelperf's output would wrap at 80 columns there
+# and nowhere else, and the tests that read whole lines of it would fail only under -n.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 # CI runs a fixed, reproducible set of examples; developers get fresh ones each run.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

@@ -520,3 +520,38 @@ def test_api_bad_input_raises_model_error_naming_the_parameter(case):
     with pytest.raises(ModelError) as err:
         call()
     assert words in str(err.value), (name, str(err.value))
+
+
+def test_invalid_raises_even_where_the_raise_is_forgotten():
+    """Issue 33 item 6: a Ψ written ``if b < 1: invalid(...)`` refused nothing, because
+    invalid() returned the error; it raises it now, with the one-line message and no
+    printed context from an exception that was being handled."""
+    from accelperf.errors import invalid
+    from accelperf.lpn import Net, simulate
+
+    def model():
+        net = Net("forgetful")
+        req = net.token_type("Request", "bytes")
+        start, done = net.place("requests", req), net.place("done", req)
+        net.transition("copy", inputs={start: 1}, outputs={done: 1},
+                       delay=lambda requests: 1 + requests.bytes)
+        net.start, net.done = start, done
+
+        def psi(sizes):
+            for b in sizes:
+                if not isinstance(b, int) or b < 1:
+                    invalid("request size", b, "a whole number of bytes >= 1")   # no raise
+            return [{"bytes": b} for b in sizes]
+        net.tokens_from_input = psi
+        return net.build()
+
+    assert simulate(model(), [3]).latency == 4
+    for bad in ([0], [1.5]):
+        with pytest.raises(ModelError, match=rf"request size = {bad[0]!r} is invalid"):
+            simulate(model(), bad)
+    try:
+        float("x")
+    except ValueError:
+        with pytest.raises(ModelError) as caught:
+            raise invalid("--size", "x", "a number")
+    assert caught.value.__suppress_context__ and caught.value.__cause__ is None

@@ -230,9 +230,13 @@ def test_a_lost_dask_worker_costs_a_retry(tmp_path):
                                       "pip install 'accelperf[dask]'")
     import dask
     spec, inputs, marker = crashy(tmp_path)
-    # Dask gives up on a task after allowed-failures + 1 lost workers: twice, here
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    # Dask gives up on a task after allowed-failures + 1 lost workers: at the first, here.
+    # Three workers die (the first task, then "always" in each of its two rounds alone) and
+    # four are started, so one is alive throughout: a Nanny whose restarted worker dies
+    # before reporting in closes for good, and with two workers the batch could be left
+    # with none (issue 33 item 5: a run hung there).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=True,
                                      dashboard_address=None) as cluster:
         result = simulate_many(spec, inputs, scheduler=cluster.scheduler_address)
     rows = {r.name: r for r in result.rows}
@@ -243,23 +247,38 @@ def test_a_lost_dask_worker_costs_a_retry(tmp_path):
 
 
 def test_dask_convicts_an_input_only_after_two_rounds_alone(tmp_path):
-    # With allowed-failures 1 Dask gives up on a task after two lost workers. "flaky" takes
-    # its worker down in its first four runs: twice in its first task, twice in its first
+    # With allowed-failures 0 Dask gives up on a task at its first lost worker. "flaky"
+    # takes its worker down in its first two runs: in its first task, and in its first
     # round alone (which a worker lost for another reason could also cause); the second
-    # round alone runs it to the end, so it is a row, not a failure.
+    # round alone runs it to the end, so it is a row, not a failure. Two workers die and
+    # three are started, so one is alive throughout whatever the Nannies do.
     distributed = pytest.importorskip("distributed", reason="Dask is optional: "
                                       "pip install 'accelperf[dask]'")
     import dask
     spec, _, _ = crashy(tmp_path)
     runs = tmp_path / "flaky-runs"
-    inputs = [("flaky", {"blocks": 4, "nnz": 2, "crash": {"marker": str(runs), "times": 4}})]
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    inputs = [("flaky", {"blocks": 4, "nnz": 2, "crash": {"marker": str(runs), "times": 2}})]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True,
                                      dashboard_address=None) as cluster:
         result = simulate_many(spec, inputs, scheduler=cluster.scheduler_address)
     assert not result.failures, result.failures
     assert {r.name: r.latency for r in result.rows} == expected_rows(inputs)
-    assert len(runs.read_text()) == 5
+    assert len(runs.read_text()) == 3
+
+
+def test_a_cluster_left_without_workers_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    """The scheduler's worker list is read while the batch waits: none left for
+    WORKERLESS_SECONDS (0 here) stops the batch with one line, instead of sleeping."""
+    distributed = pytest.importorskip("distributed", reason="Dask is optional: "
+                                      "pip install 'accelperf[dask]'")
+    from accelperf.lpn import batch
+    monkeypatch.setattr(batch, "WORKERLESS_SECONDS", 0.0)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=None) as cluster:
+        with pytest.raises(ModelError, match="has had no worker for 0 s with 1 task"):
+            simulate_many("block-pipeline", [("a", {"blocks": 2, "nnz": 1})],
+                          scheduler=cluster.scheduler_address)
 
 
 def many_inputs(folder: Path, n: int) -> list[Path]:

@@ -281,6 +281,28 @@ def test_pictures_draw_read_and_inhibitor_arcs_and_computed_intervals():
     assert "≥ 2" in svg and "&lt; 1" in svg and "II src.n" in svg
 
 
+def test_arc_labels_are_drawn_over_the_nodes_and_fit_between_them():
+    """Issue 33 item 7: a computed count such as (packets.bytes + 15) // 16 was centred on
+    its 99 px arc and drawn before the nodes, which hid both of its ends."""
+    from accelperf.lpn.viz import DX, LABEL_CHAR_PX, R, W, net_svg
+    net = Net("headers")
+    pkt, blk = net.token_type("Packet", "bytes"), net.token_type("Block")
+    packets, payload = net.place("packets", pkt), net.place("payload", blk)
+    done = net.place("done", blk)
+    net.transition("header", inputs={packets: 1}, delay=20, outputs={
+        payload: Out(lambda packets: (packets.bytes + 15) // 16, props={})})
+    net.transition("ghash", inputs={payload: 1}, outputs={done: 1}, delay=4)
+    net.start, net.done = packets, done
+    svg = net_svg(net.build())
+    label = re.search(r'<text class="halo" fill="#a33".*?</text>', svg, re.S).group(0)
+    last_node = max(svg.rfind("<rect"), svg.rfind("<circle"))
+    assert svg.index(label) > last_node                       # on top of every node
+    lines = re.findall(r"<tspan[^>]*>([^<]*)</tspan>", label)
+    assert len(lines) == 2 and " ".join(lines) == "((packets.bytes + 15) // 16)"
+    room = DX - W / 2 - R
+    assert all(len(line) * LABEL_CHAR_PX <= room for line in lines)
+
+
 def test_a_large_net_is_drawn_grouped_by_unit():
     from accelperf.lpn.library import build
     from accelperf.lpn.viz import group_of, groups, net_svg

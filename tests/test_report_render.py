@@ -30,9 +30,10 @@ window.addEventListener('load', () => {
     shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
     frame: i.closest('.wide') ? [i.closest('.wide').scrollWidth,
                                  i.closest('.wide').clientWidth] : null}));
+  const pres = [...document.querySelectorAll('pre')].map(p => [p.scrollWidth, p.clientWidth]);
   const out = document.createElement('pre');
   out.id = 'render-check';
-  out.textContent = JSON.stringify({images: images,
+  out.textContent = JSON.stringify({images: images, pres: pres,
                                     page: document.documentElement.scrollWidth});
   document.body.appendChild(out);
 });
@@ -62,6 +63,9 @@ def report(tmp_path_factory):
     (out / "figures" / "lpn-jpeg.svg").write_text(net_svg(model, simulate(model)), "utf-8")
     sec.blocks.append('<figure><img src="figures/lpn-jpeg.svg" alt="JPEG decoder LPN">'
                       "<figcaption>the decoder</figcaption></figure>")
+    # a formula as long as the JPEG decoder's by-phase latency, on one line (issue 33)
+    sec.blocks.append("<pre>latency by phase = " + " + ".join(
+        f"n_blocks*max(263/3, (3/4)*mean_blocks_symbols + {k})" for k in range(8)) + "</pre>")
     return rep.write()
 
 
@@ -98,8 +102,9 @@ def test_the_report_renders_with_every_image_loaded_and_readable(report, tmp_pat
     assert lpn["shown"] == pytest.approx(lpn["natural"], abs=1)
     scroll_width, client_width = lpn["frame"]
     assert scroll_width > client_width
-    # ... while the page itself never scrolls sideways.
+    # ... while the page itself never scrolls sideways, and a long formula wraps
     assert state["page"] <= WINDOW[0]
+    assert state["pres"] and all(scroll <= client for scroll, client in state["pres"])
     assert images["figures/small.png"]["shown"] <= PAGE_WIDTH_PX
 
 
@@ -113,3 +118,29 @@ def test_the_screenshot_has_the_window_size(report, tmp_path):
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", head[16:24]) == WINDOW
     assert shot.stat().st_size > 10_000            # a rendered page, not a blank frame
+
+
+def test_the_demo_wraps_a_long_interface_formula_under_its_first_line():
+    from accelperf.demo import SUMMARY_COLUMNS, _wrapped
+    formula = ("3*mean_blocks_symbols + n_blocks*max(263/3, (3/4)*mean_blocks_symbols + 69/2, "
+               "3*mean_blocks_symbols + 6) - max(263/3, 3*mean_blocks_symbols + 6) + 269")
+    lines = _wrapped("latency by phase = ", formula, "    # bottleneck coupling")
+    assert len(lines) == 2 and all(len(line) <= SUMMARY_COLUMNS for line in lines[:-1])
+    assert lines[1].startswith(" " * len("latency by phase = ") + "3*mean")
+    assert " ".join(line.strip() for line in lines).startswith("latency by phase = " + formula)
+    assert lines[-1].endswith("# bottleneck coupling")
+
+
+def test_a_crossing_past_any_real_size_is_not_printed_as_a_size():
+    """Issue 33 item 7: discrete-gpu/aes (L·g against C·g^1.01) crosses at 1.3e125 B; the
+    report and the CLI say there is none within 2^64 bytes."""
+    from accelperf.cli.common import crossing_size, fmt_g
+    from accelperf.demo import _g
+    from accelperf.logca import preset, summary
+    info = summary(preset("discrete-gpu", "aes"))
+    assert info.g1.root > 1e100
+    for text in (_g(info.g1.root), _g(info.g_half.root), crossing_size(info.g1.root)):
+        assert text == "none within 16 EiB"
+    assert fmt_g(info.g1.root).startswith("none within 16 EiB (the model's root: 1.35e+125")
+    assert _g(337.486) == "337.5 (337 B)" and crossing_size(0.4) == "< 1 B"
+    assert crossing_size(2.0 ** 63) == "8 EiB"

@@ -172,3 +172,10 @@ def test_no_module_over_600_lines_without_a_reason():
             findings.append((f"{module}: {lines} lines and no '{REASON_MARK} ...' in its "
                              "docstring", [module]))
     _report(*_split(findings), "modules over 600 lines")
+
+
+def test_every_test_runs_under_a_timeout(pytestconfig):
+    """Issue 33 item 5: a hung test fails alone (pytest-timeout, pyproject's
+    [tool.pytest.ini_options]) instead of stopping the whole run."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout"), "pip install -e '.[test]'"
+    assert 0 < float(pytestconfig.getini("timeout")) <= 900

@@ -11,12 +11,15 @@ from .logca import DEFAULT_RANGE, all_presets, kernels, preset, summary
 from .logca.presets import omitted
 from .outputs import write_atomic
 from .report import Report
-from .units import format_size
-
+from .units import REAL_SIZES, format_crossing, format_size
 
 
 def _g(value) -> str:
-    return "—" if value is None else f"{value:.4g} ({format_size(value)})"
+    """A crossing in the tables: the number and its size, or what format_crossing says
+    where there is none to print (none, none within 16 EiB)."""
+    if value is None or value > REAL_SIZES:
+        return format_crossing(value)
+    return f"{value:.4g} ({format_size(value)})"
 
 
 def logca_presets_section(report: Report) -> None:
@@ -369,11 +372,29 @@ def interface_summary(name: str, iface) -> str:
     for c in iface.classes:
         conds = " and ".join(c.input_class.readable_conditions()) or "every input"
         lines += [f"# {name}, class {c.input_class.index}: {conds}",
-                  f"latency          = {pycode(c.latency)}    # bottleneck {c.bottleneck}",
-                  f"latency by phase = {pycode(c.phased_latency)}"]
+                  *_wrapped("latency          = ", pycode(c.latency),
+                            f"    # bottleneck {c.bottleneck}"),
+                  *_wrapped("latency by phase = ", pycode(c.phased_latency))]
         lines += [f"    phase {k}: {' -> '.join(ph.transitions)}    # bottleneck {ph.bottleneck}"
                   for k, ph in enumerate(c.phases, 1)]
     return "\n".join(lines)
+
+
+SUMMARY_COLUMNS = 110
+"""Characters per line of a formula in the report's <pre> (1100 px wide, about 140
+monospace characters): a longer formula wraps, indented under its first line, instead of
+running off the page; a bottleneck comment follows its last line."""
+
+
+def _wrapped(head: str, formula: str, comment: str = "") -> list[str]:
+    """``head + formula`` in lines of at most SUMMARY_COLUMNS, broken at spaces (after a
+    comma or around an operator), continuations indented under the formula; ``comment``
+    after the last line."""
+    import textwrap
+    lines = textwrap.wrap(head + formula, SUMMARY_COLUMNS, subsequent_indent=" " * len(head),
+                          break_long_words=False, break_on_hyphens=False)
+    lines[-1] += comment
+    return lines
 
 
 def lpn_verify_section(report: Report) -> None:

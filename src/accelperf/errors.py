@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class ModelError(ValueError):
     """Invalid input to a model, a parser or a command.
@@ -11,6 +13,13 @@ class ModelError(ValueError):
     """
 
 
-def invalid(name: str, value: object, allowed: str) -> ModelError:
-    """Build the standard message: ``name = value is invalid: allowed``."""
-    return ModelError(f"{name} = {value!r} is invalid: {allowed}")
+def invalid(name: str, value: object, allowed: str) -> NoReturn:
+    """Raise the standard refusal: ModelError ``name = value is invalid: allowed``.
+
+    It raises itself, so a check that forgets ``raise`` still refuses the input (a Ψ
+    written ``if size < 1: invalid(...)`` must not go on with the size); the codebase
+    writes ``raise invalid(...)`` all the same, so a reader sees where the check ends.
+    The refusal is the whole message: an exception being handled when it is raised (a
+    ``float()`` that failed) stays in ``__context__`` for a debugger but is not printed.
+    """
+    raise ModelError(f"{name} = {value!r} is invalid: {allowed}") from None

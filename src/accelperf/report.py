@@ -170,6 +170,7 @@ table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
 th {{ background: #f2f2f2; }} td:first-child, td.words {{ text-align: left; }}
 code {{ font-size: 0.92em; background: #f4f4f4; padding: 0 0.2em; }}
+pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
 p.notes {{ margin-bottom: 0.2em; }}
 caption {{ caption-side: top; text-align: left; font-weight: 600; padding: 0.3em 0; }}
 figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; height: auto; }}

@@ -101,6 +101,26 @@ def format_size(nbytes: float) -> str:
     return f"{text} {units[i]}"
 
 
+REAL_SIZES = 2.0 ** 64
+"""16 EiB, 2^64 bytes (a 64-bit address space): no offload is larger. A crossing granularity past it exists only in the model's
+algebra (discrete-gpu/aes: L·g against C·g^1.01 crosses at 1.3e125 B), so it is printed as
+none within this size, not as an astronomical number."""
+
+
+def format_crossing(nbytes: float | None) -> str:
+    """A crossing granularity (g1, g_A/2, g_A, an end of their intervals) as printed
+    everywhere: a dash where there is none, ``< 1 B`` below a byte (the accelerator wins at
+    every size one can offload; a fit with no overhead puts it at 1e-19 B), ``none within
+    16 EiB`` past :data:`REAL_SIZES`, else the size."""
+    if nbytes is None:
+        return "—"
+    if nbytes < 1:
+        return "< 1 B"
+    if nbytes > REAL_SIZES:
+        return f"none within {format_size(REAL_SIZES)}"
+    return format_size(nbytes)
+
+
 def _check_range(lo, hi) -> None:
     finite = all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
                  and math.isfinite(x) for x in (lo, hi))

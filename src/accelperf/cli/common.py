@@ -15,7 +15,8 @@ import rich.console
 from rich.measure import Measurement
 
 from ..errors import ModelError, invalid
-from ..units import format_size, parse_frequency, parse_size, powers_of_two
+from ..units import (REAL_SIZES, format_crossing, format_size, parse_frequency, parse_size,
+                     powers_of_two)
 
 
 class Console(rich.console.Console):
@@ -246,6 +247,10 @@ def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, n
 
 
 def fmt_g(value) -> str:
+    """A granularity in detail: bytes and size; past any real size (REAL_SIZES) the
+    honest statement first and the model's root after it."""
+    if value is not None and value > REAL_SIZES:
+        return f"{format_crossing(value)} (the model's root: {value:.3g} B)"
     return "—" if value is None else f"{value:.6g} B ({format_size(value)})"
 
 
@@ -269,13 +274,9 @@ def size_or_dash(value) -> str:
 
 
 def crossing_size(x: float | None) -> str:
-    """A crossing granularity (g1, g_A/2, g_A, or an end of their intervals), a dash where
-    there is none. One below a byte is printed as ``< 1 B``: the accelerator wins at every
-    size one can offload, and a fit or bootstrap draw with no overhead puts it at
-    1e-19 B, which is zero in all but print."""
-    if x is None:
-        return "—"
-    return "< 1 B" if x < 1 else format_size(x)
+    """A crossing granularity as every command prints it (:func:`accelperf.units.
+    format_crossing`: a dash, ``< 1 B``, ``none within 16 EiB`` or the size)."""
+    return format_crossing(x)
 
 
 def size_range(lo: float, hi: float) -> str:

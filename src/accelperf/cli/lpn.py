@@ -16,6 +16,7 @@ from .common import FREQUENCY, check_output, console, param_options, read_params
 from .lpn_batch import note_backend, simulate_batch
 from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
+from .stopping import DEFAULT_BUDGET, duration, run_stopping
 
 
 @cli.group()
@@ -263,10 +264,12 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.option("--tolerance", type=click.FloatRange(0, min_open=True), default=0.05,
               show_default=True, help="With --check: the largest relative error that passes.")
 @click.option("--max-classes", type=click.IntRange(1), default=256, show_default=True)
+@click.option("--timeout", metavar="DURATION", default=DEFAULT_BUDGET, show_default=True,
+              help="Time budget of the extraction: past it, exit 3 saying where it was.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @param_options
 def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
-                  check_inputs, tolerance, max_classes, as_json, params_file=None,
+                  check_inputs, tolerance, max_classes, timeout, as_json, params_file=None,
                   param_list=()):
     """Performance interface of MODEL (lpn2pi, OSDI'24 §4.2): one formula per input class.
 
@@ -280,6 +283,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     from ..lpn.analysis.assumptions import failed_assumption
     from ..lpn.analysis.emit import load_module, module_source
     from ..lpn.analysis.interface import check_interface_request
+    from ..lpn.analysis.membership import refuse_outside
     from ..lpn.analysis.token_stream import StreamInterface, interface_for
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
@@ -293,19 +297,25 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     if phases and plain:
         raise ModelError("--phases and --plain are invalid together: give one, or neither "
                          "for the form more accurate on the space's samples")
+    seconds = duration(timeout)
     values = [check_input(text, load_input) for text in inputs]
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     check_interface_request(model)
     space = _space(model, space_path)
-    iface = interface_for(model, space, max_classes=max_classes)
+    refuse_outside(model, space, inputs, values)      # in a second, not after extraction
+
+    def extract(tick):
+        iface = interface_for(model, space, max_classes=max_classes, progress=tick)
+        if isinstance(iface, StreamInterface) or phases or plain:
+            return iface, None
+        tick("choosing the form")
+        return iface, choose_form(model, iface, load_module(module_source(
+            iface, model, model_spec, frequency, phases=False)))
+    iface, form = run_stopping("lpn interface", "extracting", seconds, extract)
     if isinstance(iface, StreamInterface):      # a stream priced token by token
         return stream_interface_command(model, model_spec, iface, values, inputs, out,
                                         frequency, check_inputs, tolerance, as_json)
-    form = None
-    if not (phases or plain):
-        form = progress_run(None, "choosing the form", lambda advance: choose_form(
-            model, iface, load_module(module_source(iface, model, model_spec, frequency,
-                                                    phases=False))))
+    if form is not None:
         phases = form.phases
     source = module_source(iface, model, model_spec, frequency, phases=phases,
                            form_note="" if form is None else form.describe())
@@ -390,19 +400,6 @@ def _class_json(c) -> dict:
                      for g in c.gaps]}
 
 
-def _seconds(text: str | None) -> float | None:
-    """--timeout: '60s', '2m', '500ms' or a number of seconds."""
-    import re
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", text)
-    if not m or float(m.group(1)) <= 0:
-        raise ModelError(f"--timeout = {text!r} is invalid: a duration > 0 such as 60s, 2m "
-                         f"or 500ms")
-    scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60}[m.group(2)]
-    return float(m.group(1)) * scale
-
-
 def _sizes(text: str) -> range:
     import re
     m = re.fullmatch(r"\s*(\d+)\s*\.\.\s*(\d+)\s*", text or "")
@@ -477,8 +474,8 @@ def _interface(path: Path, model, space):
               "'stall <= 0.05'.")
 @click.option("--optimise", is_flag=True, help="With --size and --range: the smallest size "
                                               "with the least worst-case latency.")
-@click.option("--timeout", metavar="DURATION",
-              help="Stop with 'unknown' (and what was learned) after e.g. 60s.")
+@click.option("--timeout", metavar="DURATION", default=DEFAULT_BUDGET, show_default=True,
+              help="Time budget: stop with 'unknown' (and what was learned) after e.g. 60s.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @param_options
 def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, size_range,
@@ -490,13 +487,12 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     from ..lpn.analysis import verify as v
     from ..lpn.analysis.space import load_space
     from ..lpn.loader import load_model
-    from .common import progress_run
     queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]
     if len(queries) != 1:
         raise ModelError("give exactly one query: --bound max|min, --prove EXPR, "
                          "--interface FILE --within X, or --size PLACE --range LO..HI "
                          "--budget EXPR")
-    seconds = _seconds(timeout)
+    seconds = duration(timeout)
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     space = load_space(model, space_path)
     if bound:
@@ -523,7 +519,9 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
         latency_fn = _interface(iface, model, space)
         run = lambda tick: v.within(latency_fn, space, model, within,  # noqa: E731
                                     timeout=seconds, progress=tick)
-    result = progress_run(None, "verifying", run)
+    # the proofs stop at the budget themselves, with what they learned; the hard stop
+    # after a grace is for a step that does not look at the clock
+    result = run_stopping("lpn verify", "verifying", seconds + max(5.0, seconds / 10), run)
     if as_json:
         click.echo(dump_json(result.to_dict()))
     else:

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.markup import escape

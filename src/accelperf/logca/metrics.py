@@ -32,7 +32,7 @@ from scipy import optimize
 from scipy.optimize import elementwise
 
 from ..errors import invalid
-from ..units import format_size
+from ..units import REAL_SIZES, format_size
 if TYPE_CHECKING:  # pragma: no cover - annotations only: model.py imports this module
     from .model import LogCA
 
@@ -413,7 +413,7 @@ def _result(model: LogCA, metric: str, target: float, K: float, method: str) -> 
     roots = tuple(float(r) for r in (batch.first[0], batch.second[0]) if np.isfinite(r))
     closed, equation, note = _closed_form(model, metric)
     exists = status <= TANGENT
-    if exists and roots[-1] > 2.0 ** 64:
+    if exists and roots[-1] > REAL_SIZES:
         far = (f"a crossing lies at {roots[-1]:.3g} bytes, beyond 2^64: the model's "
                f"parameters imply it is never reached in practice")
         note = far if note is None else f"{note}; {far}"

@@ -44,6 +44,10 @@ CLUSTER_ROUNDS = 2
 before it becomes a failed row."""
 CLUSTER_CRASHED = ("it took its worker down each time Dask ran it, alone (killed, or out of "
                    "memory?)")
+WORKERLESS_SECONDS = 30.0
+"""How long a batch waits on a cluster that has no worker left (a Nanny whose restarted
+worker died before it had reported in closes for good) before it stops with its rows kept,
+rather than waiting for ever."""
 
 
 @dataclass(frozen=True)
@@ -377,8 +381,9 @@ class BatchRun:
 
     def _on_cluster(self):
         try:
-            from distributed import Client, as_completed
-            from distributed.client import FutureCancelledError
+            from distributed import Client
+            from distributed import wait as first_of
+            from distributed.client import FutureCancelledError, FuturesCancelledError
         except ImportError:
             raise ModelError("--scheduler needs Dask: pip install 'accelperf[dask]'") from None
         own = not isinstance(self.scheduler, Client)
@@ -389,20 +394,18 @@ class BatchRun:
                              f"({one_line(exc)})") from None
         self.where = str(client.scheduler.address)
         self.workers = len(client.scheduler_info().get("workers", {})) or 1
-        gone = (FutureCancelledError, OSError, TimeoutError)
+        gone = (FutureCancelledError, FuturesCancelledError, OSError, TimeoutError)
         try:
             model = self.spec or client.scatter(self.model, broadcast=True)
             tasks = self._tasks(self.chunk or 64)
             retry: deque = deque()
             running = {}
             strikes: dict[int, int] = {}
-            done = as_completed()
 
             def submit(task, alone=False):
                 future = client.submit(_cluster_task, model, task, self.backend, self.limits,
                                        self.by_name, pure=False)
-                running[future.key] = (task, alone)
-                done.add(future)
+                running[future] = (task, alone)
 
             def convicted(task) -> bool:
                 # A loaded machine can lose a worker that was running an innocent input
@@ -425,17 +428,45 @@ class BatchRun:
                         return
                     submit(task)
 
+            def went_away(exc):
+                raise ModelError(f"scheduler {self.where} went away after {finished} rows "
+                                 f"({type(exc).__name__}): the rows written so far are "
+                                 f"kept; start the cluster again and run with --resume")
+
+            def finished_futures():
+                # Each future as it finishes; a cluster seen without a worker for
+                # WORKERLESS_SECONDS is an error, not a wait for ever.
+                idle_since = None
+                while running:
+                    try:
+                        try:
+                            ready = first_of(list(running), timeout=1.0,
+                                             return_when="FIRST_COMPLETED").done
+                        except TimeoutError:
+                            ready = ()
+                        workers = ready or client.nthreads()
+                    except gone as exc:
+                        went_away(exc)
+                    yield from ready
+                    if workers:
+                        idle_since = None
+                    elif idle_since is None:
+                        idle_since = time.monotonic()
+                    elif time.monotonic() - idle_since > WORKERLESS_SECONDS:
+                        raise ModelError(
+                            f"scheduler {self.where} has had no worker for "
+                            f"{WORKERLESS_SECONDS:.0f} s with {len(running)} task(s) "
+                            f"pending: the rows written so far are kept; start workers "
+                            f"and run with --resume")
+
             fill()
             finished = 0
-            for future in done:
-                task, alone = running.pop(future.key)
+            for future in finished_futures():
+                task, alone = running.pop(future)
                 try:
                     rows = future.result()
                 except gone as exc:
-                    raise ModelError(f"scheduler {self.where} went away after {finished} "
-                                     f"rows ({type(exc).__name__}): the rows written so far "
-                                     f"are kept; start the cluster again and run with "
-                                     f"--resume") from None
+                    went_away(exc)
                 except Exception as exc:   # noqa: BLE001 - KilledWorker: Dask gave up on it
                     if not alone:
                         retry.extend([item] for item in task)

@@ -112,6 +112,22 @@ def _canvas(layer: dict, order, title: str, result: SimResult | None):
 
 
 LEGEND_HEIGHT, LEGEND_WIDTH = 46, 900
+LABEL_CHAR_PX = 6.2            # the width of one character of an 11 px label, about
+
+
+def _arc_label(text: str, at: tuple, room: float) -> str:
+    """An arc's label centred at ``at``, in lines that fit the ``room`` (px) between the
+    nodes the arc joins (a count such as ``(packets.bytes + 15) // 16`` is wider than the
+    99 px between a transition and the next place), stacked upward from ``at``, with the
+    whole text as its tooltip."""
+    import textwrap
+    width = max(8, int(room / LABEL_CHAR_PX))
+    lines = textwrap.wrap(text, width, break_long_words=False) or [text]
+    x, y = at
+    spans = "".join(f'<tspan x="{x}" y="{y - 12 * (len(lines) - 1 - k)}">{html.escape(line)}'
+                    f'</tspan>' for k, line in enumerate(lines))
+    return (f'<text class="halo" fill="#a33" text-anchor="middle"><title>'
+            f'{html.escape(text)}</title>{spans}</text>')
 
 
 def _legend(y: float, ran: bool) -> str:
@@ -177,6 +193,7 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
     pos, out = _canvas(layer, lambda kv: (kv[1], kv[0][0] != "p", kv[0][1]), model.name,
                        result)
     util = result.utilisation if result else {}
+    labels: list[str] = []         # drawn after the nodes, so no node hides a label
 
     def edge(a, b, label="", style=""):
         (x1, y1), (x2, y2) = pos[a], pos[b]
@@ -195,8 +212,7 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
                 "inhibit": 'stroke="#a33" marker-end="url(#inhibit)"'}[style]
         out.append(f'<path d="{path}" fill="none" {look}/>')
         if label:
-            out.append(f'<text class="halo" x="{label_at[0]}" y="{label_at[1]}" fill="#a33" '
-                       f'text-anchor="middle">{html.escape(label)}</text>')
+            labels.append(_arc_label(label, label_at, abs(x2 - x1)))
 
     for t in model.transitions:
         names = lambda arg, prop, t=t: f"{model.places[t.arg_places[arg]].name}.{prop}"
@@ -255,6 +271,7 @@ def net_svg(model: Model, result: SimResult | None = None, grouped: bool | None 
                       f'{html.escape(", ".join(extra))}'
                       + (f" · {u:.0%}" if u is not None else "") + '</text>'
                       if extra or u is not None else "") + '</g>')
+    out.extend(labels)
     out.append("</svg>")
     return "\n".join(out)
 

@@ -499,11 +499,14 @@ def _point(cls: InputClass) -> dict:
 
 # ---------------------------------------------------------------------- the model
 def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS,
-                      max_iterations: int = 10) -> Interface:
-    """The performance interface of ``model`` over ``space``: one formula per class."""
+                      max_iterations: int = 10, progress=None) -> Interface:
+    """The performance interface of ``model`` over ``space``: one formula per class;
+    ``progress(text)`` is told each step done (the CLI's report of where a run stopped)."""
     import time
     t0 = time.perf_counter()
+    tick = progress or (lambda text: None)
     check_interface_request(model, space)
+    tick("finding the input classes")
     found = input_classes(model, space, max_classes=max_classes, by_token=False)
     classes = [c for c in found if not c.stuck]
     if not classes:
@@ -513,8 +516,13 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     solver = Solver(space_constraints(space))
     loops = find_loops(model)
     stages = one_shot_stages(model, space)
-    per_class = tuple(in_series(model, c, stages, solver, loops, max_iterations)
-                      for c in classes)
+    tick(f"{len(classes)} input class(es) found")
+
+    def derived(i, c):
+        ci = in_series(model, c, stages, solver, loops, max_iterations)
+        tick(f"class {i + 1}/{len(classes)} derived: latency = {str(ci.latency):.80}")
+        return ci
+    per_class = tuple(derived(i, c) for i, c in enumerate(classes))
     return Interface(model.name, space, group_classes(per_class), time.perf_counter() - t0)
 
 

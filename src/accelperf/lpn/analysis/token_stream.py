@@ -180,16 +180,20 @@ def stream_latency(tokens: list) -> float:
 
 
 # ---------------------------------------------------------------------- extraction
-def interface_for(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS):
+def interface_for(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS,
+                  progress=None):
     """The interface of ``model`` over ``space``: by classes of the whole input
     (:func:`.interface.extract_interface`), or, where a per-token value steers the net
-    and the space has one stream, token by token (:class:`StreamInterface`)."""
+    and the space has one stream, token by token (:class:`StreamInterface`);
+    ``progress(text)`` is told each step done."""
     from .interface import extract_interface
     try:
-        return extract_interface(model, space, max_classes=max_classes)
+        return extract_interface(model, space, max_classes=max_classes, progress=progress)
     except StreamValueError:
         if one_token_space(space) is None:
             raise
+    if progress is not None:
+        progress("pricing the stream token by token")
     return extract_stream_interface(model, space, max_classes=max_classes)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from ...errors import ModelError, invalid
 
@@ -187,8 +188,8 @@ class _Parser:
         self.scan_start = 0
         self.layout: ScanLayout | None = None
 
-    def fail(self, why: str) -> ModelError:
-        return invalid("JPEG file", self.name, f"{why}; the decoder takes {_ALLOWED}")
+    def fail(self, why: str) -> NoReturn:
+        raise invalid("JPEG file", self.name, f"{why}; the decoder takes {_ALLOWED}")
 
     def run(self) -> JpegBlocks:
         d = self.data
@@ -409,10 +410,10 @@ class _Parser:
                 raise self._bad(pos, nbits, avail)
         return ends
 
-    def _bad(self, pos: int, nbits: int, avail: int) -> ModelError:
+    def _bad(self, pos: int, nbits: int, avail: int) -> NoReturn:
         if pos * 8 - nbits > avail - 8:
-            return self.fail("it is truncated (the image data stops early)")
-        return self.fail(f"its image data is corrupt (invalid Huffman code after "
+            raise self.fail("it is truncated (the image data stops early)")
+        raise self.fail(f"its image data is corrupt (invalid Huffman code after "
                          f"{len(self.symbols)} blocks)")
 
 

@@ -1,0 +1,165 @@
+"""Ctrl-C and the time budget of the Z3 commands, `lpn verify` and `lpn interface` (issue
+33 items 3 and 4).
+
+Z3 catches SIGINT itself while it solves: its own handler cancels the check, which returns
+``unknown`` ("interrupted from keyboard"), and Python never sees the signal; the proofs
+read that ``unknown`` as a time-out and went on with the next query, so Ctrl-C took a
+minute and ended with exit 3. Here Z3's handler is turned off (``ctrl_c=false``) and
+Python's own stays: its C handler writes the signal's number to a wake-up socket, a
+watcher thread reading it calls ``Z3_interrupt`` (the running check returns at once), and
+the main thread raises KeyboardInterrupt at its next instruction. The budget's timer does
+the same from its thread, so a run past its budget stops even inside one long check.
+
+The command prints what was decided so far (the progress lines it was given) and exits
+130 on Ctrl-C, 3 when the budget ran out.
+"""
+
+from __future__ import annotations
+
+import _thread
+import signal
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+DEFAULT_BUDGET = "10m"
+"""The time budget of one `lpn verify` or `lpn interface` run unless --timeout says."""
+
+
+def duration(text: str | None) -> float | None:
+    """--timeout: '60s', '2m', '500ms' or a number of seconds (None: no budget)."""
+    import re
+
+    from ..errors import invalid
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min)?\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise invalid("--timeout", text, "a duration > 0 such as 60s, 2m or 500ms")
+    scale = {"ms": 0.001, "s": 1, None: 1, "m": 60, "min": 60}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+class BudgetSpent(Exception):
+    """The run's time budget ran out (raised in the main thread by the budget's timer)."""
+
+
+class Stopper:
+    """What the run has decided so far: the progress lines, in order, and when it began."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds, self.began, self.lines = seconds, time.monotonic(), []
+        self.expired = False
+        self.lock, self.left = threading.Lock(), threading.Event()
+
+    def close(self) -> None:
+        """The run is over: the budget's timer interrupts nothing from now on."""
+        with self.lock:
+            self.left.set()
+
+    def note(self, text: str) -> None:
+        self.lines.append(str(text))
+
+    def where(self) -> str:
+        elapsed = time.monotonic() - self.began
+        done = "; ".join(self.lines[-3:]) if self.lines else "nothing decided yet"
+        return f"after {elapsed:.1f} s: {done}"
+
+
+def _interrupt_z3() -> None:
+    import z3
+    z3.main_ctx().interrupt()
+
+
+@contextmanager
+def stoppable(seconds: float | None):
+    """Within: Ctrl-C raises KeyboardInterrupt within a moment even inside a Z3 check, and
+    after ``seconds`` (None: never) BudgetSpent is raised the same way. Yields the
+    :class:`Stopper` that progress lines go to. Off the main thread signals cannot be
+    caught, so there only the budget applies."""
+    import z3
+    stopper = Stopper(seconds)
+    main = threading.current_thread() is threading.main_thread()
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False) \
+        if main else None
+
+    def watch():
+        while True:
+            try:
+                got = reader.recv(64)
+            except OSError:
+                return
+            if not got:
+                return
+            if signal.SIGINT in got:
+                _interrupt_z3()
+
+    lock, left = stopper.lock, stopper.left
+
+    def expire():
+        # again each half second: an interrupt that lands in a finaliser (__del__, a weakref
+        # callback) is lost ("unraisable"), and the run would go on
+        while True:
+            with lock:                      # never once the run has left the block
+                if left.is_set():
+                    return
+                stopper.expired = True
+                _thread.interrupt_main()    # KeyboardInterrupt at the next instruction
+                _interrupt_z3()             # ... which a running Z3 check returns to
+            if left.wait(0.5):
+                return
+
+    ctrl_c = z3.get_param("ctrl_c")
+    z3.set_param("ctrl_c", False)
+    watcher = threading.Thread(target=watch, name="accelperf-ctrl-c", daemon=True)
+    watcher.start()
+    timer = None
+    if seconds is not None:
+        timer = threading.Timer(seconds, expire)
+        timer.daemon = True
+        timer.start()
+    try:
+        yield stopper
+    except KeyboardInterrupt:
+        if stopper.expired:
+            raise BudgetSpent(stopper.where()) from None
+        raise
+    finally:
+        stopper.close()
+        if timer is not None:
+            timer.cancel()
+        if main:
+            signal.set_wakeup_fd(previous_fd)
+        writer.close()                      # the watcher reads the end of the socket
+        watcher.join(timeout=1)
+        reader.close()
+        z3.set_param("ctrl_c", ctrl_c)
+
+
+def run_stopping(command: str, label: str, seconds: float | None, func):
+    """``func(tick)`` under a progress spinner, stoppable: Ctrl-C prints what was decided
+    so far and exits 130; the budget's end prints where the run was and exits 3."""
+    import click
+
+    from ..lpn import Interrupted
+    from .common import progress_run
+    with stoppable(seconds) as stopper:
+        def tick(text, show):
+            stopper.note(text)
+            show(text)
+        try:
+            return progress_run(None, label, lambda show: func(lambda t: tick(t, show)))
+        except (KeyboardInterrupt, Interrupted):
+            stopper.close()
+            if stopper.expired:
+                click.echo(f"accelperf: {command}: its time budget ({seconds:g} s) ran out "
+                           f"{stopper.where()}; give --timeout a longer one", err=True)
+                raise SystemExit(3) from None
+            click.echo(f"accelperf: {command}: interrupted {stopper.where()}", err=True)
+            raise SystemExit(130) from None
+
+
+__all__ = ["BudgetSpent", "DEFAULT_BUDGET", "Stopper", "duration", "run_stopping", "stoppable"]

@@ -1,0 +1,132 @@
+"""Ctrl-C and the time budget of `lpn verify` and `lpn interface` (issue 33 items 3, 4).
+
+Z3 used to take SIGINT for itself: the running check returned ``unknown``, the proof read
+it as a time-out and went on, and the command ended a minute later with exit 3. A real
+child process is sent SIGINT while Z3 solves; it must exit 130 soon after (the bound is
+generous, not a speed figure), saying what it had decided."""
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from child_process import signal_when
+
+from accelperf.cli.stopping import Stopper, duration, stoppable
+
+ROOT = Path(__file__).resolve().parents[1]
+PIPELINE = f"{ROOT / 'examples' / 'three_stage.py'}:pipeline"
+# forty items of 0..1000 each: the worst case takes Z3 minutes to prove
+HARD_SPACE = """model = "three-stage"
+input = "list(inbox.size)"
+[places.inbox]
+count = {count}
+properties = {{ size = [0, 1000] }}
+"""
+
+
+def _z3_loaded(pid: int) -> bool:
+    try:
+        return "libz3" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+def _solving(pid: int) -> bool:
+    """Z3 is loaded and the child has spent a second of CPU since: it is in the proof."""
+    if not _z3_loaded(pid):
+        return False
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12]) > 2 * _ticks_per_second()
+
+
+def _ticks_per_second() -> int:
+    import os
+    return os.sysconf("SC_CLK_TCK")
+
+
+def _stopped_by_sigint(args):
+    sent = {}
+
+    def ready(pid):
+        if _solving(pid):
+            sent["at"] = time.monotonic()
+            return True
+        return False
+    status, err = signal_when(args, ready, signal.SIGINT, timeout=60)
+    return status, err, time.monotonic() - sent.get("at", time.monotonic())
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_stops_lpn_verify_inside_z3_with_exit_130(tmp_path):
+    space = tmp_path / "hard.toml"
+    space.write_text(HARD_SPACE.format(count=40))
+    status, err, after = _stopped_by_sigint(["lpn", "verify", PIPELINE, "--space", str(space),
+                                             "--bound", "max"])
+    assert status == 130, err
+    assert "lpn verify: interrupted after" in err and "time budget" not in err
+    assert after < 10, f"it took {after:.1f} s to stop"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_ctrl_c_stops_lpn_interface_with_exit_130_and_where_it_was(tmp_path):
+    space = tmp_path / "hard.toml"
+    space.write_text(HARD_SPACE.format(count=300))
+    status, err, after = _stopped_by_sigint(["lpn", "interface", PIPELINE, "--space",
+                                             str(space)])
+    assert status == 130, err
+    assert "lpn interface: interrupted after" in err
+    assert after < 10, f"it took {after:.1f} s to stop"
+
+
+def test_a_run_past_its_budget_stops_with_exit_3_and_where_it_was(cli, tmp_path):
+    space = tmp_path / "hard.toml"
+    space.write_text(HARD_SPACE.format(count=150))
+    code, out, err = cli("lpn", "interface", PIPELINE, "--space", str(space),
+                         "--timeout", "300ms")
+    assert code == 3, err
+    assert "lpn interface: its time budget (0.3 s) ran out after" in err
+    assert "give --timeout a longer one" in err
+
+
+def test_the_budget_interrupts_a_z3_check_from_its_timer():
+    """The budget's timer stops a check Z3 would spend minutes on (pigeonhole 11)."""
+    import z3
+    holes = 11
+    x = [[z3.Bool(f"p{i}_{j}") for j in range(holes)] for i in range(holes + 1)]
+    s = z3.Solver()
+    s.add([z3.Or(row) for row in x])
+    s.add([z3.Not(z3.And(x[a][j], x[b][j])) for j in range(holes)
+           for a in range(holes + 1) for b in range(a + 1, holes + 1)])
+    from accelperf.cli.stopping import BudgetSpent
+    began = time.monotonic()
+    with pytest.raises(BudgetSpent):
+        with stoppable(0.2):
+            s.check()
+    assert time.monotonic() - began < 10
+    assert z3.Solver().check() == z3.sat          # Z3 is usable afterwards
+
+
+def test_the_default_budget_is_documented_and_parsed():
+    from accelperf.cli.stopping import DEFAULT_BUDGET
+    assert duration(DEFAULT_BUDGET) == 600
+    assert duration("500ms") == 0.5 and duration("2m") == 120 and duration(None) is None
+    stopper = Stopper(1.0)
+    assert "nothing decided yet" in stopper.where()
+    stopper.note("class 1/3 derived")
+    assert stopper.where().endswith("class 1/3 derived")
+
+
+def test_check_inputs_outside_the_space_are_refused_before_the_extraction(cli, monkeypatch):
+    from accelperf.lpn.analysis import interface
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the extraction started before the inputs were checked")
+    monkeypatch.setattr(interface, "extract_interface", must_not_run)
+    code, out, err = cli("lpn", "interface", "jpeg-decoder", "--space",
+                         str(ROOT / "examples" / "spaces" / "jpeg-decoder-18-blocks.toml"),
+                         "--check", "[1,1,1,1,1,1]")
+    assert code == 2, err
+    assert "is outside the space (blocks has 6 token(s); the space has 18)" in err
+    code, out, err = cli("lpn", "interface", "jpeg-decoder", "--check", "[1,1,1,1,1,99]")
+    assert code == 2 and "99" in err                  # Ψ's own refusal, before too
