@@ -5,11 +5,11 @@ add the term (host constant, kernel floor, β_A, per-byte latency, a host layer'
 lowers the k-fold cross-validated speedup error most, while it lowers it by at least
 ``MIN_GAIN``; each term's sentence says what it did to that error. What follows is said in
 the warnings: a parameter on a bound, each point the robust loss discounted (size, measured,
-expected), layers whose bend the sizes do not bracket, and sanity checks of the data
-(:mod:`.fitsanity`). g1's interval is the delete-a-group jackknife's over the chosen
-model's cross-validation refits (``se² = (k−1)/k·Σ(θ_i − θ̄)²`` in ln g, 95% normal; with
-one size per fold the ordinary jackknife), computed when ``jackknife`` is set: those refits
-are already made, so the interval costs no fit.
+expected), layers whose bend the sizes do not bracket, sanity checks of the data and a g1
+that the fitted points contradict (:mod:`.fitsanity`). g1's interval is the delete-a-group
+jackknife's over the chosen model's cross-validation refits (``se² = (k−1)/k·Σ(θ_i − θ̄)²``
+in ln g, 95% normal; with one size per fold the ordinary jackknife), computed when
+``jackknife`` is set: those refits are already made, so the interval costs no fit.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import ModelError
 from ..units import format_size
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
-from .fitsanity import sanity_warnings
+from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
 from .termfit import (MIN_GAIN, MIN_SIDE, TERMS, Solved, Spec, cross_validate, free_count,
                       solve, subset, times)
@@ -168,6 +168,9 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits
     warnings += _outliers(d, s)
     warnings += sanity_warnings(d, s.model, layers)
     g1 = s.model.g1()
+    contradiction = g1_contradiction(d.g, s_meas, g1)
+    if contradiction:
+        warnings.append(contradiction)
     interval = stderr = None
     if refits and g1 is not None:
         vals = np.log([v for v in (m.g1() for m in refits) if v is not None])
