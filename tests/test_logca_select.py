@@ -293,13 +293,18 @@ def test_explore_takes_the_chosen_fit(tmp_path, capsys):
 
 
 def test_a_g1_that_the_fitted_points_contradict_is_said():
+    from accelperf.logca.choose import OUTLIER_LOG
     from accelperf.logca.fitsanity import g1_contradiction
     g, s = np.array([4096.0, 16384.0, 65536.0]), np.array([0.70, 1.93, 1.84])
-    assert g1_contradiction(g, s, 8192.0) is None           # between the sizes that cross
-    said = g1_contradiction(g, s, 1.0)
+    off = np.array([1.18, 1.3, 1.8])                          # 1.7x too high at 4 KiB
+    assert g1_contradiction(g, s, off, 8192.0, OUTLIER_LOG) is None   # g1 between them
+    said = g1_contradiction(g, s, off, 1.0, OUTLIER_LOG)
     assert "gives g1 = 1 B" in said and "between 4 KiB (0.7) and 16 KiB (1.93)" in said
-    assert "never breaks even" in g1_contradiction(g, s, None)
-    assert g1_contradiction(g, s * 10, 1.0) is None          # the data never cross 1
+    assert "expects 1.18 at 4 KiB" in said
+    assert "never breaks even" in g1_contradiction(g, s, [0.7, 0.5, 0.9], None, OUTLIER_LOG)
+    near = np.array([1.0, 1.9, 1.8])                          # wrong side, but 1.43x
+    assert g1_contradiction(g, s, near, 1.0, OUTLIER_LOG) is None
+    assert g1_contradiction(g, s * 10, off, 1.0, OUTLIER_LOG) is None   # never crosses 1
 
 
 HARNESS = GPU.parent / "gpu-h200-harness"
@@ -318,5 +323,6 @@ def test_the_fft_fit_says_when_its_g1_leaves_its_points():
     inside = fit.g1.model is not None and 4096 <= fit.g1.model <= 16384
     assert bool(crossing) != inside, (fit.g1.model, fit.warnings)
     assert all("between 4 KiB (0.701) and 16 KiB (1.93)" in w for w in crossing)
+    assert crossing                                         # 25 KiB, 0.83 at 16 KiB
     # c0 stays at or below the least measured host time (T0 = c0 + C·g^β > c0)
     assert fit.model.host_constant <= part.t0.min() * (1 + 1e-9)

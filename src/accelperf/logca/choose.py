@@ -163,12 +163,11 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits
     s_meas = d.t0 / d.t1
     with np.errstate(all="ignore"):
         s_model = np.asarray(s.model.speedup(d.g), float)
-    warnings = [f"{p} = {_value(s, p):.4g} is on its bound: the data push it beyond what the "
-                f"model allows; read the fit with care" for p in s.at_bound]
+    warnings = [_bound_warning(s, p, d) for p in s.at_bound]
     warnings += _outliers(d, s)
     warnings += sanity_warnings(d, s.model, layers)
     g1 = s.model.g1()
-    contradiction = g1_contradiction(d.g, s_meas, g1)
+    contradiction = g1_contradiction(d.g, s_meas, s_model, g1, OUTLIER_LOG)
     if contradiction:
         warnings.append(contradiction)
     interval = stderr = None
@@ -181,6 +180,16 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits
     est = GranularityEstimate(measured_crossing(d.g, s_meas, 1.0), g1, stderr, interval)
     return ChosenFit(s.model, s, terms, cv_error, k, d.g, s_meas, s_model, est,
                      tuple(warnings))
+
+
+def _bound_warning(s: Solved, label: str, d: FitData) -> str:
+    value = _value(s, label)
+    if label == "c0" and value >= d.t0.min() * (1 - 1e-3):
+        return (f"c0 = {value:.4g} is at the least measured host time, its bound (T0 = c0 + "
+                f"C·g^β exceeds c0 at every size): the host's time at the smallest sizes is "
+                f"its per-call cost alone")
+    return (f"{label} = {value:.4g} is on its bound: the data push it beyond what the model "
+            f"allows; read the fit with care")
 
 
 def _value(s: Solved, label: str) -> float:
