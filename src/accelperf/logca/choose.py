@@ -85,8 +85,10 @@ class ChosenFit(SpeedupErrors):
                 "error": {"mean": self.mean_error, "max": self.max_error},
                 "cv": {"folds": self.folds, "mean": self.cv_error},
                 "g1": self.g1.to_dict(), "warnings": list(self.warnings),
-                "method": "terms chosen by cross-validated speedup error (forward selection,"
-                          " folds refitted from scratch); robust soft-L1 loss in log time"}
+                "method": "terms chosen by cross-validated speedup error (forward selection"
+                          " of one or two terms a step, folds refitted from scratch); robust"
+                          " soft-L1 loss on the log host and accelerated times, its scale the"
+                          " residuals' normalised MAD (at least 5%)"}
 
     def __repr__(self) -> str:
         kept = ", ".join(t.term for t in self.terms if t.kept) or "plain LogCA"
