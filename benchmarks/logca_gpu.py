@@ -14,7 +14,13 @@ directories, the interpolation's and, last, the model's. Targets (issue 36): mea
 every kernel <= 30%, below the interpolation on average; g1 within 25%; one kernel's fit
 under 10 s.
 
-Run: PYTHONPATH=src .venv/bin/python benchmarks/logca_gpu.py [DIR ...]
+With ``--nested`` the held-out half is not touched: inside each training half, each
+interior size is left out in turn, the terms chosen again on the rest and that size
+predicted (nested cross-validation), beside the neighbour interpolation on the same sizes;
+the last line is then ``gpu_nested_cv_mean_error``. This is how a change of the fitting
+method is judged without looking at the held-out sizes.
+
+Run: PYTHONPATH=src .venv/bin/python benchmarks/logca_gpu.py [--nested] [DIR ...]
 """
 
 from __future__ import annotations
@@ -27,11 +33,12 @@ from pathlib import Path
 import numpy as np
 
 from accelperf.density import hierarchy
-from accelperf.logca.choose import holdout_check
+from accelperf.logca.choose import choose, holdout_check
 from accelperf.logca.fit import FitResult, fit_logca, prepare_data
 from accelperf.logca.hierarchy import layers_from_hierarchy
 from accelperf.logca.hierfit import fit_hierarchical
-from accelperf.logca.holdout import alternate_split, predict
+from accelperf.logca.holdout import alternate_split, interpolate_neighbours, predict
+from accelperf.logca.termfit import subset
 from accelperf.measure.data import read_timings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
@@ -59,16 +66,45 @@ def earlier_variants(d, layers) -> dict:
     return out
 
 
-def kernel_line(path: Path, layers) -> tuple[float, float] | None:
-    """Fit one measurement's training half and print its line; (model, interpolation) mean
-    held-out errors, or None for a file that is no offload measurement (said in a line)."""
+def offload_data(path: Path):
+    """The measurement's FitData, or None (said in a line) when it is no offload run."""
     t = read_timings(path, "min")
     if t.echo is None or t.granularity.size < MIN_SIZES:
         why = "no echo run (kernel only)" if t.echo is None else \
             f"{t.granularity.size} sizes, fewer than {MIN_SIZES}"
         print(f"{path.stem}: skipped, {why}")
         return None
-    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    return prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+
+
+def nested_line(path: Path, layers) -> tuple[float, float] | None:
+    """Nested cross-validation inside the training half alone (the held-out half unseen):
+    each interior training size left out in turn, the terms chosen again on the rest and
+    the left-out speedup predicted; the mean error and the interpolation's on those sizes.
+    How a change of method is judged without the held-out half."""
+    d = offload_data(path)
+    if d is None:
+        return None
+    part = subset(d, alternate_split(d.n)[0])
+    s = part.t0 / part.t1
+    model, base = [], []
+    for i in range(1, part.n - 1):
+        rest = np.delete(np.arange(part.n), i)
+        fit = choose(subset(part, rest), layers, jackknife=False)
+        model.append(abs(float(fit.speedup(part.g[i])) / s[i] - 1))
+        base.append(abs(float(interpolate_neighbours(part.g[rest], s[rest],
+                                                     [part.g[i]])[0]) / s[i] - 1))
+    print(f"{path.stem}: nested cross-validated speedup error {np.mean(model):.1%}, "
+          f"neighbour interpolation {np.mean(base):.1%} ({len(model)} sizes)")
+    return float(np.mean(model)), float(np.mean(base))
+
+
+def kernel_line(path: Path, layers) -> tuple[float, float] | None:
+    """Fit one measurement's training half and print its line; (model, interpolation) mean
+    held-out errors, or None for a file that is no offload measurement (said in a line)."""
+    d = offload_data(path)
+    if d is None:
+        return None
     start = time.perf_counter()
     check = holdout_check(d, layers, name=path.stem)
     seconds = time.perf_counter() - start
@@ -87,7 +123,8 @@ def kernel_line(path: Path, layers) -> tuple[float, float] | None:
     return check.model.mean, check.baseline.mean
 
 
-def main(directories: list[Path]) -> None:
+def main(directories: list[Path], nested: bool = False) -> None:
+    line = nested_line if nested else kernel_line
     model_errors, base_errors = [], []
     for directory in directories:
         toml = directory / "host-layers.toml"
@@ -95,19 +132,21 @@ def main(directories: list[Path]) -> None:
                                                      SHIPPED / "host-layers.toml")))
         if len(directories) > 1:
             print(f"== {directory}")
-        here = [r for r in (kernel_line(p, layers) for p in sorted(directory.glob("*.csv")))
+        here = [r for r in (line(p, layers) for p in sorted(directory.glob("*.csv")))
                 if r is not None]
         if not here:
             raise SystemExit(f"{directory}: no offload measurement CSV")
         if len(directories) > 1:
-            print(f"{directory.name}: mean held-out speedup error model "
+            print(f"{directory.name}: mean {'nested' if nested else 'held-out'} speedup "
+                  f"error model "
                   f"{np.mean([m for m, _ in here]):.4f}, neighbour interpolation "
                   f"{np.mean([b for _, b in here]):.4f} ({len(here)} kernels)")
         model_errors += [m for m, _ in here]
         base_errors += [b for _, b in here]
     print(f"neighbour_interpolation_mean_error: {np.mean(base_errors):.4f}")
-    print(f"gpu_holdout_mean_error: {np.mean(model_errors):.4f}")
+    print(f"gpu_{'nested_cv' if nested else 'holdout'}_mean_error: {np.mean(model_errors):.4f}")
 
 
 if __name__ == "__main__":
-    main([Path(a) for a in sys.argv[1:]] or [SHIPPED])
+    args = sys.argv[1:]
+    main([Path(a) for a in args if a != "--nested"] or [SHIPPED], nested="--nested" in args)
