@@ -290,3 +290,55 @@ def test_explore_takes_the_chosen_fit(tmp_path, capsys):
     import re
     floor = re.search(r'"floor": ([0-9.e+-]+)', out.read_text())
     assert floor and float(floor.group(1)) == pytest.approx(8e-6, rel=1e-3)
+
+
+def test_a_g1_that_the_fitted_points_contradict_is_said():
+    from accelperf.logca.choose import OUTLIER_LOG
+    from accelperf.logca.fitsanity import g1_contradiction
+    g, s = np.array([4096.0, 16384.0, 65536.0]), np.array([0.70, 1.93, 1.84])
+    off = np.array([1.18, 1.3, 1.8])                          # 1.7x too high at 4 KiB
+    assert g1_contradiction(g, s, off, 8192.0, OUTLIER_LOG) is None   # g1 between them
+    said = g1_contradiction(g, s, off, 1.0, OUTLIER_LOG)
+    assert "gives g1 = 1 B" in said and "between 4 KiB (0.7) and 16 KiB (1.93)" in said
+    assert "expects 1.18 at 4 KiB" in said
+    assert "never breaks even" in g1_contradiction(g, s, [0.7, 0.5, 0.9], None, OUTLIER_LOG)
+    near = np.array([1.0, 1.9, 1.8])                          # wrong side, but 1.43x
+    assert g1_contradiction(g, s, near, 1.0, OUTLIER_LOG) is None
+    assert g1_contradiction(g, s * 10, off, 1.0, OUTLIER_LOG) is None   # never crosses 1
+
+
+HARNESS = GPU.parent / "gpu-h200-harness"
+
+
+def test_the_fft_fit_says_when_its_g1_leaves_its_points():
+    """The fft host steps (a thread pool between 16 and 64 KiB): on every other size the
+    fit's g1 is not where its own points cross 1, and the warnings say so."""
+    from accelperf.logca.holdout import alternate_split
+    from accelperf.logca.termfit import subset
+    t = read_timings(HARNESS / "gpu-fft.csv")
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    part = subset(d, alternate_split(d.n)[0])
+    fit = choose(part, jackknife=False)
+    crossing = [w for w in fit.warnings if w.startswith("check the fit")]
+    inside = fit.g1.model is not None and 4096 <= fit.g1.model <= 16384
+    assert bool(crossing) != inside, (fit.g1.model, fit.warnings)
+    assert all("between 4 KiB (0.701) and 16 KiB (1.93)" in w for w in crossing)
+    assert crossing                                         # 25 KiB, 0.83 at 16 KiB
+    # c0 stays at or below the least measured host time (T0 = c0 + C·g^β > c0)
+    assert fit.model.host_constant <= part.t0.min() * (1 + 1e-9)
+
+
+def test_the_fit_follows_the_accelerated_times_not_only_their_ratio():
+    """The times are fitted, not the log speedup: on the second H200 measurement's GEMM a fit
+    of the ratio put the accelerated time at 128 MiB 44% below its point (and the host's 43%),
+    the errors cancelling in the speedup. Now every accelerated time is within the outlier
+    rule's 1.5x, at the large sizes within 10%."""
+    from accelperf.logca.choose import OUTLIER_LOG
+    from accelperf.logca.holdout import alternate_split
+    from accelperf.logca.termfit import subset
+    t = read_timings(HARNESS / "gpu-gemm.csv")
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    part = subset(d, alternate_split(d.n)[0])
+    miss = np.log(choose(part, jackknife=False).model.T1(part.g) / part.t1)
+    assert np.abs(miss).max() < OUTLIER_LOG, miss
+    assert np.abs(miss[part.g >= 2**23]).max() < 0.1, miss

@@ -8,7 +8,14 @@ Each flags a physically odd measurement as "check the measurement", with the num
   below 512 KiB) and a hierarchical fit explained it as "accelerator -90% beyond L2";
 * a fitted step h_k, a_k or l_k < -1/2 (a cost per byte halves beyond a layer);
 * a bend (the host's cost per byte jumping BEND_FACTOR-fold between neighbouring sizes) far
-  from every layer of the hierarchy given (no capacity within a factor FAR of it).
+  from every layer of the hierarchy given (no capacity within a factor FAR of it);
+* a g1 that the fitted points contradict (:func:`g1_contradiction`): where the measured
+  speedup passes 1 between two neighbouring sizes, a model that follows its points has its
+  g1 between them; one outside every such pair (or none), whose speedup at one of the two
+  sizes is on the wrong side of 1 and off by more than the outlier rule allows, was bent
+  away from the points there, typically by a robust loss that discounted one of them
+  (issue 36: the fft kernel's fit on every other size gave g1 = 1 B where its own 4 KiB
+  point measured 0.70).
 """
 
 from __future__ import annotations
@@ -60,3 +67,26 @@ def sanity_warnings(d, model=None, layers=()) -> list[str]:
                            f"{format_size(d.g[i + 1])}, far from every layer given (the "
                            f"nearest holds {format_size(closest)})")
     return out
+
+
+def g1_contradiction(g, measured, model, g1, tolerance: float) -> str | None:
+    """A sentence when ``g1`` (None: the model never breaks even) lies outside every pair of
+    neighbouring sizes between which the ``measured`` speedup passes 1 and, at a size of
+    such a pair, the ``model``'s speedup is on the other side of 1 and off the measured one
+    by more than ``tolerance`` in ln (the outlier rule's): the fit left its points there.
+    None otherwise, and when the measured speedup never passes 1."""
+    s, m = np.asarray(measured, float), np.asarray(model, float)
+    pairs = [(i, i + 1) for i in range(s.size - 1) if (s[i] >= 1) != (s[i + 1] >= 1)]
+    if g1 is not None and any(g[i] <= g1 <= g[j] for i, j in pairs):
+        return None
+    left = [k for pair in pairs for k in pair
+            if (m[k] >= 1) != (s[k] >= 1) and abs(math.log(m[k] / s[k])) > tolerance]
+    if not left:
+        return None
+    k = left[0]
+    i, j = next(p for p in pairs if k in p)
+    said = "never breaks even" if g1 is None else f"gives g1 = {format_size(g1)}"
+    return (f"check the fit: it {said}, but the measured speedup passes 1 between "
+            f"{format_size(g[i])} ({s[i]:.3g}) and {format_size(g[j])} ({s[j]:.3g}) and the "
+            f"fit expects {m[k]:.3g} at {format_size(g[k])}: it does not follow its points "
+            f"there (a discounted outlier?); read g1 from the measurements")
