@@ -49,6 +49,7 @@ MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 MAX_NEIGHBOURHOOD_MOVES = 40
 MAX_WALK = 64              # gains of one coordinate walk
 REACH = 3                  # single moves of ±1..±REACH cycles
+PLATEAU = 64               # cycles a flat delay is probed for the end of its plateau
 STARTS = 3
 START_SEED = 0
 SAME_COST = 1e-9           # relative: two costs this close are one optimum
@@ -126,6 +127,54 @@ class Fitter:
             moved = self.latencies({**values, name: values[name] + step})[rows]
             columns.append((moved - base) / step / self.cycles[rows])
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
+
+    def across_plateaus(self, values, names, rows) -> dict[str, int]:
+        """``values`` with the first of ``names`` whose unit step leaves every latency
+        of ``rows`` unchanged (a delay the latency is quantised in: bytes per cycle,
+        nanoseconds of a slower clock) moved to the end of that plateau where that
+        lowers the cost, then refitted; else ``values``. The descent and the
+        neighbourhood moves see no slope there, so they cannot walk along it."""
+        cost, base = self.cost(values, rows), self.latencies(values)[rows]
+        for name in names:
+            for direction in (1, -1):
+                v = values[name] + direction
+                if not self.within(name, v) or not np.array_equal(
+                        self.latencies({**values, name: v})[rows], base):
+                    continue
+                edge = self.plateau_edge(values, name, direction, rows)
+                if edge is not None and self.cost({**values, name: edge}, rows) < cost:
+                    return self.fit({**values, name: edge}, names, rows)
+        return values
+
+    def plateau_edge(self, values, name: str, direction: int, rows) -> int | None:
+        """The first value of ``name``, walking in ``direction`` from ``values``, at which
+        some latency of ``rows`` differs from its value at ``values`` (None: none within
+        :data:`PLATEAU` cycles or the bound). Found by doubling the offset until a
+        latency moves, then bisecting: exact where each latency is monotone in the delay
+        (then the run of equal latencies is contiguous), which a delay's plateau is."""
+        base, start = self.latencies(values)[rows], values[name]
+        same = lambda k: np.array_equal(                             # noqa: E731
+            self.latencies({**values, name: start + direction * k})[rows], base)
+        inside, outside = 0, None
+        k = 1
+        while k <= PLATEAU:
+            if not self.within(name, start + direction * k):
+                bound = self.spec[name].minimum if direction < 0 else self.spec[name].maximum
+                k = abs(bound - start)
+                if k <= inside or same(k):
+                    return None
+                outside = k
+                break
+            if not same(k):
+                outside = k
+                break
+            inside, k = k, 2 * k
+        if outside is None:
+            return None
+        while outside - inside > 1:
+            mid = (inside + outside) // 2
+            inside, outside = (mid, outside) if same(mid) else (inside, mid)
+        return start + direction * outside
 
     # ------------------------------------------------------------ the search
     def fit(self, start: dict[str, int], names: list[str], rows) -> dict[str, int]:
