@@ -128,23 +128,28 @@ class Fitter:
             columns.append((moved - base) / step / self.cycles[rows])
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
 
-    def across_plateaus(self, values, names, rows) -> dict[str, int]:
-        """``values`` with the first of ``names`` whose unit step leaves every latency
-        of ``rows`` unchanged (a delay the latency is quantised in: bytes per cycle,
-        nanoseconds of a slower clock) moved to the end of that plateau where that
-        lowers the cost, then refitted; else ``values``. The descent and the
-        neighbourhood moves see no slope there, so they cannot walk along it."""
-        cost, base = self.cost(values, rows), self.latencies(values)[rows]
-        for name in names:
-            for direction in (1, -1):
-                v = values[name] + direction
-                if not self.within(name, v) or not np.array_equal(
-                        self.latencies({**values, name: v})[rows], base):
-                    continue
-                edge = self.plateau_edge(values, name, direction, rows)
-                if edge is not None and self.cost({**values, name: edge}, rows) < cost:
-                    return self.fit({**values, name: edge}, names, rows)
-        return values
+    def along_plateaus(self, values, name: str, v: int, others, rows,
+                       limit: float) -> dict[str, int]:
+        """``values`` with ``name`` set to ``v`` and one partner of ``others`` moved by the
+        amount that compensates, refitted, where that brings the cost within ``limit``
+        (else ``name = v`` alone). The partners tried are those the latency is quantised
+        in at ``values`` (a unit step leaves every latency of ``rows`` unchanged: bytes
+        per cycle, nanoseconds of a slower clock), over twice their plateau's length
+        either way: the compensating move of a header for one more byte per cycle is
+        about one plateau, and neither the descent nor the ±1 moves see a slope there."""
+        moved = {**values, name: v}
+        for other in others:
+            edges = [self.plateau_edge(values, other, d, rows) for d in (1, -1)]
+            if any(e is None for e in edges) or edges[0] - edges[1] <= 2:
+                continue            # not on a plateau (or flat to the probe's end: dead)
+            reach = 2 * (edges[0] - edges[1])
+            for k in range(1, reach + 1):
+                for d in (1, -1):
+                    u = values[other] + d * k
+                    if self.within(other, u) and \
+                            self.cost({**moved, other: u}, rows) <= limit:
+                        return self.fit({**moved, other: u}, others, rows)
+        return moved
 
     def plateau_edge(self, values, name: str, direction: int, rows) -> int | None:
         """The first value of ``name``, walking in ``direction`` from ``values``, at which
