@@ -25,6 +25,18 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
    the change kept if ``S`` does not rise. A delay the data do not move stays where it
    started (a confounded pair keeps its defaults' split).
 
+**Plateaus.** A delay the latency is quantised in (a link's bytes per cycle with its
+header bytes: ``⌈(h + s)/b⌉`` cycles a packet; nanoseconds of a slower clock) moves no
+latency by one cycle over a run of values, so its Jacobian column is zero there and the
+±1 moves are flat. :meth:`Fitter.plateau_edge` finds the end of such a run (doubling,
+then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
+amount that compensates a step of another delay — what the profile interval needs to
+walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
+itself does not probe plateaus: on the PCIe decoder every probe of a nanosecond delay is
+a new compiled library, and a plateau-probing search took minutes per fit there (issue
+35's benchmark; a secant of 2..16 cycles for flat Gauss–Newton columns lost a clean
+case it had found and took 321 s instead of 0.5 s).
+
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each
 simulation runs on the compiled engine when a C compiler is found (``backend="auto"``).
