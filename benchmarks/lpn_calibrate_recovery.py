@@ -30,10 +30,12 @@ that stops above cost 0, or a wrong delay reported as determined, is a miss.
 no calibration at all) on the same rows; the noise floor itself is about 1.6 % (mean |ε|).
 
 Run: PYTHONPATH=src .venv/bin/python benchmarks/lpn_calibrate_recovery.py [MODEL ...]
-(TRUTHS = 2 and INPUTS = 10: 455 s wall, 166 s of CPU, on the shared 2-core machine under
-a load average of about 7, Protoacc and the PCIe decoder most of it; the printed seconds
-are per model). Last line: ``clean_recovery: X`` (target 1.00; measured 0.90, the misses
-being delays the latency is quantised in: see docs/how-to/calibrate.md).
+(TRUTHS = 2 and INPUTS = 10: 380 s wall, 187 s of CPU, on the shared 2-core machine, the
+code before the plateau moves run beside it taking 379 s and 186 s; Protoacc and the PCIe
+decoder most of it; the printed seconds are per model). Last line: ``clean_recovery: X``
+(target 1.00; measured 0.95, 21 of 22: the miss is the PCIe decoder's second truth, a
+search that stops at a relative cost of 8.7e-7 where the truth has 0: see
+docs/how-to/calibrate.md).
 """
 
 from __future__ import annotations
