@@ -194,3 +194,56 @@ def test_conflicting_duplicates_are_reported_with_their_spread():
     # The best fit is far off both rows of "a" (> 10x their 1% spread): refused.
     assert result.refused and "10x the duplicates' spread 1.00%" in result.refused
     assert result.to_dict()["duplicates"][0]["spread"] == pytest.approx(0.00995, rel=1e-2)
+
+
+# A credit link whose serialisation is ceil((header + bytes) / bytes_per_cycle) cycles per
+# packet (the recovery benchmark's first credit-link truth): on these six streams
+# bytes_per_cycle 23..25 with a matching header all meet the data exactly.
+LINK_TRUTH = {"link_bytes_per_cycle": 25, "link_header_bytes": 46,
+              "link_flight_cycles": 168, "link_receive_cycles": 3}
+LINK_STREAMS = [[65536, 496, 256], [64, 64], [256, 65536], [1500], [1500, 65536],
+                [1, 64, 1500, 64, 256, 256]]
+LINK_QUANTISED = ["link_bytes_per_cycle", "link_header_bytes"]
+
+
+def _link(values):
+    return build("credit-link", values)
+
+
+@pytest.fixture(scope="module")
+def link_fitter():
+    truth = _link(LINK_TRUTH)
+    return Fitter(_link, [Measurement(f"s{k}", x, simulate(truth, x, backend="auto").latency)
+                          for k, x in enumerate(LINK_STREAMS)])
+
+
+def test_the_profile_walk_crosses_a_quantised_partners_plateau(link_fitter):
+    from accelperf.lpn.uncertainty import profile_walk
+    rows = np.arange(len(LINK_STREAMS))
+    fit = {**LINK_TRUTH, "link_bytes_per_cycle": 23, "link_header_bytes": 31}
+    assert link_fitter.cost(fit, rows) == 0
+    # the header is flat one byte either way (no slope for descent) over 29..33
+    assert link_fitter.plateau_edge(fit, "link_header_bytes", 1, rows) == 34
+    assert link_fitter.plateau_edge(fit, "link_header_bytes", -1, rows) == 28
+    # one more byte per cycle needs two more header bytes, two more fifteen: the walk
+    # moves the header by that amount and reaches the truth at cost 0
+    end, _ = profile_walk(link_fitter, fit, LINK_QUANTISED, rows, "link_bytes_per_cycle",
+                          1, 0.0, 5)
+    assert end == 25
+    end, _ = profile_walk(link_fitter, fit, LINK_QUANTISED, rows, "link_header_bytes",
+                          1, 0.0, 30)
+    assert end == 49
+
+
+def test_a_delay_flat_over_a_plateau_is_not_reported_determined(link_fitter):
+    result = calibrate(_link, link_fitter.measurements, fit=LINK_QUANTISED,
+                       start={"link_flight_cycles": 168, "link_receive_cycles": 3}, folds=2)
+    assert result.after.max == 0
+    by_name = {p.name: p for p in result.parameters}
+    for name in LINK_QUANTISED:
+        p = by_name[name]
+        assert not p.identified, p
+        low, high = p.interval
+        assert low < high and low <= LINK_TRUTH[name] <= high, p
+        assert "fit the data equally" in result.notes()[name]
+    assert result.to_dict()["parameters"]["link_bytes_per_cycle"]["identified"] is False

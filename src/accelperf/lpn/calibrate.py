@@ -59,7 +59,7 @@ error measured on the fold held out; reported beside the training error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -184,6 +184,11 @@ class Calibration:
         comments ``--out`` writes beside them)."""
         out = {n: "no measured input is sensitive to it: kept at its start value"
                for n in self.identification.dead}
+        for n in self.identification.flat:
+            p = next(p for p in self.parameters if p.name == n)
+            low, high = p.interval
+            out[n] = (f"not identified: values {low}..{high} fit the data equally (the latency "
+                      f"is quantised in it); this is the one nearest the start")
         for g in self.identification.groups:
             for n in g.names:
                 out[n] = (f"not identified: {g.describe()}; this split is the one nearest "
@@ -303,12 +308,17 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
         live = [n for n in names if found.identified(n)]
         estimates = widen(fitter, values, live, every,
                           estimate(uncertainty, fitter, values, names, every, live))
+    if best.cost == 0:
+        # On an exact fit the profile interval is the run of values that fit equally:
+        # more than one, and the data do not pin the delay to any of them.
+        found = replace(found, flat=tuple(n for n, e in estimates.items() if e.high > e.low))
     warnings = [f"{n} is poorly determined: {values[n]} in [{e.low}, {e.high}] "
                 f"(± {e.stderr:.3g} cycles)" for n, e in estimates.items()
                 if (e.high - e.low) / 2 > POORLY * max(abs(values[n]), 1)]
     if best.cost == 0:
         warnings += [f"values {e.low}..{e.high} of {n} fit the data equally (the latency is "
-                     f"flat in it over that range): {values[n]} is the one nearest the start"
+                     f"flat in it over that range): {values[n]} is the one nearest the start; "
+                     f"{n} is not identified"
                      for n, e in estimates.items() if e.high > e.low]
     warnings += [f"the {uncertainty} interval of {n} reaches the search limit: it is at "
                  f"least [{e.low}, {e.high}]" for n, e in estimates.items() if e.open]

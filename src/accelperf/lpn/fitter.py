@@ -25,6 +25,18 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
    the change kept if ``S`` does not rise. A delay the data do not move stays where it
    started (a confounded pair keeps its defaults' split).
 
+**Plateaus.** A delay the latency is quantised in (a link's bytes per cycle with its
+header bytes: ``⌈(h + s)/b⌉`` cycles a packet; nanoseconds of a slower clock) moves no
+latency by one cycle over a run of values, so its Jacobian column is zero there and the
+±1 moves are flat. :meth:`Fitter.plateau_edge` finds the end of such a run (doubling,
+then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
+amount that compensates a step of another delay — what the profile interval needs to
+walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
+itself does not probe plateaus: on the PCIe decoder every probe of a nanosecond delay is
+a new compiled library, and a plateau-probing search took minutes per fit there (issue
+35's benchmark; a secant of 2..16 cycles for flat Gauss–Newton columns lost a clean
+case it had found and took 321 s instead of 0.5 s).
+
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each
 simulation runs on the compiled engine when a C compiler is found (``backend="auto"``).
@@ -49,6 +61,7 @@ MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 MAX_NEIGHBOURHOOD_MOVES = 40
 MAX_WALK = 64              # gains of one coordinate walk
 REACH = 3                  # single moves of ±1..±REACH cycles
+PLATEAU = 64               # cycles a flat delay is probed for the end of its plateau
 STARTS = 3
 START_SEED = 0
 SAME_COST = 1e-9           # relative: two costs this close are one optimum
@@ -126,6 +139,59 @@ class Fitter:
             moved = self.latencies({**values, name: values[name] + step})[rows]
             columns.append((moved - base) / step / self.cycles[rows])
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
+
+    def along_plateaus(self, values, name: str, v: int, others, rows,
+                       limit: float) -> dict[str, int]:
+        """``values`` with ``name`` set to ``v`` and one partner of ``others`` moved by the
+        amount that compensates, refitted, where that brings the cost within ``limit``
+        (else ``name = v`` alone). The partners tried are those the latency is quantised
+        in at ``values`` (a unit step leaves every latency of ``rows`` unchanged: bytes
+        per cycle, nanoseconds of a slower clock), over twice their plateau's length
+        either way: the compensating move of a header for one more byte per cycle is
+        about one plateau, and neither the descent nor the ±1 moves see a slope there."""
+        moved = {**values, name: v}
+        for other in others:
+            edges = [self.plateau_edge(values, other, d, rows) for d in (1, -1)]
+            if any(e is None for e in edges) or edges[0] - edges[1] <= 2:
+                continue            # not on a plateau (or flat to the probe's end: dead)
+            reach = 2 * (edges[0] - edges[1])
+            for k in range(1, reach + 1):
+                for d in (1, -1):
+                    u = values[other] + d * k
+                    if self.within(other, u) and \
+                            self.cost({**moved, other: u}, rows) <= limit:
+                        return self.fit({**moved, other: u}, others, rows)
+        return moved
+
+    def plateau_edge(self, values, name: str, direction: int, rows) -> int | None:
+        """The first value of ``name``, walking in ``direction`` from ``values``, at which
+        some latency of ``rows`` differs from its value at ``values`` (None: none within
+        :data:`PLATEAU` cycles or the bound). Found by doubling the offset until a
+        latency moves, then bisecting: exact where each latency is monotone in the delay
+        (then the run of equal latencies is contiguous), which a delay's plateau is."""
+        base, start = self.latencies(values)[rows], values[name]
+        same = lambda k: np.array_equal(                             # noqa: E731
+            self.latencies({**values, name: start + direction * k})[rows], base)
+        inside, outside = 0, None
+        k = 1
+        while k <= PLATEAU:
+            if not self.within(name, start + direction * k):
+                bound = self.spec[name].minimum if direction < 0 else self.spec[name].maximum
+                k = abs(bound - start)
+                if k <= inside or same(k):
+                    return None
+                outside = k
+                break
+            if not same(k):
+                outside = k
+                break
+            inside, k = k, 2 * k
+        if outside is None:
+            return None
+        while outside - inside > 1:
+            mid = (inside + outside) // 2
+            inside, outside = (mid, outside) if same(mid) else (inside, mid)
+        return start + direction * outside
 
     # ------------------------------------------------------------ the search
     def fit(self, start: dict[str, int], names: list[str], rows) -> dict[str, int]:

@@ -9,6 +9,12 @@ latency, so the data cannot see it. Hence:
   ``‖Nᵀ eⱼ‖ = 0`` for an orthonormal basis N of it (then θⱼ is a fixed combination of
   the latencies, ``eⱼ ∈ row(J)``); a zero column (no input is sensitive to θⱼ) is the
   simplest case;
+* a delay the latency is **quantised** in (bytes per cycle, nanoseconds of a slower
+  clock) can have a zero column at the fit and yet a cost that rises a few cycles away:
+  a plateau. The Jacobian cannot see its extent; the profile of the cost can
+  (:mod:`accelperf.lpn.uncertainty`): where the fit meets the data exactly and more than
+  one whole value does so (others refitted), the delay is **flat**, not identified to one
+  value, and its interval is that run (:func:`accelperf.lpn.calibrate.calibrate`);
 * parameters that share a null vector form a **confounded group**: only the
   combinations ``c·θ`` with ``c ⊥`` the group's null vectors are determined. For two
   delays a, b with null vector (v_a, v_b) that is ``a − (v_a/v_b)·b``, e.g. ``a + b``
@@ -54,10 +60,11 @@ class Identification:
     dead: tuple[str, ...]
     groups: tuple[Confounded, ...]
     null: tuple[dict, ...] = ()
+    flat: tuple[str, ...] = ()    # exact fit, but a run of values fits equally (quantised)
 
     @property
     def unidentified(self) -> set[str]:
-        return set(self.dead) | {n for g in self.groups for n in g.names}
+        return set(self.dead) | set(self.flat) | {n for g in self.groups for n in g.names}
 
     def identified(self, name: str) -> bool:
         return name not in self.unidentified

@@ -144,11 +144,15 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
         v = end + direction
         if not fitter.within(name, v):
             return end, False
+        accepted = current
         current = fitter.fit({**current, name: v}, others, rows)
         if fitter.cost(current, rows) > limit and others:
-            # before calling it the end, the neighbourhood search: descent alone stops
-            # on a plateau of a quantised partner (issue 35)
+            # before calling it the end, the neighbourhood search, then moves along a
+            # partner's plateau: descent alone stops on a plateau of a quantised partner,
+            # e.g. header bytes that must grow with the bytes per cycle (issue 35)
             current = fitter.search(current, others, rows)
+            if fitter.cost(current, rows) > limit:
+                current = fitter.along_plateaus(accepted, name, v, others, rows, limit)
         if fitter.cost(current, rows) > limit:
             return end, False
         end = v
