@@ -140,7 +140,9 @@ def test_smt_latency_equals_the_simulator_on_one_point_spaces(drawn):
     assert upper.bound == lower.bound == ref.latency, description
 
 
-@settings(max_examples=25, deadline=None,
+# 15 random nets (was 25: each costs about 3.5 s of Z3, the suite's longest test at 88 s);
+# the one-point test above and the racing nets below keep the shapes that found old gaps.
+@settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(nets(max_places=4, max_transitions=3))
 def test_bounds_over_ranges_enclose_random_runs_of_random_nets(drawn):
