@@ -174,23 +174,23 @@ def one_token_space(space: InputSpace, declared: bool = False) -> InputSpace | N
                    constraints=(), origin=f"{space.origin} (one token of {ps.place})")
 
 
-def input_classes(model: Model, space: InputSpace, *,
-                  max_classes: int = DEFAULT_MAX_PATHS, by_token: bool = True) -> list[InputClass]:
+def input_classes(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS,
+                  by_token: bool = True, over=None) -> list[InputClass]:
     """The input classes of ``model`` over ``space`` (OSDI'24 A.2), each with a sample.
     Where a token's value steers the net and the space's one stream says ``by_token =
     true`` (issue 33), the classes are those of one token of it (``by_token``; an
     interface prices such a stream token by token, :mod:`.token_stream`).
 
-    Raises ExplosionError past ``max_classes`` paths, AnalysisError for nets the analysis
-    cannot handle (named)."""
+    Raises ExplosionError past ``max_classes`` paths or once ``over()`` says a caller's
+    time budget ran out, AnalysisError for nets the analysis cannot handle (named)."""
     try:
-        explorer = Explorer(model, space, max_paths=max_classes)
+        explorer = Explorer(model, space, max_paths=max_classes, over=over)
         paths = explorer.explore()
     except StreamValueError:
         one = one_token_space(space, declared=True) if by_token else None
         if one is None:
             raise
-        return input_classes(model, one, max_classes=max_classes, by_token=False)
+        return input_classes(model, one, max_classes=max_classes, by_token=False, over=over)
     ranges = symbol_ranges(space)
     prefer = [count_symbol(p.place) for p in space.places if p.stream]
     classes = []

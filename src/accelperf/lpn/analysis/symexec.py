@@ -102,10 +102,11 @@ class Explorer:
     """Explore ``model`` over ``space`` (see the module docstring)."""
 
     def __init__(self, model: Model, space: InputSpace, *, max_paths: int = DEFAULT_MAX_PATHS,
-                 solver_timeout_ms: int = 10_000):
+                 solver_timeout_ms: int = 10_000, over=None):
         if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
             raise ModelError(f"max_paths = {max_paths!r} is invalid: an integer >= 1")
         self.model, self.space, self.max_paths = model, space, max_paths
+        self.over = over or (lambda: False)      # a caller's time budget, asked per firing
         self._check_supported()
         self.base = space_constraints(space)
         self.solver = Solver(self.base, solver_timeout_ms)
@@ -462,6 +463,8 @@ class Explorer:
         """Run ``path`` to its end; paths forked off are appended to ``pending``."""
         transitions = self.model.transitions
         while True:
+            if self.over():
+                raise ExplosionError(f"the time budget ran out exploring {self.model.name!r}")
             if len(path.commits) > MAX_RECORDS:
                 raise AnalysisError(f"a path passed {MAX_RECORDS} commit records without "
                                     f"ending: does the net stop on its own?")
