@@ -11,6 +11,7 @@ import click
 from rich.table import Table
 
 from ..errors import ModelError
+from ..outputs import write_atomic
 from ..report import dump_json
 from .common import console, progress_run
 
@@ -32,7 +33,7 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
     source = stream_module_source(iface, model, model_spec, frequency)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(source, encoding="utf-8")
+        write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     module = load_module(source)
     label = bottleneck_label(iface)
