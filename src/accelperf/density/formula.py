@@ -1,8 +1,9 @@
 """Safe arithmetic formulas over NumPy arrays, for user-defined density functions.
 
-A formula is parsed with Python's ``ast`` and walked node by node: only numbers, the
-variables the caller allows, + − × ÷ ** and a few functions are accepted. Nothing is
-evaluated by ``eval``, so a formula cannot reach Python itself.
+A formula is a text of the one formula language (:mod:`accelperf.formula`), parsed into its
+tree and checked against this vocabulary: numbers, the variables the caller allows,
++ − × ÷ ** and a few functions. Nothing is evaluated by ``eval``, so a formula cannot reach
+Python itself; the tree is evaluated by the language's NumPy backend.
 
 Arithmetic is IEEE double precision throughout, constants included: ``1/0`` is inf and
 ``9**9**9**9`` overflows to inf instead of raising, and the caller (the density bound)
@@ -12,23 +13,23 @@ exhaust the parser's or the walker's stack.
 
 from __future__ import annotations
 
-import ast
 import math
-import operator
 
 import numpy as np
 
 from ..errors import ModelError
+from ..formula import NOT_MINE, NotAFormula, TooDeep, fold, parse, to_javascript
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-FUNCTIONS = {"sqrt": np.sqrt, "log": np.log, "log2": np.log2, "log10": np.log10,
-             "exp": np.exp, "min": np.minimum, "max": np.maximum, "abs": np.abs}
+BINARY = ("Add", "Sub", "Mult", "Div", "Pow")
+UNARY = ("UAdd", "USub")
+FUNCTIONS = ("sqrt", "log", "log2", "log10", "exp", "min", "max", "abs")
 VARIADIC = ("min", "max")        # two or more arguments; every other function takes one
 CONSTANTS = {"pi": math.pi, "e": math.e}
 MAX_LENGTH = 2000                # characters: a density is a line, not a program
 MAX_DEPTH = 100                  # nested operations, far below Python's recursion limit
+# The Python syntax a node of the language stands for, as a refusal names it.
+_SYNTAX = {"property": "Attribute", "index": "Subscript", "compare": "Compare",
+           "logic": "BoolOp"}
 
 
 class Formula:
@@ -50,77 +51,57 @@ class Formula:
                              f"{len(self.text)} characters long, at most {MAX_LENGTH} are "
                              f"accepted")
         try:
-            tree = ast.parse(self.text, mode="eval")
-        except SyntaxError as exc:
-            raise ModelError(f"formula = {self.text!r} is invalid: syntax error at column "
-                             f"{(exc.offset or 1)}: {exc.msg}") from None
-        except (ValueError, RecursionError, MemoryError) as exc:    # NUL bytes, deep nests
-            raise ModelError(f"formula = {self.text!r} is invalid: "
-                             f"{str(exc) or type(exc).__name__}") from None
-        depth = _depth(tree.body)
-        if depth > MAX_DEPTH:
-            raise ModelError(f"formula = {self.text[:40]!r}... is invalid: it nests {depth} "
-                             f"operations deep, at most {MAX_DEPTH} are accepted")
-        self._check(tree.body)
-        self._tree = tree.body
+            tree = parse(self.text, MAX_DEPTH)
+        except NotAFormula as exc:
+            where = "" if exc.column is None else f"syntax error at column {exc.column}: "
+            raise ModelError(f"formula = {self.text!r} is invalid: {where}{exc.reason}") \
+                from None
+        except TooDeep as exc:
+            raise ModelError(f"formula = {self.text[:40]!r}... is invalid: it nests "
+                             f"{exc.depth} operations deep, at most {MAX_DEPTH} are "
+                             f"accepted") from None
+        self._check(tree)
+        self._tree = tree
 
     def _fail(self, node, what: str):
-        col = getattr(node, "col_offset", 0) + 1
         allowed = (f"numbers, the variables {', '.join(self.variables)}, + - * / **, and "
                    f"{', '.join(FUNCTIONS)}")
-        raise ModelError(f"formula = {self.text!r} is invalid: {what} at column {col}; "
-                         f"allowed: {allowed}")
+        raise ModelError(f"formula = {self.text!r} is invalid: {what} at column "
+                         f"{node.column}; allowed: {allowed}")
 
     def _check(self, node) -> None:
-        if isinstance(node, ast.BinOp):
-            if type(node.op) not in _BINARY:
-                self._fail(node, f"operator {type(node.op).__name__} is not allowed")
-            self._check(node.left)
-            self._check(node.right)
-        elif isinstance(node, ast.UnaryOp):
-            if type(node.op) not in _UNARY:
-                self._fail(node, f"operator {type(node.op).__name__} is not allowed")
-            self._check(node.operand)
-        elif isinstance(node, ast.Constant):
+        kind, op = node.kind, node.op
+        if kind in ("binary", "unary"):
+            if op not in (BINARY if kind == "binary" else UNARY):
+                self._fail(node, f"operator {op} is not allowed")
+        elif kind == "number":
             if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
                 self._fail(node, f"constant {node.value!r} is not a number")
             if isinstance(node.value, int) and node.value.bit_length() > 1024:
                 self._fail(node, "a constant beyond 1.8e308 (the largest double)")
-        elif isinstance(node, ast.Name):
-            if node.id not in self.variables and node.id not in CONSTANTS:
-                self._fail(node, f"unknown name {node.id!r}")
-        elif isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+        elif kind == "name":
+            if op not in self.variables and op not in CONSTANTS:
+                self._fail(node, f"unknown name {op!r}")
+        elif kind == "call":
+            if op not in FUNCTIONS:
                 self._fail(node, "only the listed functions may be called")
             if node.keywords or not node.args:
-                self._fail(node, f"{node.func.id}() takes positional arguments")
-            if node.func.id in VARIADIC and len(node.args) < 2:
-                self._fail(node, f"{node.func.id}() takes two or more arguments")
-            if node.func.id not in VARIADIC and len(node.args) != 1:
-                self._fail(node, f"{node.func.id}() takes one argument, "
-                                 f"{len(node.args)} given")
-            for arg in node.args:
-                self._check(arg)
+                self._fail(node, f"{op}() takes positional arguments")
+            if op in VARIADIC and len(node.args) < 2:
+                self._fail(node, f"{op}() takes two or more arguments")
+            if op not in VARIADIC and len(node.args) != 1:
+                self._fail(node, f"{op}() takes one argument, {len(node.args)} given")
         else:
-            self._fail(node, f"{type(node).__name__} is not allowed")
+            self._fail(node, f"{_SYNTAX.get(kind, op)} is not allowed")
+        for arg in node.args:
+            self._check(arg)
 
-    def _eval(self, node, env):
-        if isinstance(node, ast.BinOp):
-            return _BINARY[type(node.op)](self._eval(node.left, env), self._eval(node.right, env))
-        if isinstance(node, ast.UnaryOp):
-            return _UNARY[type(node.op)](self._eval(node.operand, env))
-        if isinstance(node, ast.Constant):
-            return np.float64(node.value)
-        if isinstance(node, ast.Name):
-            return env[node.id] if node.id in env else CONSTANTS[node.id]
-        args = [self._eval(a, env) for a in node.args]
-        func = FUNCTIONS[node.func.id]
-        if node.func.id in ("min", "max"):
-            out = args[0]
-            for a in args[1:]:
-                out = func(out, a)
-            return out
-        return func(*args)
+    def _leaf(self, env):
+        def leaf(node):
+            if node.kind == "call":
+                return NOT_MINE
+            return env[node.op] if node.op in env else CONSTANTS[node.op]
+        return leaf
 
     def __call__(self, **values):
         missing = [v for v in self.variables if v not in values]
@@ -132,17 +113,28 @@ class Formula:
             raise ModelError(f"formula {self.text!r} is evaluated on numbers: got "
                              f"{values!r}") from None
         with np.errstate(all="ignore"):
-            return self._eval(self._tree, env)
+            return fold(self._tree, "numpy", self._leaf(env), _checked_already)
+
+    def sympy(self, **symbols):
+        """The formula as a SymPy term, ``symbols`` giving each variable's symbol."""
+        return fold(self._tree, "sympy", _symbolic(symbols), _checked_already)
+
+    def javascript(self, **symbols) -> str:
+        """The formula as JavaScript source (printed from its SymPy term, as every
+        formula of the ``accelperf explore`` page is), ``symbols`` as for :meth:`sympy`."""
+        return to_javascript(self._tree, _symbolic(symbols), _checked_already)
 
     def __repr__(self) -> str:
         return f"Formula({self.text!r})"
 
 
-def _depth(root) -> int:
-    """How deeply the syntax tree nests, counted without recursion."""
-    deepest, stack = 0, [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest
+def _symbolic(symbols: dict):
+    """The leaf function of a SymPy or JavaScript rendering: the variables' symbols and
+    the constants π and e."""
+    import sympy
+    scope = {"pi": sympy.pi, "e": sympy.E, **symbols}
+    return lambda node: NOT_MINE if node.kind == "call" else scope[node.op]
+
+
+def _checked_already(node, part):
+    raise AssertionError(f"{node!r}: the formula was checked when it was built")
