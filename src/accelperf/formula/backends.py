@@ -28,7 +28,6 @@ import operator
 from dataclasses import dataclass
 from typing import Callable
 
-from ..lpn.operators import z3_floordiv, z3_mod
 from .tree import Node
 
 NOT_MINE = object()
@@ -51,6 +50,16 @@ def _z3_div(a, b):
     return z3.ToReal(a) / z3.ToReal(b) if a.is_int() and b.is_int() else a / b
 
 
+def _z3_floordiv(a, b):
+    from ..lpn.operators import z3_floordiv      # Python's floor on Z3's integers
+    return z3_floordiv(a, b)
+
+
+def _z3_mod(a, b):
+    from ..lpn.operators import z3_mod
+    return z3_mod(a, b)
+
+
 def _z3(name: str):
     """A Z3 function looked up on first use, so importing this module stays cheap."""
     def build(*xs):
@@ -71,8 +80,8 @@ BINARY = {
     "Sub": Column("-", operator.sub, operator.sub, operator.sub),
     "Mult": Column("*", operator.mul, operator.mul, operator.mul),
     "Div": Column("/", operator.truediv, operator.truediv, _z3_div),
-    "FloorDiv": Column("//", operator.floordiv, operator.floordiv, z3_floordiv),
-    "Mod": Column("%", operator.mod, operator.mod, z3_mod),
+    "FloorDiv": Column("//", operator.floordiv, operator.floordiv, _z3_floordiv),
+    "Mod": Column("%", operator.mod, operator.mod, _z3_mod),
     "Pow": Column("**", operator.pow, operator.pow, None),
 }
 """The binary operators: ``+ - * / // % **``."""
