@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from ...errors import ModelError
-from ...formula import NOT_MINE, NotAFormula, fold, parse
+from ...formula import NOT_MINE, Node, NotAFormula, fold, parse
 from ...formula.backends import FUNCTIONS
 from ..expr import parameter_name
 
@@ -31,6 +31,60 @@ class Tokens:
 
     def __init__(self, place: str, values: list[dict]):
         self.place, self.values = place, values
+
+
+@dataclass(frozen=True)
+class PlaceTerm:
+    """A space's term as written in a formula: ``kind`` is ``count`` (``count(P)``),
+    ``sum``/``mean``/``min``/``max``/``list`` (of ``P.p``) or ``token`` (``P.p``, or
+    ``P[i].p`` with ``index``)."""
+
+    kind: str
+    place: str
+    prop: str | None = None
+    index: int | None = None
+
+
+def written_place(node: Node) -> str | None:
+    """The place name a node spells: a name (``link_rx``) or a dotted one (``link.rx``)."""
+    if node.kind == "name":
+        return node.op
+    if node.kind == "property":
+        inner = written_place(node.args[0])
+        return inner and f"{inner}.{node.op}"
+    return None
+
+
+def find_place(node: Node, places) -> str | None:
+    """Which of ``places`` the node names, as written or with ``_`` for the characters a
+    Python name cannot hold (:func:`~accelperf.lpn.expr.parameter_name`); None for none."""
+    written = written_place(node)
+    return next((p for p in places if written in (p, parameter_name(p))), None)
+
+
+def place_term(node: Node, places) -> PlaceTerm | None:
+    """The space's term ``node`` writes, over the place names ``places`` (a name that is
+    none of them is kept as written, for the caller to refuse); None where the node is no
+    such term."""
+    def place(of):
+        return find_place(of, places) or written_place(of)
+    if node.kind == "call" and len(node.args) == 1 and not node.keywords:
+        arg = node.args[0]
+        if node.op == "count":
+            return PlaceTerm("count", place(arg)) if place(arg) else None
+        if node.op in ("sum", "mean", "min", "max", "list"):
+            if arg.kind == "property" and place(arg.args[0]):
+                return PlaceTerm(node.op, place(arg.args[0]), arg.op)
+            return PlaceTerm(node.op, place(arg)) if place(arg) else None
+    if node.kind == "property":
+        base = node.args[0]
+        if base.kind == "index":
+            index = base.args[1]
+            if index.kind == "number" and type(index.value) is int and place(base.args[0]):
+                return PlaceTerm("token", place(base.args[0]), node.op, index.value)
+            return None
+        return PlaceTerm("token", place(base), node.op) if place(base) else None
+    return None
 
 
 _LANGUAGE = ("numbers, + - * / // %, comparisons, and/or/not, abs, min, max, count, sum, "
@@ -50,7 +104,6 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
     import z3
 
     names = dict(names or {})
-    by_name = {parameter_name(p): t for p, t in places.items()}
 
     def fail(node, why):
         raise ModelError(f"{what} = {text!r} is invalid: {why} (at {node.source!r})")
@@ -62,9 +115,11 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
         fail(node, _REFUSED[part])
 
     def place_of(node) -> Tokens:
-        if node.kind != "name" or node.op not in by_name:
-            fail(node, f"a place of the space is expected: {', '.join(by_name) or 'none'}")
-        return by_name[node.op]
+        found = find_place(node, places)
+        if found is None:
+            fail(node, f"a place of the space is expected: "
+                       f"{', '.join(map(parameter_name, places)) or 'none'}")
+        return places[found]
 
     def column(node):
         """``P.p``: the list of the property over the place's tokens."""

@@ -40,7 +40,6 @@ place's token count, with the properties that vary (:meth:`InputSpace.shown`).
 from __future__ import annotations
 
 import itertools
-import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -475,11 +474,6 @@ def load_space(model: Model, path: str | Path) -> InputSpace:
 
 
 # ---------------------------------------------------------------------- constraints
-_TERM = re.compile(r"(sum|mean|count)\(\s*([A-Za-z_][\w.]*?)(?:\.(\w+))?\s*\)"
-                   r"|([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*?)\[(\d+)\]\.(\w+)"
-                   r"|([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*?)\.(\w+)\b")
-
-
 def _place_term(space: InputSpace, text: str, kind: str, place: str, prop: str | None,
                 index: int | None = None):
     import sympy
@@ -513,36 +507,38 @@ def _place_term(space: InputSpace, text: str, kind: str, place: str, prop: str |
 
 
 def constraint_exprs(space: InputSpace, text: str):
-    """The constraint ``text`` as a SymPy relation over the space's symbols."""
+    """The constraint ``text`` as a SymPy relation over the space's symbols: one comparison
+    of the one formula language (:mod:`accelperf.formula`, its SymPy column) whose leaves
+    are the space's terms ``count(P)``, ``sum(P.p)``, ``mean(P.p)``, ``P.p`` and ``P[i].p``
+    (:func:`.formula.place_term`). Each term stands in the relation as a placeholder until
+    the relation is built, then all are substituted at once, so the relation is simplified
+    as SymPy simplifies it for the values (a fixed ``count(P) <= 5`` becomes true)."""
     import sympy
+
+    from ...formula import NotAFormula, fold, parse
+    from .formula import place_term
     terms = {}
 
-    def replace(m):
-        if m.group(1):
-            value = _place_term(space, text, m.group(1), m.group(2), m.group(3))
-        elif m.group(4):
-            value = _place_term(space, text, "token", m.group(4), m.group(6), int(m.group(5)))
-        else:
-            value = _place_term(space, text, "token", m.group(7), m.group(8))
-        key = f"__t{len(terms)}"
-        terms[key] = value
-        return key
-
-    body = _TERM.sub(replace, text)
-    if re.search(r"[A-Za-z_]\w*", re.sub(r"__t\d+", "", body)):
+    def refuse(node=None, part=None):
         raise invalid("constraint", text, "comparisons of count(P), sum(P.p), mean(P.p), "
                       "P.p and P[i].p with + - * and numbers")
-    parts = re.split(r"(<=|>=|==|!=|<|>)", body)
-    if len(parts) != 3:
-        raise invalid("constraint", text, "one comparison such as sum(blocks.nnz) <= 100")
-    scope = {k: sympy.Symbol(k) for k in terms}
+
+    def leaf(node):
+        term = place_term(node, [p.place for p in space.places])
+        if term is None or term.kind not in ("count", "sum", "mean", "token"):
+            refuse()
+        key = sympy.Symbol(f"__t{len(terms)}")
+        terms[key] = _place_term(space, text, term.kind, term.place, term.prop, term.index)
+        return key
+
     try:
-        left, right = (sympy.sympify(side, locals=scope) for side in (parts[0], parts[2]))
-    except (sympy.SympifyError, SyntaxError, TypeError) as exc:
-        raise invalid("constraint", text, f"a comparison ({exc})") from None
-    rel = sympy.Rel(left, right, {"==": "==", "!=": "!="}.get(parts[1], parts[1]),
-                    evaluate=False)
-    return rel.subs({sympy.Symbol(k): v for k, v in terms.items()}, simultaneous=True)
+        tree = parse(text)
+    except NotAFormula as exc:
+        raise invalid("constraint", text, f"a comparison ({exc.reason})") from None
+    rel = fold(tree, "sympy", leaf, refuse)
+    if tree.kind != "compare" or len(tree.value) != 1:
+        raise invalid("constraint", text, "one comparison such as sum(blocks.nnz) <= 100")
+    return rel.subs(terms, simultaneous=True)
 
 
 def space_constraints(space: InputSpace) -> list:
