@@ -48,12 +48,12 @@ ratio of a witness, which stops with an error.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ...errors import invalid
+from ...formula import NotAFormula, parse
 from ..expr import evaluate
 from ..net import Model
 from ..semantics import Ready, check, run as reference_run
@@ -63,7 +63,25 @@ from .refine import Budget, initial_marking, partition
 from .verify import latency_bound, prove
 from .witness import Witness, simulate_witness
 
-STALL_BUDGET = re.compile(r"\s*stall\s*(<=|<)\s*(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*")
+
+def stall_budget(budget: str) -> tuple[bool, Fraction] | None:
+    """A stall-ratio budget ``stall <= R`` or ``stall < R`` (R a number) read by the one
+    formula language (:mod:`accelperf.formula`) as (strict, R), R exact as written; None
+    for any other budget (a latency property of :func:`.verify.prove`)."""
+    try:
+        tree = parse(budget.strip())
+    except NotAFormula:
+        return None
+    if tree.kind != "compare" or tree.value not in (("LtE",), ("Lt",)):
+        return None
+    left, right = tree.args
+    if not (left.kind == "name" and left.op == "stall" and right.kind == "number"
+            and type(right.value) in (int, float)):
+        return None
+    try:
+        return tree.value == ("Lt",), Fraction(right.source)
+    except ValueError:               # 0x10: a number Python reads, not a decimal ratio
+        return None
 
 
 @dataclass(frozen=True)
@@ -438,12 +456,12 @@ def size_buffer(model: Model, space: InputSpace, place: str, sizes: range, budge
     its worst stall ratio over the space and the input that has it."""
     began, clock = time.monotonic(), Budget(timeout)
     _check_sizes(sizes)
-    stall = STALL_BUDGET.fullmatch(budget)
+    stall = stall_budget(budget)
     if not stall and "stall" in budget:
         raise invalid("--budget", budget, "'stall <= R' or 'stall < R' with a number R "
                       "(the ratio of stalled cycles), or a latency property")
     if stall:
-        limit = Fraction(stall.group(2))
+        strict, limit = stall
         producers(model, place)                    # a buffer without producers fails now
     tried = []
     for n in sizes:
@@ -451,7 +469,7 @@ def size_buffer(model: Model, space: InputSpace, place: str, sizes: range, budge
         try:
             if stall:
                 holds, value, witness = stall_check(
-                    sized, space, place, limit, stall.group(1) == "<", worst=True,
+                    sized, space, place, limit, strict, worst=True,
                     budget=clock, seeds=[t.witness.tokens for t in tried if t.witness])
             else:
                 result = prove(sized, space, budget, timeout=_seconds(clock))
@@ -551,4 +569,4 @@ def optimal_size(model: Model, space: InputSpace, place: str, sizes: range, *,
 
 
 __all__ = ["SizingResult", "Trial", "StallMeasure", "with_size", "size_buffer",
-           "optimal_size", "stall_check", "simulated_stall", "producers"]
+           "optimal_size", "stall_check", "simulated_stall", "producers", "stall_budget"]
