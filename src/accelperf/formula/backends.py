@@ -168,6 +168,11 @@ FUNCTIONS = {
     "ceil": Column("ceil", _numpy("ceil"), _sympy("ceiling"), _z3_round(False)),
 }
 """The language's own functions (a use may offer fewer: a density formula has no floor)."""
+SPELLINGS = {"math.floor": "floor", "math.ceil": "ceil", "math.sqrt": "sqrt",
+             "math.log": "log", "math.log2": "log2", "math.log10": "log10",
+             "math.exp": "exp"}
+"""Python's spellings of the language's functions (a generated module writes
+``math.floor``); a use that checks its calls by name (density) refuses them as before."""
 ARITY = {"min": None, "max": None}
 """Functions of several arguments (None: one or more); every other one takes one."""
 
@@ -206,8 +211,8 @@ def fold(node: Node, backend: str, leaf: Callable, fail: Callable):
         out = leaf(node)
         if out is not NOT_MINE:
             return out
-        func = FUNCTIONS.get(node.op)
-        arity = ARITY.get(node.op, 1)
+        name = SPELLINGS.get(node.op, node.op)
+        func, arity = FUNCTIONS.get(name), ARITY.get(name, 1)
         render = getattr(func, backend) if func else None
         if render is None or not node.args or arity is not None and len(node.args) != arity:
             return fail(node, "function")
@@ -245,5 +250,5 @@ def to_javascript(node: Node, leaf: Callable, fail: Callable) -> str:
     return sympy.jscode(fold(node, "sympy", leaf, fail))
 
 
-__all__ = ["Column", "BINARY", "UNARY", "COMPARE", "LOGIC", "FUNCTIONS", "ARITY",
+__all__ = ["Column", "BINARY", "UNARY", "COMPARE", "LOGIC", "FUNCTIONS", "ARITY", "SPELLINGS",
            "NOT_MINE", "number", "fold", "to_javascript"]

@@ -1,7 +1,8 @@
 """The formula language's text and tree: every formula accelperf reads is parsed here, once.
 
 A formula is a line of Python expression syntax, read with :mod:`ast` and never evaluated:
-numbers, names, ``P.p`` (a property), ``P[i]`` (an index), calls ``f(x, ...)``, the
+numbers, names, ``P.p`` (a property), ``P[i]`` (an index), calls ``f(x, ...)`` (``math.floor(x)``
+is Python's spelling of ``floor(x)``), the
 arithmetic operators ``+ - * / // % **`` (``^`` is ``**``, as most notations write a
 power), unary ``+ - not``, comparisons (chains allowed) and ``and``/``or``. :func:`parse`
 turns the text into a tree of :class:`Node`; which names, functions and operators a
@@ -115,8 +116,8 @@ def _node(node, text: str) -> Node:
     if isinstance(node, ast.Subscript):
         return make("index", args=(sub(node.value), sub(node.slice)))
     if isinstance(node, ast.Call):
-        name = node.func.id if isinstance(node.func, ast.Name) else ""
-        return make("call", name, map(sub, node.args), keywords=bool(node.keywords))
+        return make("call", _dotted(node.func), map(sub, node.args),
+                    keywords=bool(node.keywords))
     if isinstance(node, ast.BinOp):
         op = _BINARY_NAMES.get(type(node.op), type(node.op).__name__)
         return make("binary", op, (sub(node.left), sub(node.right)))
@@ -128,6 +129,16 @@ def _node(node, text: str) -> Node:
     if isinstance(node, ast.BoolOp):
         return make("logic", type(node.op).__name__, map(sub, node.values))
     return make("other", type(node).__name__)
+
+
+def _dotted(node) -> str:
+    """A called function's name: ``f`` or ``math.floor``; "" for any other callee."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return inner and f"{inner}.{node.attr}"
+    return ""
 
 
 def walk(root: Node):

@@ -154,6 +154,12 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
             return names[node.op]
         if node.kind == "property":
             return token_property(node)
+        base = node.args[0] if node.kind == "index" else None
+        if base is not None and base.kind == "name" and isinstance(names.get(base.op), dict):
+            table, key = names[base.op], node.args[1].value           # a['n_blocks']
+            if key not in table:
+                fail(node, f"{base.op} has no {key!r}")
+            return table[key]
         if node.kind != "call":
             refuse(node, "syntax")
         name, args = node.op, node.args
@@ -353,8 +359,8 @@ class _ModuleReader:
         return z3.If(z3.And(*inside), value, outside) if inside else value
 
     def formula(self, text, where, names):
-        text = _without_math(re.sub(r"\ba\[['\"](\w+)['\"]\]", r"\1", text))
-        return translate(text, {}, names, f"{self.what} {where}")
+        """A formula of the module over the names it unpacks, or reads as ``a['name']``."""
+        return translate(text, {}, {**names, "a": names}, f"{self.what} {where}")
 
     def returned(self, node, names):
         f = self.function(node)
@@ -397,17 +403,14 @@ class _ModuleReader:
                           f"a['sum_j'] = sum(f(t) for t in toks[...])")
             name = ast.literal_eval(target.slice)
             place, indices = self._summed(gen.generators[0].iter, f.name)
-            body = ast.get_source_segment(self.source, gen.elt)
-            body = re.sub(r"\bt\[['\"](\w+)['\"]\]", r"TOKEN_\1", body)
-            body = _without_math(body)
+            body = ast.get_source_segment(self.source, gen.elt)      # f(t['p'])
             values = self.places[place].values if place in self.places else []
             terms = []
             for i in (range(len(values)) if indices is None else indices):
                 if i >= len(values):
                     self.fail(f"{f.name} sums token {i} of {place!r}; the space has "
                               f"{len(values)}")
-                terms.append(translate(body, {}, {f"TOKEN_{p}": x for p, x in
-                                                  values[i].items()}, f"{self.what} {name}"))
+                terms.append(translate(body, {}, {"t": values[i]}, f"{self.what} {name}"))
             out[name] = z3.Sum(*terms) if terms else z3.IntVal(0)
         return out
 
@@ -421,13 +424,6 @@ class _ModuleReader:
             return ast.literal_eval(node.elt.value.slice), \
                 list(ast.literal_eval(node.generators[0].iter))
         self.fail(f"{where} sums tokens it picks in a way this reader does not know")
-
-
-def _without_math(text: str) -> str:
-    """A module's ``math.floor``/``math.ceil`` as the formula language's ``floor``/``ceil``
-    (a class's formula writes them inline where a size is not summed: Protoacc's
-    one-field payload)."""
-    return text.replace("math.floor(", "floor(").replace("math.ceil(", "ceil(")
 
 
 def _module_name(place: str) -> str:
