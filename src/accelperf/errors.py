@@ -13,6 +13,12 @@ class ModelError(ValueError):
     """
 
 
+class FormatNote(UserWarning):
+    """A note on how an input written in an older or implicit form is read (a space
+    file's count range without ``count_range``). The command line prints it, one line,
+    once the command has finished without error, so that a refusal stays one line."""
+
+
 def invalid(name: str, value: object, allowed: str) -> NoReturn:
     """Raise the standard refusal: ModelError ``name = value is invalid: allowed``.
 

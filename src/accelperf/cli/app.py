@@ -16,7 +16,7 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import ModelError
+from ..errors import FormatNote, ModelError
 from .common import StrictGroup, check_output_dir, progress_run
 
 
@@ -99,9 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     Returns the exit status (see the module docstring). Set ACCELPERF_DEBUG=1 to see the
     traceback of an internal error instead of its one-line summary.
     """
+    notes = []                         # FormatNotes, printed once the command succeeds
+
+    def show(message, category, *args, **kwargs):
+        if issubclass(category, FormatNote):
+            notes.append((message, category))
+        else:
+            _warning_line(message, category, *args, **kwargs)
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _warning_line
+            warnings.showwarning = show
             cli.main(args=argv, prog_name="accelperf", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
@@ -135,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"accelperf: internal error: {type(exc).__name__}: {_one_line(exc)} "
                    f"(please report it; ACCELPERF_DEBUG=1 shows the traceback)", err=True)
         return 1
+    for message, category in notes:
+        _warning_line(message, category, "", 0)
     return 0
 
 

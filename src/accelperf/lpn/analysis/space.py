@@ -13,15 +13,18 @@ their properties may take, plus constraints between them; TOML::
     [places.blocks]                        # a place the input fills
     count = 18                             # N tokens, or a range "6..18" (or [6, 18])
     properties = { symbols = [1, 63] }     # each token's property: [lo, hi] or N
+    # count_range = "stream" or "each": what a range means (.space_counts)
 
 Properties not listed are 0. A fixed ``count`` gives every token its own value per
 property (``blocks[3].symbols``; interfaces' symbol ``blocks_3_symbols``). A ``count``
-range is, for an interface, a *stream* described by its number ``n_P`` and the mean of
-each property (the paper's ``img.num_blocks``); ``probe = K`` runs such a stream token by
-token on K tokens (streams its consumers share); ``by_token = true``: classes of one token. Verification encodes
-every token with its own variables, so it takes a count range as one space per
-combination of counts (:meth:`InputSpace.fixed_counts`, at most
-:data:`MAX_COUNT_COMBINATIONS`); ``count(P)`` in a constraint rules combinations out.
+range with ``count_range = "stream"`` is, for an interface, a *stream* described by its
+number ``n_P`` and the mean of each property (the paper's ``img.num_blocks``); ``probe =
+K`` runs such a stream token by token on K tokens (streams its consumers share);
+``by_token = true``: classes of one token. Verification encodes every token with its own
+variables, so it takes a count range as one space per combination of counts
+(:meth:`InputSpace.fixed_counts`, at most :data:`MAX_COUNT_COMBINATIONS`); ``count(P)`` in
+a constraint rules combinations out. ``count_range = "each"`` says the range is only
+that: a space per count, which interfaces refuse (:mod:`.space_counts`).
 
 ``example = "default"`` (the model's own example input), a file next to the space file, or
 the input written inline, with ``[vary.PLACE]`` tables ``prop = [lo, hi]``, is instead a
@@ -47,6 +50,7 @@ from pathlib import Path
 from ...errors import ModelError, invalid
 from ..expr import parameter_name
 from ..net import Model
+from .space_counts import count_range, integer_range, token_count
 
 # SymPy (interfaces' symbols) is imported where used: verification, which uses Z3, need
 # not wait the half second it takes to load.
@@ -69,6 +73,7 @@ class PlaceSpace:
     probe: int | None = None                # a stream run token by token on this many
     values: tuple | None = None             # per token {prop: value} of fixed properties
     by_token: bool = False                  # a stream priced token by token (token_stream)
+    each: bool = False                      # count_range = "each": no stream (space_counts)
 
     @property
     def stream(self) -> bool:
@@ -231,9 +236,15 @@ def mean_symbol(place: str, prop: str) -> sympy.Symbol:
 
 
 def symbol_ranges(space: InputSpace) -> dict:
-    """{symbol: (lo, hi)} of every symbol the space defines."""
+    """{symbol: (lo, hi)} of every symbol the space defines (a stream's ``n_P`` and
+    means, a fixed count's tokens); a count range enumerated count by count has none."""
     out = {}
     for p in space.places:
+        if p.each and p.stream:
+            raise invalid(f"{space.origin}: places.{p.place}.count_range", "each",
+                          "\"stream\" for an interface or input classes, which describe "
+                          "a count range as a stream of n tokens (\"each\" is a space per "
+                          "count, for verification)")
         if p.stream:
             out[count_symbol(p.place)] = p.count
             for prop, rng in p.properties.items():
@@ -250,35 +261,6 @@ def symbol_ranges(space: InputSpace) -> dict:
 
 
 # ---------------------------------------------------------------------- reading
-def _range(where: str, value) -> tuple[int, int]:
-    ok_int = lambda v: isinstance(v, int) and not isinstance(v, bool)   # noqa: E731
-    if ok_int(value):
-        return value, value
-    if isinstance(value, list) and len(value) == 2 and all(map(ok_int, value)) \
-            and value[0] <= value[1]:
-        return value[0], value[1]
-    raise invalid(where, value, "an integer or [lo, hi] with integers lo <= hi")
-
-
-def _count(where: str, value) -> tuple[int, int]:
-    """A token count: N, [lo, hi] or "lo..hi"."""
-    if isinstance(value, str) and ".." in value:
-        lo, _, hi = value.partition("..")
-        try:
-            value = [int(lo), int(hi)]
-        except ValueError:
-            pass
-    if isinstance(value, list) or (isinstance(value, int) and not isinstance(value, bool)):
-        try:
-            lo, hi = _range(where, value)
-        except ModelError:
-            lo = hi = -1
-        if 0 <= lo <= hi:
-            return lo, hi
-    raise invalid(where, value, 'a number of tokens >= 0, or a range "lo..hi" (or [lo, hi]) '
-                  'with 0 <= lo <= hi')
-
-
 def _strings(origin: str, data: dict) -> tuple[tuple, object]:
     """The ``constraints`` and ``input`` of a space table, checked for shape."""
     constraints = data.get("constraints", [])
@@ -320,8 +302,9 @@ def space_from_input(model: Model, user_input, vary: dict, origin: str = "space"
     for name, (pid, toks) in inputs.items():
         props = model.places[pid].token_type.properties
         example[name] = [dict(zip(props, (int(v) for v in tok))) for tok in toks]
-        ranged = {p: _range(f"{origin}: vary.{name}.{p}", list(r) if isinstance(r, tuple)
-                            else r) for p, r in vary.get(name, {}).items()}
+        ranged = {p: integer_range(f"{origin}: vary.{name}.{p}",
+                                   list(r) if isinstance(r, tuple) else r)
+                  for p, r in vary.get(name, {}).items()}
         values = tuple({p: int(v) for p, v in zip(props, tok) if p not in ranged}
                        for tok in toks)
         places.append(PlaceSpace(name, (len(toks), len(toks)), ranged, None, values))
@@ -398,11 +381,13 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
             raise invalid(where, name, f"a place of {model.name!r}: "
                           f"{', '.join(p.name for p in model.places)}") from None
         if not isinstance(entry, dict) or set(entry) - {"count", "properties", "probe",
-                                                        "by_token"}:
+                                                        "by_token", "count_range"}:
             raise invalid(where, entry, "a table with count = N (or \"lo..hi\"), "
                           "properties = {p = [lo, hi]} and, for a stream, probe = K or "
-                          "by_token = true")
-        lo, hi = _count(f"{where}.count", entry.get("count"))
+                          "by_token = true; for a range, count_range = \"stream\" or "
+                          "\"each\"")
+        lo, hi = token_count(f"{where}.count", entry.get("count"))
+        each = count_range(where, entry, lo, hi)
         props = entry.get("properties", {})
         if not isinstance(props, dict):
             raise invalid(f"{where}.properties", props, "a table {p = [lo, hi]}")
@@ -412,7 +397,7 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
             if prop not in known:
                 raise invalid(f"{where}.properties.{prop}", rng,
                               f"tokens of {name!r} have properties {list(known) or 'none'}")
-            ranges[prop] = _range(f"{where}.properties.{prop}", rng)
+            ranges[prop] = integer_range(f"{where}.properties.{prop}", rng)
         probe = entry.get("probe")
         if probe is not None and (isinstance(probe, bool) or not isinstance(probe, int) or
                                   probe < 1 or lo == hi):
@@ -427,7 +412,7 @@ def space_from_dict(model: Model, data: dict, origin: str = "space") -> InputSpa
         else:
             values = None
             ranges.update({p: (0, 0) for p in unlisted})
-        out.append(PlaceSpace(name, (lo, hi), ranges, probe, values, by_token))
+        out.append(PlaceSpace(name, (lo, hi), ranges, probe, values, by_token, each))
     return _checked(model, InputSpace(tuple(out), constraints, data.get("model"), shape,
                                       origin))
 
