@@ -1,10 +1,10 @@
 """The formula language's text and tree: every formula accelperf reads is parsed here, once.
 
 A formula is a line of Python expression syntax, read with :mod:`ast` and never evaluated:
-numbers, names, ``P.p`` (a property), ``P[i]`` (an index), calls ``f(x, ...)`` (``math.floor(x)``
-is Python's spelling of ``floor(x)``), the
-arithmetic operators ``+ - * / // % **`` (``^`` is ``**``, as most notations write a
-power), unary ``+ - not``, comparisons (chains allowed) and ``and``/``or``. :func:`parse`
+numbers, names, ``P.p`` (a property), ``P[i]`` (an index), calls ``f(x, ...)``
+(``math.floor(x)`` is Python's spelling of ``floor(x)``), the arithmetic operators
+``+ - * / // % **`` (``^`` is ``**``, as most notations write a power), unary ``+ - not``,
+comparisons (chains allowed) and ``and``/``or``. :func:`parse`
 turns the text into a tree of :class:`Node`; which names, functions and operators a
 formula may use is the business of its *vocabulary* (a density formula knows ``alpha`` and
 ``sqrt``, a space constraint knows its places and ``sum(P.p)``), and what a tree means is
@@ -66,13 +66,12 @@ class TooDeep(ModelError):
         self.depth = depth
 
 
-_BINARY_NAMES = {ast.BitXor: "Pow"}         # ^ reads as a power
-
-
 def parse(text: str, max_depth: int | None = None) -> Node:
-    """The tree of ``text``. Raises :class:`NotAFormula` for text Python cannot read as an
-    expression and :class:`TooDeep` for one nesting more than ``max_depth`` levels of
-    syntax (counted as :mod:`ast` nests them), so no formula exhausts a walker's stack."""
+    """The tree of ``text`` (``^`` read as ``**``, so node sources show ``**``). Raises
+    :class:`NotAFormula` for text Python cannot read as an expression and
+    :class:`TooDeep` for one nesting more than ``max_depth`` levels of syntax (counted as
+    :mod:`ast` nests them), so no formula exhausts a walker's stack."""
+    text = text.replace("^", "**")      # a power, as tightly bound as Python's **
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
@@ -119,8 +118,7 @@ def _node(node, text: str) -> Node:
         return make("call", _dotted(node.func), map(sub, node.args),
                     keywords=bool(node.keywords))
     if isinstance(node, ast.BinOp):
-        op = _BINARY_NAMES.get(type(node.op), type(node.op).__name__)
-        return make("binary", op, (sub(node.left), sub(node.right)))
+        return make("binary", type(node.op).__name__, (sub(node.left), sub(node.right)))
     if isinstance(node, ast.UnaryOp):
         return make("unary", type(node.op).__name__, (sub(node.operand),))
     if isinstance(node, ast.Compare):

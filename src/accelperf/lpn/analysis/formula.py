@@ -1,8 +1,9 @@
 """Formulas written as text (space constraints, properties to prove) turned into Z3 terms.
 
 The language is the one formula language of :mod:`accelperf.formula` (parsed there, never
-evaluated, rendered by its Z3 backend) with an input space's vocabulary: numbers, ``+ - * / // %``, comparisons (chains allowed), ``and or not``,
-``abs``, ``floor``, ``ceil``, ``min``/``max`` of several values, and the input's tokens:
+evaluated, rendered by its Z3 backend) with an input space's vocabulary: numbers,
+``+ - * / // %``, comparisons (chains allowed), ``and or not``, ``abs``, ``floor``,
+``ceil``, ``min``/``max`` of several values, and the input's tokens:
 
 * ``P[i].p`` — property ``p`` of token ``i`` of place ``P``; ``P.p`` when ``P`` holds one
   token;
