@@ -167,3 +167,22 @@ def test_a_count_range_says_what_it_means():
     ("stall >= 3", None), ("latency <= 5", None), ("stall <=", None)])
 def test_a_stall_budget_is_read_by_the_formula_parser(text, read):
     assert stall_budget(text) == read
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js (node) is not installed")
+def test_a_user_density_formula_reaches_the_explorer_page():
+    """The page's rho_<key>(alpha) of a user formula (printed by the formula language's
+    SymPy column) computes Python's ρ(α), for a ρ formula and an η formula."""
+    from accelperf.density import from_formula
+    from accelperf.explore.formulas import density_javascript
+    algorithms = {"user_rho": from_formula("sqrt(alpha)/(2*s)**1.5", 4),
+                  "user_eta": from_formula("eta = max(alpha, 10)**2 / (2*s^2)", 32)}
+    alphas = [1.0, 64.0, 6e5, 3.2e7]
+    program = (density_javascript(algorithms) + "\nprocess.stdout.write(JSON.stringify(" +
+               json.dumps(alphas) + ".map((a) => [rho_user_rho(a), rho_user_eta(a)])));")
+    done = subprocess.run([shutil.which("node"), "-e", program], text=True,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    want = [[float(algorithms[k].rho(a)) for k in ("user_rho", "user_eta")] for a in alphas]
+    assert np.allclose(got, want, rtol=1e-12), (got, want)

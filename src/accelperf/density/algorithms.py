@@ -117,6 +117,28 @@ ALIASES = {"dot-product": "dot", "a": "dot", "mm": "matmul", "gemm": "matmul", "
            "all-pairs": "allpairs", "nbody": "allpairs", "c": "allpairs"}
 
 
+@dataclass(frozen=True, eq=False)
+class FormulaEta:
+    """η(α) of a user formula (``kind`` "rho": the formula is ρ, η = ρ·α; "eta": it is η)
+    with operand size ``s``: evaluated by the formula language's NumPy column, and
+    printed by its SymPy column for pages that compute it (:mod:`accelperf.explore`)."""
+
+    formula: Formula
+    kind: str
+    s: float
+
+    def __call__(self, a):
+        value = self.formula(alpha=a, s=self.s)
+        return value * a if self.kind == "rho" else value
+
+    def sympy(self, alpha):
+        """η as a SymPy term of the symbol ``alpha``, in the operations :meth:`__call__`
+        performs."""
+        import sympy
+        value = self.formula.sympy(alpha=alpha, s=sympy.Float(self.s))
+        return value * alpha if self.kind == "rho" else value
+
+
 def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -> Algorithm:
     """An algorithm from a formula in α (``alpha``) and s: ``"rho = ..."`` or ``"eta = ..."``;
     a bare expression is ρ(α).
@@ -130,10 +152,7 @@ def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -
     if sep and head.strip() in ("rho", "eta"):      # one prefix: "rho = eta = ..." is an error
         body, kind = rest, head.strip()
     f = Formula(body, variables=("alpha", "s"))
-    if kind == "rho":
-        eta = lambda a: f(alpha=a, s=s) * a
-    else:
-        eta = lambda a: f(alpha=a, s=s)
+    eta = FormulaEta(f, kind, s)
     with np.errstate(all="ignore"):     # values are judged where they are used
         probe = np.asarray(eta(np.array([1.0, 1e6])), float)
     if probe.shape not in ((2,), ()):          # () is a constant η, broadcast over α

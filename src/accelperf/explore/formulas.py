@@ -61,14 +61,19 @@ def logca_javascript() -> str:
 # ---------------------------------------------------------------------- density
 def density_expression(algorithm):
     """ρ(α) = η(α)/α (Steffen eq. 1) of an algorithm, traced by calling its own η on a
-    SymPy symbol; a ModelError when η is not traceable (a user formula using NumPy)."""
+    SymPy symbol, or for a user formula (:func:`accelperf.density.from_formula`) printed by
+    the formula language's SymPy column; a ModelError when η is neither (a function of
+    the user's own using NumPy)."""
+    printed = getattr(algorithm.eta, "sympy", None)     # a user formula: its SymPy column
     try:
         with sympy.evaluate(False):        # the Python η's own operations, in its order
-            rho = sympy.sympify(algorithm.eta(alpha)) / alpha
+            eta = printed(alpha) if printed else algorithm.eta(alpha)
+            rho = sympy.sympify(eta) / alpha
     except (TypeError, AttributeError, sympy.SympifyError) as exc:
         raise ModelError(f"algorithm = {algorithm.name!r} is invalid for `explore`: its η "
                          f"cannot be printed as a formula ({type(exc).__name__}); use a "
-                         f"built-in algorithm (dot, matmul, allpairs)") from None
+                         f"built-in algorithm (dot, matmul, allpairs) or a formula "
+                         f"(from_formula)") from None
     return rho
 
 
