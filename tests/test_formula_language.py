@@ -91,6 +91,22 @@ def test_a_constraint_means_the_same_in_python_numpy_sympy_and_z3(space, text, b
     assert {a[0] for a in answers} == {True, False}       # the points tell the texts apart
 
 
+CONDITIONS = [         # and/or/not and chains: the proofs' conditions (SymPy's one comparison
+    ("1 <= blocks[0].symbols < blocks[1].symbols <= 40", lambda s: 1 <= s[0] < s[1] <= 40),
+    ("not sum(blocks.symbols) > 90 or blocks[2].symbols == 7 and count(blocks) != 2",
+     lambda s: not sum(s) > 90 or s[2] == 7 and len(s) != 2),
+]
+
+
+@pytest.mark.parametrize("text, by_hand", CONDITIONS, ids=[t for t, _ in CONDITIONS])
+def test_a_condition_means_the_same_in_python_numpy_and_z3(text, by_hand):
+    rng = random.Random(7)
+    points = [[rng.randint(1, 63) for _ in range(3)] for _ in range(40)] + [[1, 2, 7]]
+    answers = {(by_hand(p), _numpy(text, p), _z3(text, p)) for p in points}
+    assert all(len(set(a)) == 1 for a in answers), answers
+    assert {a[0] for a in answers} == {True, False}
+
+
 def test_the_interface_and_the_proof_refuse_the_same_text(space):
     """A property the tokens do not have, and a name that is no term of the space, are
     refused by both paths (SymPy for interfaces, Z3 for proofs), naming the text."""

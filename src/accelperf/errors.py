@@ -16,7 +16,8 @@ class ModelError(ValueError):
 class FormatNote(UserWarning):
     """A note on how an input written in an older or implicit form is read (a space
     file's count range without ``count_range``). The command line prints it, one line,
-    once the command has finished without error, so that a refusal stays one line."""
+    after the command's answer (exit status 0, 1 or 3), never beside a refusal, which
+    stays one line."""
 
 
 def invalid(name: str, value: object, allowed: str) -> NoReturn:

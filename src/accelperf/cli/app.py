@@ -99,13 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     Returns the exit status (see the module docstring). Set ACCELPERF_DEBUG=1 to see the
     traceback of an internal error instead of its one-line summary.
     """
-    notes = []                         # FormatNotes, printed once the command succeeds
+    notes = []                   # FormatNotes, printed once the command has given its answer
 
     def show(message, category, *args, **kwargs):
         if issubclass(category, FormatNote):
             notes.append((message, category))
         else:
             _warning_line(message, category, *args, **kwargs)
+
+    def answered(status: int) -> int:
+        for message, category in notes:
+            _warning_line(message, category, "", 0)
+        return status
     try:
         with warnings.catch_warnings():
             warnings.showwarning = show
@@ -134,17 +139,16 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         click.echo(f"accelperf: error: {_one_line(exc.strerror or exc)}{where}", err=True)
         return 1
-    except SystemExit as exc:          # a command that reported its own failure
-        return exc.code if isinstance(exc.code, int) else 1
+    except SystemExit as exc:          # a command that reported its own verdict or failure
+        status = exc.code if isinstance(exc.code, int) else 1
+        return status if status in (2, 130) else answered(status)
     except Exception as exc:           # a bug: one line, status 1, traceback on request
         if os.environ.get("ACCELPERF_DEBUG"):
             raise
         click.echo(f"accelperf: internal error: {type(exc).__name__}: {_one_line(exc)} "
                    f"(please report it; ACCELPERF_DEBUG=1 shows the traceback)", err=True)
         return 1
-    for message, category in notes:
-        _warning_line(message, category, "", 0)
-    return 0
+    return answered(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -68,6 +68,30 @@ def _z3(name: str):
     return build
 
 
+def _numpy(name: str):
+    def call(*xs):
+        import numpy as np
+        return getattr(np, name)(*xs)
+    return call
+
+
+def _sympy(name: str, *extra):
+    def call(*xs):
+        import sympy
+        return getattr(sympy, name)(*xs, *extra)
+    return call
+
+
+def _extremum(pick):
+    """An operation of several values by pairs (NumPy's two-operand ufuncs, Z3's If)."""
+    def call(*xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = pick(out, x)
+        return out
+    return call
+
+
 def _sympy_relation(symbol: str):
     def build(a, b):
         import sympy
@@ -89,7 +113,7 @@ BINARY = {
 UNARY = {
     "UAdd": Column("+", operator.pos, operator.pos, None),
     "USub": Column("-", operator.neg, operator.neg, operator.neg),
-    "Not": Column("not", None, None, _z3("Not")),
+    "Not": Column("not", _numpy("logical_not"), _sympy("Not"), _z3("Not")),
 }
 """The unary operators."""
 
@@ -103,33 +127,9 @@ COMPARE = {
 }
 """The comparisons (a chain ``a < b <= c`` is the conjunction of its links)."""
 
-LOGIC = {"And": Column("and", None, _z3("And"), _z3("And")),
-         "Or": Column("or", None, _z3("Or"), _z3("Or"))}
+LOGIC = {"And": Column("and", _extremum(_numpy("logical_and")), _sympy("And"), _z3("And")),
+         "Or": Column("or", _extremum(_numpy("logical_or")), _sympy("Or"), _z3("Or"))}
 """``and``/``or`` of conditions."""
-
-
-def _numpy(name: str):
-    def call(*xs):
-        import numpy as np
-        return getattr(np, name)(*xs)
-    return call
-
-
-def _sympy(name: str, *extra):
-    def call(*xs):
-        import sympy
-        return getattr(sympy, name)(*xs, *extra)
-    return call
-
-
-def _extremum(pick):
-    """min/max of several values by pairs (NumPy's two-operand ufuncs, Z3's If)."""
-    def call(*xs):
-        out = xs[0]
-        for x in xs[1:]:
-            out = pick(out, x)
-        return out
-    return call
 
 
 def _z3_pick(smaller: bool):
@@ -234,8 +234,7 @@ def fold(node: Node, backend: str, leaf: Callable, fail: Callable):
                 return fail(node, "comparison")
             parts.append(render(left, right))
             left = right
-        return parts[0] if len(parts) == 1 else LOGIC["And"].z3(*parts) if \
-            backend == "z3" else _sympy("And")(*parts)
+        return parts[0] if len(parts) == 1 else getattr(LOGIC["And"], backend)(*parts)
     if kind == "logic":
         items = [fold(x, backend, leaf, fail) for x in node.args]
         render = getattr(LOGIC.get(node.op), backend, None)
