@@ -10,14 +10,10 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
    whole cycles and accepted only when ``S`` drops (else halved), then a coordinate walk
    (strides of 1, 2, 4, ... cycles while ``S`` drops, back to 1 after a miss); repeated
    while the pair lowers ``S``;
-2. **neighbourhood**: where descent stops, every single move of 1..:data:`REACH` steps,
-   then every pair of one-step moves (two delays that trade a cycle, which no single
-   move finds), then each pair whose move leaves ``S`` level walked on for up to
-   :data:`VALLEY` steps (a valley: a link's latency traded for colour-conversion cycles
-   moves no latency until its end); the first that lowers ``S`` restarts the descent.
-   A step is one cycle where a delay has a slope, the edge of its plateau where it is
-   quantised (below). The search ends only at a point no such move improves — an
-   integer local minimum in that neighbourhood;
+2. **neighbourhood**: where descent stops, every single move ±1..±:data:`REACH` cycles,
+   then every pair of ±1 moves (two delays that trade a cycle, which no single move
+   finds); the first that lowers ``S`` restarts the descent. The search ends only at a
+   point no such move improves — an integer local minimum in that neighbourhood;
 3. **restarts**: the same from :data:`STARTS` points (the given start and seeded points
    with each fitted delay scaled by 0.5..2), keeping the lowest ``S``; how many starts
    reach it (to a relative 1e-9) is reported: fewer than all means the landscape has
@@ -36,12 +32,10 @@ latency by one cycle over a run of values, so its Jacobian column is zero there 
 then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
 amount that compensates a step of another delay — what the profile interval needs to
 walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
-moves from the plateau's edges (step 2): the PCIe decoder's nanosecond delays
-are run-time parameters of its net, so a probe costs a simulation, not a compiled
-library (issue 35: a secant of 2..16 ns took 321 s for one fit when every new value
-compiled one). A partner may need several plateaus to make up one step of another
-delay (four plateaus of host memory for a cycle of the PCIe link, which crosses the
-link four times): :meth:`Fitter.along_plateaus` walks up to :data:`PLATEAUS` of them.
+itself does not probe plateaus: on the PCIe decoder every probe of a nanosecond delay is
+a new compiled library, and a plateau-probing search took minutes per fit there (issue
+35's benchmark; a secant of 2..16 cycles for flat Gauss–Newton columns lost a clean
+case it had found and took 321 s instead of 0.5 s).
 
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each
@@ -67,9 +61,7 @@ MAX_ROUNDS = 4             # of Gauss–Newton then coordinate search
 MAX_NEIGHBOURHOOD_MOVES = 40
 MAX_WALK = 64              # gains of one coordinate walk
 REACH = 3                  # single moves of ±1..±REACH cycles
-VALLEY = 16                # pair moves walked along a valley of equal cost
 PLATEAU = 64               # cycles a flat delay is probed for the end of its plateau
-PLATEAUS = 8               # plateaus a quantised partner is moved along, at most
 STARTS = 3
 START_SEED = 0
 SAME_COST = 1e-9           # relative: two costs this close are one optimum
@@ -163,26 +155,13 @@ class Fitter:
             if any(e is None for e in edges) or edges[0] - edges[1] <= 2:
                 continue            # not on a plateau (or flat to the probe's end: dead)
             reach = 2 * (edges[0] - edges[1])
-            tries = [values[other] + d * k for k in range(1, reach + 1) for d in (1, -1)]
-            tries += [u for d, e in zip((1, -1), edges)
-                      for u in self._plateaus(values, other, d, e, reach, rows)]
-            for u in tries:
-                if self.within(other, u) and self.cost({**moved, other: u}, rows) <= limit:
-                    return self.fit({**moved, other: u}, others, rows)
+            for k in range(1, reach + 1):
+                for d in (1, -1):
+                    u = values[other] + d * k
+                    if self.within(other, u) and \
+                            self.cost({**moved, other: u}, rows) <= limit:
+                        return self.fit({**moved, other: u}, others, rows)
         return moved
-
-    def _plateaus(self, values, name: str, direction: int, edge: int, reach: int, rows):
-        """The starts of the plateaus of ``name`` after the one that begins at ``edge``,
-        beyond ``reach`` cycles from ``values``, up to :data:`PLATEAUS` of them: where
-        one step of a delay (a link's latency in cycles) is made up by several cycles of
-        a quantised partner (host memory's latency, in nanoseconds of the slower clock:
-        four plateaus on the PCIe decoder)."""
-        for _ in range(PLATEAUS):
-            if edge is None:
-                return
-            if abs(edge - values[name]) > reach:
-                yield edge
-            edge = self.plateau_edge({**values, name: edge}, name, direction, rows)
 
     def plateau_edge(self, values, name: str, direction: int, rows) -> int | None:
         """The first value of ``name``, walking in ``direction`` from ``values``, at which
@@ -285,48 +264,17 @@ class Fitter:
         return values
 
     def _better_neighbour(self, values, names, rows) -> dict[str, int] | None:
-        """A point of lower cost than ``values`` one move away (step 2), or at the end of
-        a valley of equal cost that a pair of moves walks (None: neither is found).
-
-        A move takes a delay to its next value that changes some latency of ``rows``:
-        one cycle where it has a slope, the plateau's edge where it is quantised (a unit
-        step moves nothing there: nanoseconds of a slower clock)."""
         cost = self.cost(values, rows)
         if cost == 0:
             return None
-        edge = {(n, s): self.plateau_edge(values, n, s, rows) for n in names for s in (1, -1)}
-        for k in range(REACH):
-            for (n, s), v in edge.items():
-                for _ in range(k):
-                    v = None if v is None else self.plateau_edge({**values, n: v}, n, s, rows)
-                if v is not None and self.cost(trial := {**values, n: v}, rows) < cost:
+        moves = [((n, s * k),) for k in range(1, REACH + 1) for n in names for s in (1, -1)]
+        moves += [((a, da), (b, db)) for i, a in enumerate(names) for b in names[i + 1:]
+                  for da in (1, -1) for db in (1, -1)]
+        for move in moves:
+            if all(self.within(n, values[n] + d) for n, d in move):
+                trial = {**values, **{n: values[n] + d for n, d in move}}
+                if self.cost(trial, rows) < cost:
                     return trial
-        level = []
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                for pair in (((a, sa), (b, sb)) for sa in (1, -1) for sb in (1, -1)):
-                    if any(edge[m] is None for m in pair):
-                        continue
-                    trial = {**values, **{n: edge[n, s] for n, s in pair}}
-                    trial_cost = self.cost(trial, rows)
-                    if trial_cost < cost:
-                        return trial
-                    if trial_cost == cost:
-                        level.append((pair, trial))
-        for pair, trial in level:        # a valley: walk on while the cost stays level
-            for _ in range(VALLEY - 1):
-                for n, s in pair:
-                    v = self.plateau_edge(trial, n, s, rows)
-                    if v is None:
-                        break
-                    trial = {**trial, n: v}
-                else:
-                    trial_cost = self.cost(trial, rows)
-                    if trial_cost < cost:
-                        return trial
-                    if trial_cost == cost:
-                        continue
-                break
         return None
 
     def _gauss_newton(self, values, names, rows):
