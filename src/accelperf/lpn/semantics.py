@@ -164,7 +164,7 @@ R3's delay and interval (checked >= 0), then (g) the earliest next start. The re
 explorer and the Z3 encoding all walk :func:`start_steps`, which follows this tuple."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)      # its expressions compare by building a node
 class Step:
     """One check of R2 for one transition (see :data:`START_RULE`)."""
 
