@@ -20,7 +20,7 @@ from ..errors import ModelError
 from .expr import OPERATORS, Expr, constant as _const
 from .firing_code import carried as _carried, conditions, weight_term
 from .net import Model, Transition
-from .semantics import START_RULE, dirty_lists
+from .semantics import dirty_lists, start_steps
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
@@ -140,7 +140,7 @@ def _earliest(w: _Writer, step) -> list[str]:                     # (g)
     """F_HELD when only the interval holds it back; a probe asks with the interval aside,
     so it answers here when (g) is the rule's last step, else after the walk (_fire)."""
     held = f"    if (now < C->NS[{w.t.id}]) return F_HELD;"
-    if START_RULE[-1] == "earliest":
+    if step is start_steps(w.model, w.t)[-1]:
         return ["    if (probe) return F_FIRED;", held]
     return [held.replace("(now", "(!probe && now")]
 
@@ -213,7 +213,7 @@ def _fire(w: _Writer) -> list[str]:
     lines = [f"static inline int fire_{t.id}(Ctx *C, int64_t now, int probe) {{",
              "    Err *E = &C->err; (void)E;"]
     lines += conditions(w, _EMIT)
-    if START_RULE[-1] != "earliest":
+    if start_steps(w.model, t)[-1].kind != "earliest":
         lines.append("    if (probe) return F_FIRED;")
     dynamic = _dynamic_weights(t)
     size = [str(len(dynamic))]
