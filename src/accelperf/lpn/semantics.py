@@ -4,7 +4,9 @@ This module *is* accelperf's definition of how an LPN runs (OSDI'24 §3.2, exten
 constructs the authors' released models use). The fast engine (:mod:`.sim` with the code of
 :mod:`.codegen`) is tested against it trace for trace, and every analysis reads its rules
 from here: the deadlock diagnosis calls :func:`check`, and the end-of-run verdict is
-:func:`stuck_places`.
+:func:`stuck_places`. R2 is data, :data:`START_RULE` and :func:`start_steps`: :func:`check`
+walks its steps, and so do the code generators (:mod:`.codegen`, :mod:`.csource`), the
+symbolic explorer and the Z3 encoding, each with its own treatment of a step.
 
 State
 -----
@@ -28,6 +30,7 @@ R2 **Can start.** A transition can start at ``now`` when, checked in this order,
    (e) each read place holds at least ``n`` free tokens (read arcs);
    (f) each inhibitor place holds fewer than ``n`` tokens, free and locked;
    (g) ``now`` is at least its earliest next start (the initiation interval).
+   (The delay and the interval of R3 are worked out between (f) and (g).)
    A weight, read or inhibitor count, delay, interval or output count that evaluates below
    0, or an expression with no integer value, stops the run with an error.
 R3 **Start.** The firing locks the first ``w`` free tokens of each input place (read places
