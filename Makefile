@@ -23,10 +23,11 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(BIN)/accelperf demo --out $(OUT)
 
-# On every core (pytest-xdist; CI has 2), test by test: --dist loadfile would keep a file's
-# module fixtures on one worker, but tests/test_docs.py alone then outlasts everything on
-# the other worker (measured: no gain); loadgroup is ignored by pytest 9 (xdist 3.8 groups
-# by a node-id suffix pytest no longer reads).
+# On every core (pytest-xdist; CI has 2). `--dist load` is taken over by tests/conftest.py's
+# scheduler: each long test (and each docs page) is a work unit, every other file one unit
+# (its module fixtures stay on one worker), the units sent longest first so that no worker
+# idles at the end. (--dist loadfile alone left tests/test_docs.py on one worker; loadgroup
+# is ignored by pytest 9: xdist 3.8 groups by a node-id suffix pytest no longer reads.)
 PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist load

@@ -33,8 +33,10 @@ Run: PYTHONPATH=src .venv/bin/python benchmarks/lpn_calibrate_recovery.py [MODEL
 (TRUTHS = 2 and INPUTS = 10: 380 s wall, 187 s of CPU, on the shared 2-core machine, the
 code before the plateau moves run beside it taking 379 s and 186 s; Protoacc and the PCIe
 decoder most of it; the printed seconds are per model). Last line: ``clean_recovery: X``
-(target 1.00; measured 0.95, 21 of 22: the miss is the PCIe decoder's second truth, a
-search that stops at a relative cost of 8.7e-7 where the truth has 0: see
+(target 1.00; measured 0.95, 21 of 22, also after the PCIe delays became run-time
+parameters (869 s wall, 202 s of CPU beside other runs): the miss is the PCIe decoder's
+second truth, a search that stops at a relative cost of 8.7e-7 where the truth has 0,
+on a valley of level cost between the link latency and colour_cycles: see
 docs/how-to/calibrate.md).
 """
 

@@ -29,3 +29,84 @@ def cli(capsys):
         out, err = capsys.readouterr()
         return code, out, err
     return run
+
+
+# ------------------------------------------------------------------ scheduling on workers
+# `make test` runs on 2 cores (CI). Left to pytest-xdist's `load`, the long tests land
+# wherever collection order puts them, often last on one worker while the other idles
+# (the suite was 384 s on CI). Instead each of the tests below is a work unit of its own,
+# every other test file one unit (its module fixtures stay on one worker), and the units
+# go out longest first (LPT scheduling): a worker that is free takes the next longest.
+# Seconds measured on the shared 2-core VM under a load average of 7.5 (`pytest -n 2
+# --dist load --durations=60`, 24 min; CI is 3 to 4 times faster): only their order
+# matters. A test listed alone must not share an expensive module fixture with its file.
+LONG_TESTS = {f"tests/{k}": v for k, v in {
+    "test_explore_delays.py::test_jpeg_page_equals_fresh_extraction_at_random_delays": 164,
+    "test_lpn_interface_link.py::test_the_pcie_decoder_prices_its_file_layout": 140,
+    "test_cli.py::test_demo_writes_report": 118,
+    "test_lpn_compiled.py::test_compiled_follows_the_reference_on_random_nets": 78,
+    "test_lpn_interface_stream.py::test_cli_checks_every_term_against_simulation": 55,
+    "test_lpn_verify.py::test_smt_latency_equals_the_simulator_on_one_point_spaces": 49,
+    "test_lpn_calibrate.py::test_cli_calibrate_writes_params_that_simulate_reads": 36,
+    "test_lpn_interface_library.py::"
+    "test_every_library_model_has_an_interface_over_its_default_space": 34,
+    "test_lpn_interface_form.py::test_the_choice_follows_the_errors": 26,
+    "test_lpn_compiled.py::test_nets_wider_than_one_word_of_the_dirty_set[150]": 25,
+    "test_lpn_spaces.py::test_an_endless_sample_is_recognised_before_it_is_followed": 21,
+    "test_logca_uncertainty.py::test_g1_quantiles_follow_eq_5_under_a_uniform_overhead": 21,
+    "test_lpn_verify.py::test_token_counts_as_ranges_are_one_space_per_count": 21,
+    "test_lpn_verify.py::test_bounds_over_ranges_enclose_random_runs_of_random_nets": 17,
+    "test_lpn_compiled.py::test_nets_wider_than_one_word_of_the_dirty_set[65]": 14,
+    "test_lpn_compiled.py::test_nets_wider_than_one_word_of_the_dirty_set[64]": 12,
+}.items()}
+# Files whose every test is a unit of its own (their module fixtures are cheap), with the
+# seconds of their long tests.
+SPLIT_FILES = {"tests/test_docs.py"}
+LONG_TESTS.update({f"tests/test_docs.py::test_every_code_block_runs[{k}]": v for k, v in {
+    "docs/how-to/packet-engine.md": 172, "docs/how-to/gpu-pays-off.md": 111,
+    "docs/explanation/interfaces.md": 75, "README.md": 60, "docs/how-to/verify.md": 43,
+    "docs/how-to/logca-hierarchy.md": 33, "docs/how-to/calibrate.md": 30,
+    "docs/how-to/logca-answers.md": 28, "docs/tutorial/logca.md": 15,
+    "docs/explanation/logca.md": 15, "docs/how-to/density-bound.md": 10}.items()})
+LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
+                   "tests/test_docs.py::test_the_tutorial_notebook_runs": 10})
+# The other files with long tests or set-ups (module fixtures shared by their tests): the
+# sum of what --durations listed of them.
+LONG_FILES = {f"tests/{k}": v for k, v in {
+    "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
+    "test_lpn_interface_link.py": 59, "test_lpn_interface_stream.py": 50,
+    "test_logca_select.py": 59, "test_lpn_interface_derived.py": 46,
+    "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
+    "test_explore_delays.py": 12, "test_logca_design.py": 11, "test_lpn_stopping.py": 19,
+    "test_lpn_semantics.py": 10, "test_lpn_sizing.py": 10, "test_lpn_classes.py": 9,
+    "test_measure.py": 9}.items()}
+
+
+def _unit(nodeid: str) -> str:
+    """The work unit a test belongs to: itself when listed, else its file."""
+    file = nodeid.split("::")[0]
+    return nodeid if nodeid in LONG_TESTS or file in SPLIT_FILES else file
+
+
+def _unit_seconds(unit: str) -> float:
+    return LONG_TESTS.get(unit, LONG_FILES.get(unit, 0.0))
+
+
+def pytest_collection_modifyitems(config, items):
+    # stable: the units nobody listed keep pytest's order, after the long ones
+    items.sort(key=lambda item: -_unit_seconds(_unit(item.nodeid)))
+
+
+@pytest.hookimpl(optionalhook=True)     # pytest-xdist may be absent
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist load` (what `make test` asks for) as units in the order above."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirst(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False      # keep the collection's (longest first) order
+    return LongestFirst(config, log)

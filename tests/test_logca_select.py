@@ -165,6 +165,16 @@ def test_the_gpu_fit_meets_the_issue_targets_on_the_shipped_data(gpu_checks):
             assert abs(c.g1_error) <= 0.25, (name, c.g1_error)
 
 
+def test_the_fit_anchored_at_its_training_sizes_meets_the_targets_too(gpu_checks):
+    # 13.9% mean and g1 -1%, +18%, +2% when written (benchmarks/logca_gpu.py)
+    anchored = [c.anchored.mean for c in gpu_checks.values()]
+    assert np.mean(anchored) <= 0.15 and max(anchored) <= 0.30
+    for name, c in gpu_checks.items():
+        assert c.g1_anchored is not None and abs(c.g1_anchored_error) <= 0.25, name
+        train = c.fit.granularity
+        assert c.anchored.points[0].granularity_bytes not in train
+
+
 def write_csv(path, g, t0, t1, echo):
     rows = ["kernel,mode,granularity_bytes,seconds_min,seconds_median,seconds_max,repeats"]
     for mode, t in (("host", t0), ("accel", t1), ("echo", echo)):

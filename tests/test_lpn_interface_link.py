@@ -150,3 +150,11 @@ def test_check_names_the_loop_assumption_where_it_fails(credit_link, cli):
     for sizes in ([2560] * 5, [1] * 5, [256, 512, 2560, 256 * 40, 256 * 9]):
         assert failed_assumption(model, iface, module, sizes,
                                  simulated_latency(model, sizes), True, 1e-9) is None
+
+
+@pytest.mark.parametrize("name", ("credit-link", "jpeg-decoder-pcie"))
+def test_emitted_link_modules_are_unchanged(name, request):
+    from test_emitted_modules import check_both_forms
+    model, iface, _ = request.getfixturevalue(name.replace("-", "_").replace(
+        "jpeg_decoder_pcie", "jpeg_pcie"))
+    check_both_forms(name, model, iface)

@@ -136,3 +136,8 @@ def test_bad_stream_options_are_one_line(tmp_path):
             space_from_dict(model, {"places": {"packets": entry}})
     assert main(["explore", "--model", "none", "--space", "x.toml", "--out",
                  str(tmp_path / "e.html")]) == 2
+
+
+def test_emitted_stream_module_is_unchanged(extracted):
+    from golden_modules import assert_same_module
+    assert_same_module("aes-gcm", extracted[2])

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import math
 from itertools import accumulate
+from pathlib import Path
 
 import pytest
 
 from accelperf.errors import ModelError
 from accelperf.lpn import Net, simulate
+from accelperf.lpn.compiled import compiler_missing, engine
+from accelperf.lpn.csource import generate
+from accelperf.lpn.expr import walk
 from accelperf.lpn.inputs import read_jpeg
 from accelperf.lpn.inputs.jpeg import SAMPLES
 from accelperf.lpn.library import build, jpeg_decoder_pcie
-from accelperf.lpn.library.pcie import PcieConfig, attach_pcie, chunk_tokens
+from accelperf.lpn.library.pcie import TIMING_PARAMETERS, PcieConfig, attach_pcie, chunk_tokens
 
 SMALL = SAMPLES / "hopper_64x48_q90_420.jpg"           # a shipped photo, 12 MCUs
 
@@ -112,3 +116,39 @@ def test_cli_jpeg_decoder_pcie(cli):
         simulate(jpeg_decoder_pcie(), read_jpeg(SMALL)).latency
     code, _, err = cli("lpn", "simulate", "jpeg-decoder-pcie", "--input", "[1,1,1,1,1,1]")
     assert code == 2 and "a JPEG file" in err and len(err.strip().splitlines()) == 1
+
+
+# Cycles of the decoder behind the default link as the model gave them before its timing
+# values became run-time parameters (the values were baked into its functions then); the
+# Python engine gave the same.
+TINY = Path(__file__).parents[1] / "examples/measurements/core_jpeg/astronaut_16x16_q30_420.jpg"
+BEFORE = [({}, 7618, 919),
+          ({"pcie_process_ns": 13, "pcie_link_latency_ns": 377}, 7615, 914),
+          ({"pcie_memory_latency_ns": 151, "pcie_tlp_overhead_bytes": 47}, 7623, 925),
+          ({"pcie_process_ns": 0, "pcie_link_latency_ns": 0, "pcie_memory_latency_ns": 0,
+            "pcie_tlp_overhead_bytes": 1}, 7485, 785)]
+
+
+@pytest.mark.parametrize("params, small, tiny", BEFORE)
+def test_timing_parameters_give_the_cycles_they_gave_when_baked_in(params, small, tiny):
+    model = build("jpeg-decoder-pcie", params)
+    for backend in ("python", "auto"):
+        assert [simulate(model, read_jpeg(p), backend=backend).latency
+                for p in (SMALL, TINY)] == [small, tiny]
+
+
+def test_timing_parameters_are_run_time_values_of_the_net():
+    """Every delay the four timing values enter reads them as named parameters, so other
+    values are the same net (one generated source, one compiled library) run with
+    another parameter vector."""
+    default = build("jpeg-decoder-pcie")
+    named = {n.args[1] for t in default.transitions for n in walk(t.delay)
+             if t.name.startswith("pcie.") and n.op == "const" and len(n.args) > 1}
+    assert named == {f"pcie_{f}" for f in TIMING_PARAMETERS}
+    changed = build("jpeg-decoder-pcie", BEFORE[-1][0])
+    assert generate(default)[0] == generate(changed)[0]
+    if compiler_missing() is None:
+        assert engine(default).path == engine(changed).path
+        image = read_jpeg(TINY)
+        for model, cycles in ((default, 919), (changed, 785), (default, 919)):
+            assert simulate(model, image, backend="compiled").latency == cycles

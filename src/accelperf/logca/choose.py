@@ -248,15 +248,24 @@ class HoldoutCheck:
     model: "Prediction"
     baseline: "Prediction"
     g1_measured: float | None
+    anchored: "Prediction"          # the fit's curve anchored at its training points
+    g1_anchored: float | None
 
     @property
     def g1_error(self) -> float | None:
-        if self.g1_measured is None or self.fit.g1.model is None:
-            return None
-        return self.fit.g1.model / self.g1_measured - 1
+        return _relative(self.fit.g1.model, self.g1_measured)
+
+    @property
+    def g1_anchored_error(self) -> float | None:
+        return _relative(self.g1_anchored, self.g1_measured)
+
+
+def _relative(value: float | None, reference: float | None) -> float | None:
+    return None if value is None or reference is None else value / reference - 1
 
 
 def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutCheck:
+    from .anchored import AnchoredSpeedup
     from .holdout import alternate_split, interpolate_neighbours, predict
     train, test = alternate_split(d.n)
     part = subset(d, train)
@@ -265,4 +274,6 @@ def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutChec
     model = predict(fit.speedup, d.g[test], s_test)
     baseline = predict(lambda g: interpolate_neighbours(part.g, part.t0 / part.t1, g),
                        d.g[test], s_test)
-    return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0))
+    anchored = AnchoredSpeedup.of(fit.model, part.g, part.t0 / part.t1)
+    return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0),
+                        predict(anchored.speedup, d.g[test], s_test), anchored.g1())

@@ -21,14 +21,12 @@ the rules. The source is generated from our own trees, never from user text.
 
 from __future__ import annotations
 
+from .expr import constant as _const
 from .expr_backends import to_python
+from .firing_code import carried as _carried, conditions, weight_term
 from .operators import PYTHON_HELPERS
 from .net import Model, Transition
 from .semantics import NO_ROUTE, FiringError, below_zero, too_few_to_copy
-
-
-def _const(e):
-    return e.args[0] if e.op == "const" else None
 
 
 class _Writer:
@@ -51,60 +49,63 @@ class _Writer:
         return self.model.places[pid].name
 
     def view(self) -> list[str]:
-        """Locals for the argument places and their head tokens (rule R2 b)."""
-        t = self.t
-        lines = [f"    qa{k} = Q[{pid}]" for k, pid in enumerate(t.arg_places)]
-        for arg, k in t.needs:
-            lines += [f"    if len(qa{arg}) < {k}: return None", f"    h{arg} = qa{arg}[0]"]
-        return lines
+        """Locals for the argument places (their head tokens are rule R2 b's)."""
+        return [f"    qa{k} = Q[{pid}]" for k, pid in enumerate(self.t.arg_places)]
 
 
-def _conditions(w: _Writer) -> list[str]:
-    """Rule R2 (b)-(f) and the delay and interval: ``return None`` when it cannot start."""
-    t = w.t
-    lines = w.view()
-    present = {t.arg_places[arg]: k for arg, k in t.needs}
-    if t.guard is not None:
-        lines.append(f"    if not {w.expr(t.guard)}: return None")
-    for k, (pid, e) in enumerate(zip(t.inputs, t.weights)):
-        c = _const(e)
-        if c is not None:
-            if present.get(pid, 0) < c:           # (b) did not already make sure
-                lines.append(f"    if len(Q[{pid}]) < {c}: return None")
-            continue
-        what = f"weight on input {w.name(pid)!r}"
-        lines += [f"    w{k} = {w.expr(e)}",
-                  f"    if w{k} < 0: raise FiringError(below_zero({what!r}, w{k}))",
-                  f"    if len(Q[{pid}]) < w{k}: return None"]
-    for k, (pid, e) in enumerate(t.reads):
-        what = f"read arc on {w.name(pid)!r}"
-        lines += [f"    r{k} = {w.expr(e)}",
-                  f"    if r{k} < 0: raise FiringError(below_zero({what!r}, r{k}))",
-                  f"    if len(Q[{pid}]) < r{k}: return None"]
-    for k, (pid, e) in enumerate(t.inhibits):
-        what = f"inhibitor arc on {w.name(pid)!r}"
-        lines += [f"    i{k} = {w.expr(e)}",
-                  f"    if i{k} < 0: raise FiringError(below_zero({what!r}, i{k}))",
-                  f"    if len(Q[{pid}]) + L[{pid}] >= i{k}: return None"]
-    for var, e, what in (("d", t.delay, "delay"), ("ii", t.initiation_interval,
-                                                    "initiation interval")):
-        c = _const(e)
-        if c is not None:
-            lines.append(f"    {var} = {c}")
-        else:
-            lines += [f"    {var} = {w.expr(e)}",
-                      f"    if {var} < 0: raise FiringError(below_zero({what!r}, {var}))"]
-    return lines
+# R2's steps as Python, one emitter per step kind (see firing_code.conditions).
+def _tokens(w: _Writer, step) -> list[str]:                       # (b)
+    w.present[step.place] = step.need
+    arg = step.index
+    return [f"    if len(qa{arg}) < {step.need}: return None", f"    h{arg} = qa{arg}[0]"]
+
+
+def _at_least_zero(w: _Writer, step) -> list[str]:
+    v = step.local
+    return [f"    {v} = {w.expr(step.expr)}",
+            f"    if {v} < 0: raise FiringError(below_zero({step.what!r}, {v}))"]
+
+
+def _weight_step(w: _Writer, step) -> list[str]:                 # (d)
+    c = _const(step.expr)
+    if c is not None:                       # (b) may already have made sure
+        return [f"    if len(Q[{step.place}]) < {c}: return None"] \
+            if w.present.get(step.place, 0) < c else []
+    return _at_least_zero(w, step) + [f"    if len(Q[{step.place}]) < {step.local}: return None"]
+
+
+def _time(w: _Writer, step) -> list[str]:                         # R3's delay, interval
+    c = _const(step.expr)
+    return [f"    {step.local} = {c}"] if c is not None else _at_least_zero(w, step)
+
+
+_EMIT = {
+    # (a) is the engine's: sim.py starts a transition only below its concurrency
+    "concurrency": lambda w, step: [],
+    "tokens": _tokens,
+    "guard": lambda w, step: [f"    if not {w.expr(step.expr)}: return None"],
+    "weight": _weight_step,
+    "read": lambda w, step: _at_least_zero(w, step) + [
+        f"    if len(Q[{step.place}]) < {step.local}: return None"],
+    "inhibit": lambda w, step: _at_least_zero(w, step) + [
+        f"    if len(Q[{step.place}]) + L[{step.place}] >= {step.local}: return None"],
+    "delay": _time,
+    "interval": _time,
+    # (g): fire says False (held back until NS[id]); probe asks with the interval aside
+    "earliest": lambda w, step: [] if w.probe else [
+        f"    if now < NS[{w.t.id}]: return False"],
+}
+
+
+def _conditions(w: _Writer, probe: bool) -> list[str]:
+    """Rule R2 and the delay and interval: ``return None`` when it cannot start."""
+    w.probe = probe
+    return w.view() + conditions(w, _EMIT)
 
 
 def _probe_source(w: _Writer) -> list[str]:
     """``probe(now)``: can it start, the interval aside? (True or None; changes nothing)."""
-    return ["def probe(now):"] + _conditions(w) + ["    return True"]
-
-
-def _weight(t: Transition, k: int) -> str:
-    c = _const(t.weights[k])
-    return str(c) if c is not None else f"w{k}"
+    return ["def probe(now):"] + _conditions(w, probe=True) + ["    return True"]
 
 
 def _single_inputs(t: Transition) -> set[int]:
@@ -119,11 +120,6 @@ def _single_copy(t: Transition, arc) -> bool:
     return arc.copy_from is not None and arc.copy_from in _single_inputs(t)
 
 
-def _carried(arc) -> bool:
-    """Whether an output arc's tokens are computed at start (else: c empty tokens)."""
-    return not (arc.props is None and arc.copy_from is None and _const(arc.count) is not None)
-
-
 def _arc_start(w: _Writer, arc, k: str, indent: str) -> tuple[list[str], list[str]]:
     """Lines before the inputs are locked (evaluate on the start state) and after
     (build the tokens, which may copy locked ones)."""
@@ -136,7 +132,7 @@ def _arc_start(w: _Writer, arc, k: str, indent: str) -> tuple[list[str], list[st
         f"{indent}if n{k} < 0: raise FiringError(below_zero({f'count into {name!r}'!r}, n{k}))"]
     if arc.copy_from is not None:
         src = w.name(t.inputs[arc.copy_from])
-        taken = _weight(t, arc.copy_from)
+        taken = weight_term(t, arc.copy_from)
         if not (c is not None and taken.isdigit() and c <= int(taken)):
             before.append(f"{indent}if {n} > {taken}: raise FiringError("
                           f"too_few_to_copy({n}, {name!r}, {taken}, {src!r}))")
@@ -154,7 +150,7 @@ def _fire_source(w: _Writer, tid: int) -> list[str]:
     """``fire(now)``: R2, then R3 — None (cannot start), False (held back by its interval
     until NS[tid]) or the firing ``(delay, weights, carried outputs, route)``."""
     t = w.t
-    lines = ["def fire(now):"] + _conditions(w) + [f"    if now < NS[{tid}]: return False"]
+    lines = ["def fire(now):"] + _conditions(w, probe=False)
     after, outs = [], []
     for k, arc in enumerate(t.outputs):
         if _carried(arc):
@@ -176,7 +172,7 @@ def _fire_source(w: _Writer, tid: int) -> list[str]:
     copied = {arc.copy_from for arc in t.outputs + t.routes if arc.copy_from is not None}
     single = _single_inputs(t)
     for k, pid in enumerate(t.inputs):
-        n = _weight(t, k)
+        n = weight_term(t, k)
         if k in single and k in copied:
             lines.append(f"    t{k} = Q[{pid}].popleft()")
         elif k in copied:
@@ -187,7 +183,7 @@ def _fire_source(w: _Writer, tid: int) -> list[str]:
             lines.append(f"    q = Q[{pid}]\n    for _ in range({n}): q.popleft()")
         lines.append(f"    L[{pid}] += {n}")
     lines += after + [f"    NS[{tid}] = now + ii"]
-    weights = "".join(_weight(t, k) + ", " for k in range(len(t.inputs)))
+    weights = "".join(weight_term(t, k) + ", " for k in range(len(t.inputs)))
     lines.append(f"    return (d, ({weights}), ({''.join(o + ', ' for o in outs)}), {route})")
     return lines
 

@@ -17,9 +17,10 @@ import sys
 from importlib import resources
 
 from ..errors import ModelError
-from .expr import OPERATORS, Expr
+from .expr import OPERATORS, Expr, constant as _const
+from .firing_code import carried as _carried, conditions, weight_term
 from .net import Model, Transition
-from .semantics import dirty_lists
+from .semantics import dirty_lists, start_steps
 
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
@@ -110,17 +111,8 @@ class _Writer:
         return lines
 
 
-def _const(e):
-    return e.args[0] if e.op == "const" else None
-
-
-def _carried(arc) -> bool:
-    return not (arc.props is None and arc.copy_from is None and _const(arc.count) is not None)
-
-
 def _weight(t: Transition, k: int) -> str:
-    c = _const(t.weights[k])
-    return _c_int(c) if c is not None else f"w{k}"
+    return weight_term(t, k, _c_int)
 
 
 def _dynamic_weights(t: Transition) -> list[int]:
@@ -128,31 +120,46 @@ def _dynamic_weights(t: Transition) -> list[int]:
     return [k for k in range(len(t.inputs)) if _const(t.weights[k]) is None]
 
 
-def _conditions(w: _Writer) -> list[str]:
-    """R2 (b)-(f), the delay and the interval: F_NONE when it cannot start."""
-    t = w.t
-    lines = [f"    if (C->P[{t.arg_places[arg]}].len < {k}) return F_NONE;"
-             for arg, k in t.needs]
-    present = {t.arg_places[arg]: k for arg, k in t.needs}
-    if t.guard is not None:
-        lines += w.value("g", t.guard, None) + ["    if (!g) return F_NONE;"]
-    for k, (pid, e) in enumerate(zip(t.inputs, t.weights)):
-        c = _const(e)
-        if c is not None:
-            if present.get(pid, 0) < c:
-                lines.append(f"    if (C->P[{pid}].len < {c}) return F_NONE;")
-            continue
-        lines += w.value(f"w{k}", e, f"weight on input {w.name(pid)!r}")
-        lines.append(f"    if (C->P[{pid}].len < w{k}) return F_NONE;")
-    for k, (pid, e) in enumerate(t.reads):
-        lines += w.value(f"r{k}", e, f"read arc on {w.name(pid)!r}")
-        lines.append(f"    if (C->P[{pid}].len < r{k}) return F_NONE;")
-    for k, (pid, e) in enumerate(t.inhibits):
-        lines += w.value(f"i{k}", e, f"inhibitor arc on {w.name(pid)!r}")
-        lines.append(f"    if (C->P[{pid}].len + C->L[{pid}] >= i{k}) return F_NONE;")
-    lines += w.value("d", t.delay, "delay")
-    lines += w.value("ii", t.initiation_interval, "initiation interval")
-    return lines
+# R2's steps as C, one emitter per step kind (see firing_code.conditions): F_NONE when
+# the transition cannot start.
+def _tokens(w: _Writer, step) -> list[str]:                       # (b)
+    w.present[step.place] = step.need
+    return [f"    if (C->P[{step.place}].len < {step.need}) return F_NONE;"]
+
+
+def _weight_step(w: _Writer, step) -> list[str]:                 # (d)
+    c, pid = _const(step.expr), step.place
+    if c is not None:                       # (b) may already have made sure
+        return [f"    if (C->P[{pid}].len < {c}) return F_NONE;"] \
+            if w.present.get(pid, 0) < c else []
+    return w.value(step.local, step.expr, step.what) + [
+        f"    if (C->P[{pid}].len < {step.local}) return F_NONE;"]
+
+
+def _earliest(w: _Writer, step) -> list[str]:                     # (g)
+    """F_HELD when only the interval holds it back; a probe asks with the interval aside,
+    so it answers here when (g) is the rule's last step, else after the walk (_fire)."""
+    held = f"    if (now < C->NS[{w.t.id}]) return F_HELD;"
+    if step is start_steps(w.model, w.t)[-1]:
+        return ["    if (probe) return F_FIRED;", held]
+    return [held.replace("(now", "(!probe && now")]
+
+
+_EMIT = {
+    # (a) is the runtime's: runtime.c fires a transition only below CONC[t]
+    "concurrency": lambda w, step: [],
+    "tokens": _tokens,
+    "guard": lambda w, step: w.value(step.local, step.expr, None) + [
+        f"    if (!{step.local}) return F_NONE;"],
+    "weight": _weight_step,
+    "read": lambda w, step: w.value(step.local, step.expr, step.what) + [
+        f"    if (C->P[{step.place}].len < {step.local}) return F_NONE;"],
+    "inhibit": lambda w, step: w.value(step.local, step.expr, step.what) + [
+        f"    if (C->P[{step.place}].len + C->L[{step.place}] >= {step.local}) return F_NONE;"],
+    "delay": lambda w, step: w.value(step.local, step.expr, step.what),
+    "interval": lambda w, step: w.value(step.local, step.expr, step.what),
+    "earliest": _earliest,
+}
 
 
 def _arc_before(w: _Writer, arc, k: str, indent: str) -> list[str]:
@@ -205,8 +212,9 @@ def _fire(w: _Writer) -> list[str]:
     t = w.t
     lines = [f"static inline int fire_{t.id}(Ctx *C, int64_t now, int probe) {{",
              "    Err *E = &C->err; (void)E;"]
-    lines += _conditions(w)
-    lines += ["    if (probe) return F_FIRED;", f"    if (now < C->NS[{t.id}]) return F_HELD;"]
+    lines += conditions(w, _EMIT)
+    if start_steps(w.model, t)[-1].kind != "earliest":
+        lines.append("    if (probe) return F_FIRED;")
     dynamic = _dynamic_weights(t)
     size = [str(len(dynamic))]
     carried = [(k, arc) for k, arc in enumerate(t.outputs) if _carried(arc)]

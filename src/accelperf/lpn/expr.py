@@ -397,6 +397,12 @@ def tokens_needed(exprs) -> dict[int, int]:
     return need
 
 
+def constant(expr: Expr):
+    """The value of a constant node (a number, a named parameter's value or a bool), else
+    None: what the code generators inline and the analyses take as fixed."""
+    return expr.args[0] if expr.op == "const" else None
+
+
 def counted_places(expr: Expr) -> set[str]:
     """The places whose token count the expression reads."""
     return {n.args[0] for n in walk(expr) if n.op == "count"}
@@ -463,5 +469,5 @@ def to_text(expr: Expr, names=None) -> str:
 __all__ = ["Expr", "Operator", "OPERATORS", "PYTHON_HELPERS", "TraceError", "EvaluationError",
            "both", "either", "negate", "where", "minimum", "maximum", "count", "prop", "trace",
            "evaluate", "evaluate_on", "to_text", "walk", "fold", "exact_div", "parameter_name",
-           "tokens_needed", "counted_places", "referenced_args", "apply", "LEAVES",
+           "tokens_needed", "counted_places", "constant", "referenced_args", "apply", "LEAVES",
            "JAVASCRIPT_HELPERS"]

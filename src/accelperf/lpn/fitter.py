@@ -32,10 +32,12 @@ latency by one cycle over a run of values, so its Jacobian column is zero there 
 then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
 amount that compensates a step of another delay — what the profile interval needs to
 walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
-itself does not probe plateaus: on the PCIe decoder every probe of a nanosecond delay is
-a new compiled library, and a plateau-probing search took minutes per fit there (issue
-35's benchmark; a secant of 2..16 cycles for flat Gauss–Newton columns lost a clean
-case it had found and took 321 s instead of 0.5 s).
+itself does not probe plateaus. A probe is cheap now (the PCIe decoder's nanosecond
+delays are run-time parameters: a new value reuses the compiled library), but the
+plateau-probing searches tried lost clean cases they had found (issue 35's benchmark: a
+secant of 2..16 cycles for flat Gauss–Newton columns lost a PCIe truth; moves to the
+plateau's edge with walks along valleys of level cost won the other PCIe truth and lost
+a pipeline-over-link one, at 3 to 7 times the time).
 
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each

@@ -4,7 +4,9 @@ This module *is* accelperf's definition of how an LPN runs (OSDI'24 §3.2, exten
 constructs the authors' released models use). The fast engine (:mod:`.sim` with the code of
 :mod:`.codegen`) is tested against it trace for trace, and every analysis reads its rules
 from here: the deadlock diagnosis calls :func:`check`, and the end-of-run verdict is
-:func:`stuck_places`.
+:func:`stuck_places`. R2 is data, :data:`START_RULE` and :func:`start_steps`: :func:`check`
+walks its steps, and so do the code generators (:mod:`.codegen`, :mod:`.csource`), the
+symbolic explorer and the Z3 encoding, each with its own treatment of a step.
 
 State
 -----
@@ -28,6 +30,7 @@ R2 **Can start.** A transition can start at ``now`` when, checked in this order,
    (e) each read place holds at least ``n`` free tokens (read arcs);
    (f) each inhibitor place holds fewer than ``n`` tokens, free and locked;
    (g) ``now`` is at least its earliest next start (the initiation interval).
+   (The delay and the interval of R3 are worked out between (f) and (g).)
    A weight, read or inhibitor count, delay, interval or output count that evaluates below
    0, or an expression with no integer value, stops the run with an error.
 R3 **Start.** The firing locks the first ``w`` free tokens of each input place (read places
@@ -60,7 +63,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from .expr import EvaluationError, evaluate
+from .expr import EvaluationError, Expr, evaluate
 from .net import Model, Transition
 
 DEFAULT_MAX_COMMITS = 100_000_000
@@ -155,6 +158,54 @@ class MarkingView:
 
 
 # ---------------------------------------------------------------------- R1, R2
+START_RULE = ("concurrency", "tokens", "guard", "weight", "read", "inhibit", "delay",
+              "interval", "earliest")
+"""R2's steps in the order every engine takes them: (a) concurrency, (b) the tokens the
+functions read, (c) the guard, (d) input weights, (e) read arcs, (f) inhibitor arcs, then
+R3's delay and interval (checked >= 0), then (g) the earliest next start. The reference
+:func:`check`, the code generators (:mod:`.codegen`, :mod:`.csource`), the symbolic
+explorer and the Z3 encoding all walk :func:`start_steps`, which follows this tuple."""
+
+
+@dataclass(frozen=True, eq=False)      # its expressions compare by building a node
+class Step:
+    """One check of R2 for one transition (see :data:`START_RULE`)."""
+
+    kind: str                   # one of START_RULE
+    index: int = 0              # which one of its kind: input, read or inhibitor arc; the
+    place: int | None = None    # argument for "tokens"; the place the step looks at
+    expr: Expr | None = None    # what it evaluates (a weight, count, guard, delay...)
+    what: str = ""              # how an error names it ("weight on input 'q'")
+    need: int = 0               # "tokens": the free tokens the functions read there
+    local: str = ""             # the generated code's variable for its value
+
+
+def start_steps(model: Model, t: Transition) -> tuple[Step, ...]:
+    """R2 for ``t`` as its concrete steps, in :data:`START_RULE`'s order (a step with
+    nothing to check for ``t`` is left out: no guard, no concurrency limit)."""
+    cached = t.compiled.get("steps")
+    if cached is not None and cached[0] is START_RULE:
+        return cached[1]
+    name = lambda pid: model.places[pid].name           # noqa: E731
+    by_kind = {
+        "concurrency": [Step("concurrency")] if t.concurrency is not None else [],
+        "tokens": [Step("tokens", arg, t.arg_places[arg], need=k) for arg, k in t.needs],
+        "guard": [Step("guard", expr=t.guard, local="g")] if t.guard is not None else [],
+        "weight": [Step("weight", k, pid, e, f"weight on input {name(pid)!r}", local=f"w{k}")
+                   for k, (pid, e) in enumerate(zip(t.inputs, t.weights))],
+        "read": [Step("read", k, pid, e, f"read arc on {name(pid)!r}", local=f"r{k}")
+                 for k, (pid, e) in enumerate(t.reads)],
+        "inhibit": [Step("inhibit", k, pid, e, f"inhibitor arc on {name(pid)!r}",
+                         local=f"i{k}") for k, (pid, e) in enumerate(t.inhibits)],
+        "delay": [Step("delay", expr=t.delay, what="delay", local="d")],
+        "interval": [Step("interval", expr=t.initiation_interval, what="initiation interval",
+                          local="ii")],
+        "earliest": [Step("earliest")]}
+    steps = tuple(step for kind in START_RULE for step in by_kind[kind])
+    t.compiled["steps"] = (START_RULE, steps)
+    return steps
+
+
 @dataclass(frozen=True)
 class Ready:
     """R2 holds: what the firing would take and how long it would run."""
@@ -179,61 +230,63 @@ def _evaluator(model: Model, t: Transition, view):
                               lambda place: view.count(names[place]))
 
 
+def _at_least_zero(step: Step, value: int) -> int:
+    if value < 0:
+        raise FiringError(below_zero(step.what, value))
+    return value
+
+
 def check(model: Model, t: Transition, view, running: int, next_start: int,
           now: int) -> Ready | Blocked:
-    """Rule R2 for transition ``t`` on ``view`` (free_values(pid), count(pid))."""
+    """Rule R2 for transition ``t`` on ``view`` (free_values(pid), count(pid)): its
+    steps (:func:`start_steps`) one after the other; the first that fails blocks."""
     places = model.places
-    if t.concurrency is not None and running >= t.concurrency:
-        return Blocked(f"{running} firing(s) in flight, its concurrency")
-    for arg, k in t.needs:                                        # (b)
-        have = len(view.free_values(t.arg_places[arg]))
-        if have < k:
-            name = places[t.arg_places[arg]].name
-            return Blocked(f"waits for a token in {name}" if k == 1 else
-                           f"reads token {k - 1} of {name}, which has {have}")
-    value = _evaluator(model, t, view)
+    value, weights, times = None, [], {}
     try:
-        if t.guard is not None and not value(t.guard):           # (c)
-            names = ", ".join(places[p].name for p in t.arg_places)
-            return Blocked(f"guard is false for the tokens of {names}")
-        weights = []
-        for pid, w in zip(t.inputs, t.weights):                   # (d)
-            need = value(w)
-            if need < 0:
-                raise FiringError(below_zero(f"weight on input {places[pid].name!r}", need))
-            have = len(view.free_values(pid))
-            if have < need:
-                what = "capacity tokens (the place it fills is full)" \
-                    if places[pid].capacity_of else "tokens"
-                return Blocked(f"needs {need} {what} in {places[pid].name}, has {have}")
-            weights.append(need)
-        for pid, n in t.reads:                                    # (e)
-            need = value(n)
-            if need < 0:
-                raise FiringError(below_zero(f"read arc on {places[pid].name!r}", need))
-            have = len(view.free_values(pid))
-            if have < need:
-                return Blocked(f"reads {need} tokens in {places[pid].name}, has {have}")
-        for pid, n in t.inhibits:                                 # (f)
-            limit = value(n)
-            if limit < 0:
-                raise FiringError(below_zero(f"inhibitor arc on {places[pid].name!r}", limit))
-            if view.count(pid) >= limit:
-                return Blocked(f"inhibited: {places[pid].name} holds {view.count(pid)} "
-                               f"tokens, needs fewer than {limit}")
-        delay = value(t.delay)
-        if delay < 0:
-            raise FiringError(below_zero("delay", delay))
-        interval = value(t.initiation_interval)
-        if interval < 0:
-            raise FiringError(below_zero("initiation interval", interval))
+        for step in start_steps(model, t):
+            kind, pid = step.kind, step.place
+            if value is None and step.expr is not None:
+                value = _evaluator(model, t, view)        # R1: on the state as it is
+            if kind == "concurrency":                                       # (a)
+                if running >= t.concurrency:
+                    return Blocked(f"{running} firing(s) in flight, its concurrency")
+            elif kind == "tokens":                                          # (b)
+                have, k = len(view.free_values(pid)), step.need
+                if have < k:
+                    return Blocked(f"waits for a token in {places[pid].name}" if k == 1 else
+                                   f"reads token {k - 1} of {places[pid].name}, which has "
+                                   f"{have}")
+            elif kind == "guard":                                           # (c)
+                if not value(step.expr):
+                    names = ", ".join(places[p].name for p in t.arg_places)
+                    return Blocked(f"guard is false for the tokens of {names}")
+            elif kind == "weight":                                          # (d)
+                need = _at_least_zero(step, value(step.expr))
+                have = len(view.free_values(pid))
+                if have < need:
+                    what = "capacity tokens (the place it fills is full)" \
+                        if places[pid].capacity_of else "tokens"
+                    return Blocked(f"needs {need} {what} in {places[pid].name}, has {have}")
+                weights.append(need)
+            elif kind == "read":                                            # (e)
+                need = _at_least_zero(step, value(step.expr))
+                have = len(view.free_values(pid))
+                if have < need:
+                    return Blocked(f"reads {need} tokens in {places[pid].name}, has {have}")
+            elif kind == "inhibit":                                         # (f)
+                limit = _at_least_zero(step, value(step.expr))
+                if view.count(pid) >= limit:
+                    return Blocked(f"inhibited: {places[pid].name} holds {view.count(pid)} "
+                                   f"tokens, needs fewer than {limit}")
+            elif kind in ("delay", "interval"):                             # R3's times
+                times[kind] = _at_least_zero(step, value(step.expr))
+            elif kind == "earliest" and now < next_start:                   # (g)
+                return Blocked(f"initiation interval: may start again at cycle "
+                               f"{in_cycles(next_start, model.ticks_per_cycle)}",
+                               next_start)
     except EvaluationError as exc:
         raise FiringError(str(exc)) from None
-    if now < next_start:                                          # (g)
-        return Blocked(f"initiation interval: may start again at cycle "
-                       f"{in_cycles(next_start, model.ticks_per_cycle)}",
-                       next_start)
-    return Ready(tuple(weights), delay, interval)
+    return Ready(tuple(weights), times["delay"], times["interval"])
 
 
 # ---------------------------------------------------------------------- R3, R4
@@ -297,12 +350,15 @@ def commit(state: State, firing: InFlight, inputs: tuple) -> None:
 
 
 # ---------------------------------------------------------------------- R7
-def stuck_places(model: Model, final_counts: list, initial_counts: dict) -> list[str]:
-    """R7: the places whose leftover tokens are stuck work."""
+def stuck_places(model: Model, final_counts: list, initial_counts: dict,
+                 changed=lambda final, initial: final != initial) -> list[str]:
+    """R7: the places whose leftover tokens are stuck work. ``final_counts[i]`` is a place's
+    count at the end (0 or falsy when empty); ``changed(final, initial)`` whether it holds
+    other than it started with (the symbolic explorer compares expressions)."""
     sinks = model.sinks()
     return [p.name for i, p in enumerate(model.places)
             if final_counts[i] and i != model.done and i not in sinks and not p.resource
-            and final_counts[i] != initial_counts.get(i, 0)]
+            and changed(final_counts[i], initial_counts.get(i, 0))]
 
 
 # ---------------------------------------------------------------------- a whole run

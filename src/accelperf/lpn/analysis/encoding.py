@@ -67,9 +67,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import ModelError
-from ..expr import evaluate
+from ..expr import constant as _constant, evaluate
 from ..expr_backends import defined_when, to_z3
 from ..net import Model
+from ..semantics import start_steps
+
+DATA_STEPS = ("guard", "weight", "read", "inhibit")
+"""R2's steps that decide on token data (semantics.START_RULE): a class keeps how each
+came out. The others are times (the tokens' births, the slot, the interval), which the
+start time encodes, or (b), which a run that started passed by its tokens alone."""
 
 SAMPLE_MAX_COMMITS = 50_000
 """Commits after which a sample run is taken to be endless (the reference engine is slow;
@@ -97,10 +103,6 @@ class _Firing:
 
 class OutOfTime(Exception):
     """The time budget ran out while a sample was being followed."""
-
-
-def _constant(e) -> int | None:
-    return e.args[0] if e.op == "const" else None
 
 
 def _before(a: _Firing, b: _Firing, gaps: list, why: str):
@@ -200,13 +202,9 @@ class Recorder:
             self._decide(sym(e), value)
             return value
 
-        for w in t.weights:
-            decide(w)
-        if t.guard is not None:
-            decide(t.guard)
-        reads = [(pid, decide(n)) for pid, n in t.reads]
-        for _, n in t.inhibits:
-            decide(n)
+        decided = [(step, decide(step.expr)) for step in start_steps(model, t)
+                   if step.kind in DATA_STEPS]           # R2's data decisions, in its order
+        reads = [(step.place, got) for step, got in decided if step.kind == "read"]
         arcs = list(t.outputs)
         for r in t.routes:                       # R3: the first route whose condition holds
             if decide(r.condition):
@@ -411,48 +409,47 @@ class Recorder:
                                          for x, _ in terms]))
 
     def _next_firing(self, t):
-        """The private conditions of a firing of ``t`` after its last one: None when a
-        place only ``t`` takes from ends with fewer tokens than its constant weight (it
-        can never fire again), else [(term, value)]."""
-        free = self.state.free
+        """The private conditions of a firing of ``t`` after its last one, R2's steps in
+        order: None when a place only ``t`` takes from ends with fewer tokens than its
+        constant weight (it can never fire again), else [(term, value)]."""
+        free, mine = self.state.free, self.started[t.id]
         terms = []
-        for pid, w in zip(t.inputs, t.weights):
-            need = _constant(w)
-            if self.takers[pid] != {t.id} or not need:
-                continue
-            if len(free[pid]) < need:
-                return None
-            terms += [self.birth[id(k)] for k in list(free[pid])[:need]]
-        mine = self.started[t.id]
-        if mine and t.concurrency is not None and len(mine) >= t.concurrency:
-            slot = self.committed[t.id][len(mine) - t.concurrency]
-            terms.append((slot.due, slot.concrete_due))
-        if mine and not (t.initiation_interval.op == "const"
-                         and t.initiation_interval.args[0] == 0):
-            terms.append((mine[-1].start + mine[-1].interval,
-                          mine[-1].concrete_start + mine[-1].concrete_interval))
+        for step in start_steps(self.model, t):
+            if step.kind == "concurrency" and mine and len(mine) >= t.concurrency:   # (a)
+                slot = self.committed[t.id][len(mine) - t.concurrency]
+                terms.append((slot.due, slot.concrete_due))
+            elif step.kind == "weight":                                              # (d)
+                need = _constant(step.expr)
+                if self.takers[step.place] != {t.id} or not need:
+                    continue
+                if len(free[step.place]) < need:
+                    return None
+                terms += [self.birth[id(k)] for k in list(free[step.place])[:need]]
+            elif step.kind == "earliest" and mine and not (                          # (g)
+                    t.initiation_interval.op == "const" and t.initiation_interval.args[0] == 0):
+                terms.append((mine[-1].start + mine[-1].interval,
+                              mine[-1].concrete_start + mine[-1].concrete_interval))
         return terms
 
     def _blocked_at_end(self, t, virtual):
-        """R2 on the final marking, as the reference run checked it: the data decisions
-        that kept ``t`` from starting (and from failing) must come out the same."""
+        """R2 on the final marking, as the reference run checked it, step by step: the
+        data decisions that kept ``t`` from starting (and from failing) must come out the
+        same. (a) and (g) hold at the end (nothing in flight, no interval pending: R7)."""
         z3, state = self.z3, self.state
-        args = [list(state.free[p]) for p in t.arg_places]
-        if any(len(args[a]) < n for a, n in t.needs):
-            return                                  # R2(b): waits for tokens, no data
-        sym, concrete = self._functions(state, args)
-        steps = ([("guard", t.guard)] if t.guard is not None else []) + \
-            [("weight", w, pid) for pid, w in zip(t.inputs, t.weights)] + \
-            [("read", n, pid) for pid, n in t.reads] + \
-            [("inhibit", n, pid) for pid, n in t.inhibits]
-        for kind, e, *where in steps:
+        sym, concrete = self._functions(state, [list(state.free[p]) for p in t.arg_places])
+        for step in start_steps(self.model, t):
+            kind, e, pid = step.kind, step.expr, step.place
+            if kind == "tokens" and len(state.free[pid]) < step.need:
+                return                              # R2(b): waits for tokens, no data
+            if kind not in DATA_STEPS:
+                continue
             value, term = concrete(e), sym(e)
             if kind == "guard":
                 self._decide(term, value)
                 blocked = not value
             else:
                 self._decide(term >= 0, True)
-                have = state.count(where[0]) if kind == "inhibit" else len(state.free[where[0]])
+                have = state.count(pid) if kind == "inhibit" else len(state.free[pid])
                 blocked = value <= have if kind == "inhibit" else value > have
                 self._decide(term <= have if kind == "inhibit" else term > have, blocked)
             if blocked:

@@ -57,6 +57,7 @@ from ..expr import walk
 from ..expr_backends import to_sympy
 from ..graph import strong_components
 from ..net import Model, Transition
+from ..semantics import start_steps, stuck_places
 from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
 from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
@@ -131,8 +132,10 @@ class Explorer:
         fillable |= {model.place_id(p.place) for p in self.space.places}
         self.one_shot = one_shot_stages(model, self.space)
         for t in model.transitions:
-            for p, _ in t.inhibits:
-                if p in fillable and model.places[p].name not in self.one_shot.values():
+            for step in start_steps(model, t):
+                p = step.place
+                if step.kind in self.UNSUPPORTED and p in fillable and \
+                        model.places[p].name not in self.one_shot.values():
                     raise AnalysisError(f"transition {t.name!r} has an inhibitor arc on "
                                         f"{model.places[p].name!r}, whose outcome depends on "
                                         f"timing: the class analysis takes only a one-shot "
@@ -243,34 +246,53 @@ class Explorer:
         return value
 
     # ------------------------------------------------------------------ one step
+    # R2's steps (semantics.start_steps) on a path: each says whether ``t`` can go on and
+    # keeps what the firing takes in ``plan``; a decision both ways possible forks (_Fork).
+    def _tokens_step(self, path, t, step, plan) -> bool:                     # (b)
+        return self._decide(path, self._available(path.queues[step.place]) >= step.need)
+
+    def _guard_step(self, path, t, step, plan) -> bool:                      # (c)
+        return self._decide(path, self._steers("guard", t, self._value(path, t, step.expr)))
+
+    def _weight_step(self, path, t, step, plan) -> bool:                     # (d)
+        need = sympy.sympify(self._steers(f"weight on {self.model.places[step.place].name!r}",
+                                          t, self._value(path, t, step.expr)))
+        have = self._available(path.queues[step.place])
+        if not self._decide(path, have >= need):
+            return False
+        if have.is_Integer:
+            need = self._concrete(path, need, int(have))
+        plan["weights"].append(need)
+        return True
+
+    def _read_step(self, path, t, step, plan) -> bool:       # (e): only holds a firing back
+        need = sympy.sympify(self._steers(f"read arc on {self.model.places[step.place].name!r}",
+                                          t, self._value(path, t, step.expr)))
+        return self._decide(path, self._available(path.queues[step.place]) >= need)
+
+    def _time_step(self, path, t, step, plan) -> bool:               # R3's delay, interval
+        plan[step.kind] = sympy.sympify(self._value(path, t, step.expr))
+        return True
+
+    UNSUPPORTED = {"inhibit"}
+    """R2's steps refused where they could block (_check_supported): one that cannot
+    never holds a firing back here."""
+    STEPS = {"tokens": _tokens_step, "guard": _guard_step, "weight": _weight_step,
+             "read": _read_step, "delay": _time_step, "interval": _time_step,
+             # time is not tracked: a race reads servers and interval (_start_time)
+             **dict.fromkeys(("concurrency", "earliest", *UNSUPPORTED), lambda *_: True)}
+
     def _plan(self, path: Path, t: Transition):
         """None if ``t`` cannot fire now, else what its firing takes and gives."""
         q = path.queues
         for pid, w in zip(t.inputs, t.weights):
             if w.op != "const":              # a weight read from the head token
                 self._drop_empty_head(path, t, q[pid], w)
-        for arg, k in t.needs:
-            if not self._decide(path, self._available(q[t.arg_places[arg]]) >= k):
+        plan = {"weights": []}
+        for step in start_steps(self.model, t):
+            if not self.STEPS[step.kind](self, path, t, step, plan):
                 return None
-        if t.guard is not None:
-            g = self._steers("guard", t, self._value(path, t, t.guard))
-            if not self._decide(path, g):
-                return None
-        weights = []
-        for pid, w in zip(t.inputs, t.weights):
-            need = sympy.sympify(self._steers(f"weight on {self.model.places[pid].name!r}", t,
-                                              self._value(path, t, w)))
-            have = self._available(q[pid])
-            if not self._decide(path, have >= need):
-                return None
-            if have.is_Integer:
-                need = self._concrete(path, need, int(have))
-            weights.append(need)
-        for pid, n in t.reads:          # read arcs only hold a firing back (R2 e)
-            need = sympy.sympify(self._steers(f"read arc on {self.model.places[pid].name!r}",
-                                              t, self._value(path, t, n)))
-            if not self._decide(path, self._available(q[pid]) >= need):
-                return None
+        weights = plan["weights"]
         # Which input, if any, is a stream taken token by token (a bundled firing)?
         bundled = None
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
@@ -332,9 +354,7 @@ class Explorer:
             props = None if arc.props is None else \
                 tuple(sympy.sympify(self._value(path, t, e)) for e in arc.props)
             outs.append((arc, n, props))
-        delay = sympy.sympify(self._value(path, t, t.delay))
-        interval = sympy.sympify(self._value(path, t, t.initiation_interval))
-        return weights, bundled, outs, delay, interval
+        return weights, bundled, outs, plan["delay"], plan["interval"]
 
     def _whole_groups(self, path: Path, mult, k) -> bool:
         """Whether a bundle of ``mult`` tokens splits into firings of ``k`` tokens each
@@ -551,16 +571,11 @@ class Explorer:
         return start[-1]
 
     def _stuck(self, path: Path) -> tuple:
-        """R7 on the symbolic end state: places left holding work."""
-        model, sinks = self.model, self.model.sinks()
-        out = []
-        for pid, queue in enumerate(path.queues):
-            if pid == model.done or pid in sinks or model.places[pid].resource or not queue:
-                continue
-            left = sympy.simplify(self._available(queue) - len(model.initial.get(pid, ())))
-            if left != 0:
-                out.append(model.places[pid].name)
-        return tuple(out)
+        """R7 (semantics.stuck_places) on the symbolic end state: places holding work."""
+        counts = [self._available(queue) if queue else 0 for queue in path.queues]
+        initial = {pid: len(tokens) for pid, tokens in self.model.initial.items()}
+        return tuple(stuck_places(self.model, counts, initial,
+                                  lambda final, start: sympy.simplify(final - start) != 0))
 
     def explore(self) -> list[Path]:
         """Every path, depth first; ExplosionError past ``max_paths``."""

@@ -46,7 +46,7 @@ but not its coupling to the JPEG decoder, so there is no number of theirs to mat
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from fractions import Fraction
 
 from ...errors import invalid
@@ -108,10 +108,6 @@ class PcieConfig:
         rate, coding = _RATES[self.generation]
         return rate * coding * self.lanes / 8 * 1000 / self.clock_mhz
 
-    def cycles(self, ns) -> int:
-        """Whole accelerator cycles covering ``ns`` nanoseconds."""
-        return -(-Fraction(ns) * self.clock_mhz // 1000)
-
 
 @dataclass(frozen=True)
 class PcieFront:
@@ -132,51 +128,62 @@ TIMING_PARAMETERS = {
 }
 
 
-def timing_parameters(net: Net, config: PcieConfig, prefix: str = "pcie") -> PcieConfig:
+def timing_parameters(net: Net, config: PcieConfig, prefix: str = "pcie") -> dict:
     """Declare the link's timing values as named parameters of ``net`` (``pcie_process_ns``
-    and so on, defaults from ``config``) and return ``config`` with the values the model is
-    being built with (``--param pcie_link_latency_ns=380`` overrides one)."""
-    values = {}
+    and so on, defaults from ``config``; ``--param pcie_link_latency_ns=380`` overrides
+    one) and return them by field name, as the expressions the delays are written in.
+
+    They stay run-time values of the built net, never numbers baked into its functions:
+    the compiled engine reads each from the run's parameter array, so a calibration that
+    tries hundreds of values reuses one compiled library."""
+    timing = {}
     for field, doc in TIMING_PARAMETERS.items():
         low = 1 if field == "tlp_overhead_bytes" else 0
-        constant = net.parameter(f"{prefix}_{field}", getattr(config, field), minimum=low,
-                                 doc=doc)
-        values[field] = constant.args[0]       # a named constant's value (params.py)
-    return replace(config, **values)
+        timing[field] = net.parameter(f"{prefix}_{field}", getattr(config, field),
+                                      minimum=low, doc=doc)
+    return timing
+
+
+def ceil_div(x, d: int):
+    """⌈x / d⌉ for x ≥ 0 (an integer or a traced expression) and a whole d ≥ 1."""
+    return (x + d - 1) // d
 
 
 def attach_pcie(net: Net, into: Place, config: PcieConfig, prefix: str = "pcie") -> PcieFront:
     """Put a PCIe DMA read path in front of ``into``: items wait in ``staged`` until the
     chunk holding their last byte has arrived, then move to ``into`` in order."""
-    c = timing_parameters(net, config, prefix)
-    rate = c.bytes_per_cycle()
+    timing = timing_parameters(net, config, prefix)
+    process, link, memory, ovh = (timing[f] for f in TIMING_PARAMETERS)
+    rate = config.bytes_per_cycle()
     num, den = rate.numerator, rate.denominator
-    clk, ovh, cred = c.clock_mhz, c.tlp_overhead_bytes, CREDIT_BYTES
+    clk, cred = config.clock_mhz, CREDIT_BYTES
+
+    def cycles(ns):               # whole accelerator cycles covering ns nanoseconds
+        return ceil_div(ns * clk, 1000)
 
     def send_delay(size):         # processing + serialisation of one TLP, in cycles
-        ns = c.process_ns + 2 * ((size + cred - 1) // cred)
-        return (ns * clk + 999) // 1000 + ((size + ovh) * den + num - 1) // num
+        return cycles(process + 2 * ceil_div(size, cred)) + ceil_div((size + ovh) * den, num)
 
-    hops = c.switches + 1
-    up = hops * (c.cycles(c.process_ns) + -(-ovh * den // num) + c.cycles(c.link_latency_ns))
+    hops = config.switches + 1
+    up = hops * (cycles(process) + ceil_div(ovh * den, num) + cycles(link))
     chunk = net.token_type(f"{prefix}_Chunk", "bytes", "items")
     tlp = net.token_type(f"{prefix}_Completion", "size", "packets", "items")
     chunks = net.place(f"{prefix}.chunks", chunk)
     staged = net.place(f"{prefix}.staged", into.token_type)
-    tags = net.place(f"{prefix}.tags", initial=[()] * c.tags)
+    tags = net.place(f"{prefix}.tags", initial=[()] * config.tags)
     at_memory = net.place(f"{prefix}.at_memory", chunk)
     read = net.place(f"{prefix}.read", chunk)
     queues = [net.place(f"{prefix}.rc_out", tlp)] + \
-        [net.place(f"{prefix}.switch{i + 1}", tlp) for i in range(c.switches)]
+        [net.place(f"{prefix}.switch{i + 1}", tlp) for i in range(config.switches)]
     rx = net.place(f"{prefix}.device_rx", tlp)
     arrived = net.place(f"{prefix}.arrived", tlp)
 
     net.transition(f"{prefix}.request", inputs={chunks: 1, tags: 1}, outputs={at_memory: 1},
                    delay=up, concurrency=None)
     net.transition(f"{prefix}.memory", inputs={at_memory: 1}, outputs={read: 1},
-                   concurrency=None, delay=lambda m: c.cycles(c.memory_latency_ns) +
-                   ((m.bytes + 63) // 64 * clk + 999) // 1000)
-    C = c.completion_bytes
+                   concurrency=None,
+                   delay=lambda m: cycles(memory) + cycles(ceil_div(m.bytes, 64)))
+    C = config.completion_bytes
 
     def completion(last: bool):
         def props(m):
@@ -196,19 +203,19 @@ def attach_pcie(net: Net, into: Place, config: PcieConfig, prefix: str = "pcie")
         to_switch = i + 1 < len(queues)     # a switch receives: finite buffer space
         if i > 0:                 # switch i sends on: its receive credits go back
             back = net.place(f"{prefix}.credit_return{i}")
-            outputs[back] = (lambda t, k: (t.size + cred - 1) // cred) if to_switch else \
-                (lambda t: (t.size + cred - 1) // cred)
+            outputs[back] = (lambda t, k: ceil_div(t.size, cred)) if to_switch else \
+                (lambda t: ceil_div(t.size, cred))
             net.transition(f"{prefix}.return{i}", inputs={back: 1},
-                           outputs={credits: 1}, delay=c.cycles(c.link_latency_ns),
+                           outputs={credits: 1}, delay=cycles(link),
                            concurrency=None)
         if to_switch:
-            credits = net.place(f"{prefix}.credits{i + 1}", initial=[()] * c.switch_credits)
-            inputs[credits] = lambda t, k: (t.size + cred - 1) // cred
+            credits = net.place(f"{prefix}.credits{i + 1}", initial=[()] * config.switch_credits)
+            inputs[credits] = lambda t, k: ceil_div(t.size, cred)
         net.transition(f"{prefix}.send{i + 1}", inputs=inputs, outputs=outputs,
                        delay=(lambda t, k: send_delay(t.size)) if to_switch else
                        (lambda t: send_delay(t.size)))
         net.transition(f"{prefix}.fly{i + 1}", inputs={wire: 1}, outputs={target: 1},
-                       delay=c.cycles(c.link_latency_ns), concurrency=None)
+                       delay=cycles(link), concurrency=None)
     net.transition(f"{prefix}.reassemble", inputs={rx: lambda t: t.packets},
                    outputs={arrived: Out(1, copy=rx.name), tags: 1})
     net.transition(f"{prefix}.release", inputs={arrived: 1, staged: lambda a, s: a.items},
