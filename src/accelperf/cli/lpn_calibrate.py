@@ -19,7 +19,7 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from ..outputs import write_atomic
 from .common import StrictCommand, check_output, console, figure_path, nearest, \
-    param_options, params_toml, read_params
+    param_options, read_params
 
 
 def print_parameters(model) -> None:
@@ -176,7 +176,7 @@ def _params_file(result, command: str) -> str:
                         f"{result.after.max:.3%} over {len(result.rows)} inputs" +
                ("" if cv is None else f"; cross-validated mean {cv.mean:.3%}, max "
                                       f"{cv.max:.3%}")]
-    text = params_toml(result.model, result.values(), "\n".join(header), result.notes())
+    text = result.params.dumps(result.model, "\n".join(header))
     if result.coverage is None:
         return text
     table = result.coverage.to_table()

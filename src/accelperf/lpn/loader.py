@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
 
 from ..errors import ModelError
 from .net import Model, Net
-from .params import build_with
+from .params import build_with, call_builder
 
 
 def load_model(spec: str, params: dict | None = None, source: str = "--param") -> Model:
     """The model ``spec`` built with the parameter values ``params`` ({name: int}; an
     unknown name is an error naming ``source``, the option it came from)."""
-    return build_with(lambda: _load(spec), params, source)
+    return build_with(functools.partial(_load, spec), params, source)
 
 
-def _load(spec: str) -> Model:
+def _load(spec: str, params: dict) -> Model:
+    """The model ``spec`` built with ``params`` (passed to a build function that takes
+    them: :func:`~accelperf.lpn.params.call_builder`)."""
     from .library import LIBRARY
     if spec in LIBRARY:
-        return LIBRARY[spec]()
+        return LIBRARY[spec](params=params)
     if ":" not in spec:
         raise ModelError(f"MODEL = {spec!r} is invalid: library models are "
                          f"{', '.join(LIBRARY)}, or give path/to/file.py:build_function")
@@ -42,7 +45,7 @@ def _load(spec: str) -> Model:
         raise ModelError(f"MODEL = {spec!r} is invalid: {path_text} has no function "
                          f"{func_name!r}")
     try:
-        model = func()
+        model = call_builder(func, params)
     except ModelError:
         raise
     except TypeError as exc:

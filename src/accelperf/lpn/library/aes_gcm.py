@@ -81,11 +81,11 @@ def blocks_of(nbytes: int) -> int:
     return -(-nbytes // BLOCK_BYTES)
 
 
-def aes_gcm():
+def aes_gcm(params=None):
     net = Net("aes-gcm", "streaming AES-GCM packet engine: header, AES behind a FIFO, "
               "GHASH, burst DMA, tag (issue 33's example)",
               input_format="a JSON list of packet payload sizes in bytes (1..65535), "
-                           "or {packets, bytes}")
+                           "or {packets, bytes}", params=params)
     header_cycles = net.parameter("header_cycles", HEADER_CYCLES,
                                   doc="header parse cycles per packet")
     feed = net.parameter("feed_cycles_per_block", FEED_CYCLES_PER_BLOCK,

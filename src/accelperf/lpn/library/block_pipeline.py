@@ -93,11 +93,11 @@ def add_block_stages(net: Net, blocks, buffer_blocks: int = 2):
 DEFAULT_IMAGE = {"width": 64, "height": 64, "mean_nnz": 12, "seed": 1}
 
 
-def block_pipeline(buffer_blocks: int = 2):
+def block_pipeline(buffer_blocks: int = 2, params=None):
     net = Net("block-pipeline", "made-up 4-stage block pipeline (not the paper's decoder): "
               "pipelined IDCT, bounded buffers",
               input_format="a JSON list of per-block non-zero counts (0..64), "
-                           "{blocks, nnz} or {width, height, mean_nnz, seed}")
+                           "{blocks, nnz} or {width, height, mean_nnz, seed}", params=params)
     block = net.token_type("Block", "nnz")
     start = net.place("blocks", block)
     net.start, net.done = start, add_block_stages(net, start, buffer_blocks)
