@@ -10,7 +10,20 @@ class ModelError(ValueError):
 
     The message names the parameter, the value given and what is allowed, so the
     command line can print it as one line and a notebook user knows what to fix.
+
+    ``field`` is the name the message starts with, when it starts with one: the model's
+    own name for the value (``input``, ``space``, ``kernel``), never a command-line flag.
+    The command line, which alone knows which flag the user typed for a field, rewrites
+    that leading name (and a field named in backticks inside the text) into the flag
+    before it prints the message (``accelperf.cli.flags``).
     """
+
+    field: str | None = None
+
+    def __init__(self, *args, field: str | None = None):
+        super().__init__(*args)
+        if field is not None:
+            self.field = field      # in __dict__, so it survives pickling to a worker
 
 
 def invalid(name: str, value: object, allowed: str) -> NoReturn:
@@ -22,4 +35,4 @@ def invalid(name: str, value: object, allowed: str) -> NoReturn:
     The refusal is the whole message: an exception being handled when it is raised (a
     ``float()`` that failed) stays in ``__context__`` for a debugger but is not printed.
     """
-    raise ModelError(f"{name} = {value!r} is invalid: {allowed}") from None
+    raise ModelError(f"{name} = {value!r} is invalid: {allowed}", field=name) from None

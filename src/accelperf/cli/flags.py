@@ -1,0 +1,90 @@
+"""Which flag the user typed for a field a model names: the one table, and the rewrite.
+
+Model code names what is wrong by its own name for the value (``input``, ``space``,
+``kernel``: :attr:`accelperf.errors.ModelError.field`), so a notebook user reads the name
+of the argument they passed. Only the command line knows that ``lpn simulate`` reads
+``input`` from ``--input``, so it rewrites the message before printing it:
+
+* the field the message starts with (``input[3] (message bytes) = 0 is invalid: ...``)
+  becomes the flag (``--input[3] (message bytes) = 0 ...``): the name up to the first
+  character that cannot be in a Python name is looked up, the rest stays;
+* a field named in backticks inside the text (``leave `input` out``) becomes the flag
+  (``leave --input out``).
+
+A field the table does not know for the command stays as the model wrote it. Every flag
+here exists on its command (tests/test_flags.py walks the click tree).
+"""
+
+from __future__ import annotations
+
+import re
+
+# field -> flag, for every command whose option of that name reads the field.
+FLAGS: dict[str, str] = {
+    "budget": "--budget",
+    "compute_ceiling": "--compute-ceiling",
+    "cv": "--cv",
+    "device": "--device",
+    "fit": "--fit",
+    "from_size": "--from",
+    "hierarchy": "--hierarchy",
+    "host": "--host",
+    "host_constant": "--host-constant",
+    "input": "--input",
+    "inputs": "--inputs",
+    "interface": "--interface",
+    "kernel": "--kernel",
+    "mode": "--mode",
+    "pair": "--pair",
+    "param": "--param",
+    "params": "--params",
+    "probe": "--probe",
+    "range": "--range",
+    "repeats": "--repeats",
+    "resume": "--resume",
+    "scheduler": "--scheduler",
+    "select": "--select",
+    "set": "--set",
+    "size": "--size",
+    "space": "--space",
+    "target": "--target",
+    "to_size": "--to",
+    "uncertainty": "--uncertainty",
+    "within": "--within",
+}
+
+# command -> {field: flag} where that command reads a field from a flag of another name.
+BY_COMMAND: dict[str, dict[str, str]] = {
+}
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+
+
+def flag_for(field: str, command: str) -> str | None:
+    """The flag of ``field`` on ``command`` (``"lpn simulate"``), or None."""
+    return BY_COMMAND.get(command, {}).get(field) or FLAGS.get(field)
+
+
+def in_flags(text: str, field: str | None, command: str) -> str:
+    """``text`` with its leading ``field`` and its backticked fields written as the flags
+    ``command`` reads them from."""
+    if field and text.startswith(field):
+        name = _NAME.match(field)
+        flag = name and flag_for(name.group(), command)
+        if flag:
+            text = flag + text[name.end():]
+    return _QUOTED.sub(lambda m: flag_for(m[1], command) or m[0], text)
+
+
+def command_of(command_path: str) -> str:
+    """``"accelperf lpn simulate"`` -> ``"lpn simulate"`` (the program's name dropped)."""
+    return command_path.partition(" ")[2]
+
+
+def rewrite(exc: BaseException, command_path: str) -> None:
+    """Rewrite a ModelError's message in place into the flags of its command."""
+    if len(exc.args) != 1 or not isinstance(exc.args[0], str):
+        return
+    text = in_flags(exc.args[0], getattr(exc, "field", None), command_of(command_path))
+    exc.args = (text,)
