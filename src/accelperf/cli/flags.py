@@ -21,40 +21,27 @@ import re
 
 # field -> flag, for every command whose option of that name reads the field.
 FLAGS: dict[str, str] = {
-    "budget": "--budget",
-    "compute_ceiling": "--compute-ceiling",
-    "cv": "--cv",
+    "changes": "--set",                 # logca whatif: the changes, one --set each
     "device": "--device",
-    "fit": "--fit",
-    "from_size": "--from",
-    "hierarchy": "--hierarchy",
+    "folds": "--cv",
     "host": "--host",
-    "host_constant": "--host-constant",
+    "host_C": "--host-C",
+    "host_beta": "--host-beta",
     "input": "--input",
     "inputs": "--inputs",
-    "interface": "--interface",
     "kernel": "--kernel",
     "mode": "--mode",
-    "pair": "--pair",
-    "param": "--param",
-    "params": "--params",
-    "probe": "--probe",
-    "range": "--range",
+    "pair": "--pair",                   # logca design: x_parameter,y_parameter
     "repeats": "--repeats",
-    "resume": "--resume",
-    "scheduler": "--scheduler",
-    "select": "--select",
-    "set": "--set",
-    "size": "--size",
-    "space": "--space",
     "target": "--target",
-    "to_size": "--to",
-    "uncertainty": "--uncertainty",
-    "within": "--within",
+    "to": "--to",
+    "x_parameter": "--pair",
+    "y_parameter": "--pair",
 }
 
 # command -> {field: flag} where that command reads a field from a flag of another name.
 BY_COMMAND: dict[str, dict[str, str]] = {
+    "measure gpu": {"granularities": "--from"},     # the smallest is the one refused
 }
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

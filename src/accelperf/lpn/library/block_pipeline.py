@@ -50,7 +50,7 @@ def image_blocks(image):
         n = -(-w // 8) * -(-h // 8) * 3
         if n > MAX_BLOCKS:
             raise invalid("input", abridged(image), f"at most {MAX_BLOCKS} blocks "
-                                                      f"(this image has {n})")
+                                                    f"(this image has {n})")
         counts = [max(1, min(64, round(rng.gauss(mean, mean / 3)))) for _ in range(n)]
     else:
         counts = [whole(c, f"--input[{i}] (non-zero coefficients of a block)", 0, 64)
