@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import NoReturn
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ModelError(ValueError):
@@ -24,6 +27,24 @@ class ModelError(ValueError):
         super().__init__(*args)
         if field is not None:
             self.field = field      # in __dict__, so it survives pickling to a worker
+
+    def embedded(self) -> str:
+        """The message with the name of its leading field in backticks, for a message that
+        quotes this one (``INPUT = '[63]' is invalid for `check`: `input`[0] = ...``):
+        the command line then says the flag of the inner field as well."""
+        text = str(self)
+        name = leading_field(text, self.field)
+        return text if name is None else f"`{name}`{text[len(name):]}"
+
+
+def leading_field(text: str, field: str | None) -> str | None:
+    """The name that ``text`` starts with when it starts with ``field``: ``input`` for
+    ``input[3] (bytes) = 0 is invalid`` and the field ``input[3] (bytes)``; None when it
+    does not (``inputs = 0`` does not start with the field ``input``)."""
+    name, lead = _NAME.match(field or ""), _NAME.match(text)
+    if name and lead and text.startswith(field) and lead.end() == name.end():
+        return name.group()
+    return None
 
 
 def invalid(name: str, value: object, allowed: str) -> NoReturn:

@@ -19,32 +19,43 @@ from __future__ import annotations
 
 import re
 
+import click
+
+from ..errors import leading_field
+
 # field -> flag, for every command whose option of that name reads the field.
 FLAGS: dict[str, str] = {
     "changes": "--set",                 # logca whatif: the changes, one --set each
+    "check": "--check",
+    "compute_ceiling": "--compute-ceiling",
     "device": "--device",
     "folds": "--cv",
     "host": "--host",
-    "host_C": "--host-C",
     "host_beta": "--host-beta",
+    "host_C": "--host-C",
     "input": "--input",
     "inputs": "--inputs",
+    "interface": "--interface",
     "kernel": "--kernel",
     "mode": "--mode",
     "pair": "--pair",                   # logca design: x_parameter,y_parameter
     "repeats": "--repeats",
+    "resume": "--resume",
+    "scheduler": "--scheduler",
+    "space": "--space",
     "target": "--target",
     "to": "--to",
+    "uncertainty": "--uncertainty",
     "x_parameter": "--pair",
     "y_parameter": "--pair",
 }
 
 # command -> {field: flag} where that command reads a field from a flag of another name.
 BY_COMMAND: dict[str, dict[str, str]] = {
+    "lpn verify": {"tolerance": "--within"},
     "measure gpu": {"granularities": "--from"},     # the smallest is the one refused
 }
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
@@ -56,12 +67,26 @@ def flag_for(field: str, command: str) -> str | None:
 def in_flags(text: str, field: str | None, command: str) -> str:
     """``text`` with its leading ``field`` and its backticked fields written as the flags
     ``command`` reads them from."""
-    if field and text.startswith(field):
-        name = _NAME.match(field)
-        flag = name and flag_for(name.group(), command)
-        if flag:
-            text = flag + text[name.end():]
+    name = leading_field(text, field)
+    flag = name and flag_for(name, command)
+    if flag:
+        text = flag + text[len(name):]
     return _QUOTED.sub(lambda m: flag_for(m[1], command) or m[0], text)
+
+
+def quoted(exc: BaseException) -> str:
+    """An error's text for a message that quotes it: a ModelError's leading field in
+    backticks (:meth:`~accelperf.errors.ModelError.embedded`), so that it is said as its
+    flag too."""
+    embedded = getattr(exc, "embedded", None)
+    return embedded() if embedded is not None else str(exc)
+
+
+def said(text: str) -> str:
+    """A model's note or warning as the running command prints it: its backticked fields
+    as that command's flags (:func:`in_flags`)."""
+    ctx = click.get_current_context(silent=True)
+    return in_flags(text, None, command_of(ctx.command_path) if ctx else "")
 
 
 def command_of(command_path: str) -> str:

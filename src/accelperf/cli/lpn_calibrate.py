@@ -100,7 +100,7 @@ def read_measured(path: Path, model) -> list:
             value = load_input(source, model)
             model.marking(value)                            # Ψ accepts it
         except ModelError as exc:
-            raise ModelError(f"--measured {where}: {exc}") from None
+            raise ModelError(f"--measured {where}: {exc.embedded()}") from None
         out.append(Measurement(name, value, whole(cycles)))
     if not out:
         raise invalid("--measured", text, "it holds no rows")

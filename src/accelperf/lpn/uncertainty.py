@@ -77,7 +77,7 @@ class Estimate:
 
 def check_method(method: str) -> str:
     if method not in METHODS:
-        raise invalid("--uncertainty", method, f"one of {', '.join(METHODS)}")
+        raise invalid("uncertainty", method, f"one of {', '.join(METHODS)}")
     return method
 
 
