@@ -42,7 +42,8 @@ console = Console()
 # ---------------------------------------------------------------------- strict commands
 class StrictCommand(click.Command):
     """A command that refuses an option given twice (click would keep the last value and
-    drop the others without a word). Options declared ``multiple=True`` may repeat."""
+    drop the others without a word). Options declared ``multiple=True`` may repeat. A
+    ModelError from the command's work is said in its flags (:mod:`.flags`)."""
 
     def parse_args(self, ctx, args):
         try:
@@ -60,6 +61,14 @@ class StrictCommand(click.Command):
                                            f"(a repeated option would silently override the "
                                            f"first)", ctx)
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ModelError as exc:       # the model named a field: say the flag typed for it
+            from .flags import rewrite
+            rewrite(exc, ctx.command_path)
+            raise
 
 
 class StrictGroup(click.Group):

@@ -208,9 +208,9 @@ class Model:
             except ModelError:
                 raise
             except Exception as exc:     # a user model's Ψ that did not check its input
-                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                raise NetError(f"input = {_short(user_input)} is invalid for model "
                                f"{self.name!r}: its Ψ (tokens_from_input) failed with "
-                               f"{type(exc).__name__}: {exc}") from None
+                               f"{type(exc).__name__}: {exc}", field="input") from None
             if not isinstance(produced, dict):
                 if self.start is None:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
@@ -229,8 +229,9 @@ class Model:
                     tokens[pid].extend(converted)
                 made += len(converted)
             if not made:
-                raise NetError(f"--input = {_short(user_input)} is invalid for model "
-                               f"{self.name!r}: it gives no tokens, so nothing would run")
+                raise NetError(f"input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: it gives no tokens, so nothing would run",
+                               field="input")
         return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
                                    for p, ts in tokens.items()})
 

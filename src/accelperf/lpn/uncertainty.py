@@ -61,7 +61,7 @@ METHODS = ("profile", "bootstrap", "linear")
 
 def check_method(method: str) -> str:
     if method not in METHODS:
-        raise invalid("--uncertainty", method, f"one of {', '.join(METHODS)}")
+        raise invalid("uncertainty", method, f"one of {', '.join(METHODS)}")
     return method
 
 

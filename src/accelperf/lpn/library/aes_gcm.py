@@ -65,14 +65,14 @@ def packet_tokens(packets):
     """Ψ: a list of packet payload sizes in bytes (each 1..65535), or ``{"packets": N,
     "bytes": k}`` (N packets of k bytes) → packet tokens."""
     if isinstance(packets, dict):
-        packets = record(packets, "--input", ("packets", "bytes"))
-        size = whole(packets["bytes"], "--input.bytes", 1, MAX_PACKET_BYTES)
-        return [{"bytes": size}] * whole(packets["packets"], "--input.packets", 1, MAX_PACKETS)
-    sizes = entries(packets, "--input (packet payload sizes in bytes)")
+        packets = record(packets, "input", ("packets", "bytes"))
+        size = whole(packets["bytes"], "input.bytes", 1, MAX_PACKET_BYTES)
+        return [{"bytes": size}] * whole(packets["packets"], "input.packets", 1, MAX_PACKETS)
+    sizes = entries(packets, "input (packet payload sizes in bytes)")
     if len(sizes) > MAX_PACKETS:
-        raise invalid("--input", f"a list of {len(sizes)} packets",
+        raise invalid("input", f"a list of {len(sizes)} packets",
                       f"at most {MAX_PACKETS} packets")
-    return [{"bytes": whole(b, f"--input[{i}] (payload bytes of a packet)", 1,
+    return [{"bytes": whole(b, f"input[{i}] (payload bytes of a packet)", 1,
                             MAX_PACKET_BYTES)} for i, b in enumerate(sizes)]
 
 

@@ -96,8 +96,8 @@ def credit_link(params=None, **link_options):
 
 def message_tokens(sizes) -> list[dict]:
     """Ψ: a JSON list of message sizes in bytes (each at least 1) → one token each."""
-    return [{"bytes": whole(b, f"--input[{i}] (message bytes)", low=1)}
-            for i, b in enumerate(entries(sizes, "--input (message sizes in bytes)"))]
+    return [{"bytes": whole(b, f"input[{i}] (message bytes)", low=1)}
+            for i, b in enumerate(entries(sizes, "input (message sizes in bytes)"))]
 
 
 def pipeline_over_link(params=None, **link_options):

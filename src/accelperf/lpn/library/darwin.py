@@ -53,8 +53,8 @@ def darwin_gact(num_pe: int = 4, params=None):
     net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=step_cycles)
 
     def tokens(pair):
-        pair = record(pair, "--input (a DNA pair)", ("ref_len", "query_len", "steps"))
-        ref, query, n_steps = (whole(pair[k], f"--input.{k}", low=1, high=2 ** 32)
+        pair = record(pair, "input (a DNA pair)", ("ref_len", "query_len", "steps"))
+        ref, query, n_steps = (whole(pair[k], f"input.{k}", low=1, high=2 ** 32)
                                for k in ("ref_len", "query_len", "steps"))
         n_stripes = -(-query // num_pe)
         return {"stripes": [{"ref_len": ref}] * n_stripes,

@@ -18,10 +18,10 @@ def program_tokens(program):
     """Ψ: instructions ``(kind, cycles, operands)`` → tokens. ``group`` on each token is the
     size of the fetch group it belongs to (4, or fewer for the last group), which the fetch
     unit's weight reads from the head instruction."""
-    program = entries(program, "--input (instructions: [kind, cycles, operands])")
+    program = entries(program, "input (instructions: [kind, cycles, operands])")
     tokens = []
     for i, ins in enumerate(program):
-        where = f"--input[{i}]"
+        where = f"input[{i}]"
         if isinstance(ins, dict):
             ins = record(ins, where, ("kind", "cycles", "operands"))
             ins = (ins["kind"], ins["cycles"], ins["operands"])
