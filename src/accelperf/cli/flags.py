@@ -29,7 +29,9 @@ FLAGS: dict[str, str] = {
     "check": "--check",
     "compute_ceiling": "--compute-ceiling",
     "device": "--device",
+    "fit": "--fit",
     "folds": "--cv",
+    "from": "--from",
     "host": "--host",
     "host_beta": "--host-beta",
     "host_C": "--host-C",
@@ -37,8 +39,11 @@ FLAGS: dict[str, str] = {
     "inputs": "--inputs",
     "interface": "--interface",
     "kernel": "--kernel",
+    "measured": "--measured",
     "mode": "--mode",
     "pair": "--pair",                   # logca design: x_parameter,y_parameter
+    "param": "--param",
+    "params": "--params",
     "repeats": "--repeats",
     "resume": "--resume",
     "scheduler": "--scheduler",
@@ -52,7 +57,8 @@ FLAGS: dict[str, str] = {
 
 # command -> {field: flag} where that command reads a field from a flag of another name.
 BY_COMMAND: dict[str, dict[str, str]] = {
-    "lpn verify": {"tolerance": "--within"},
+    "lpn verify": {"tolerance": "--within", "size": "--size", "budget": "--budget",
+                   "range": "--range"},
     "measure gpu": {"granularities": "--from"},     # the smallest is the one refused
 }
 

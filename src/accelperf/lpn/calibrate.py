@@ -218,15 +218,15 @@ class Calibration:
 def check_measurements(measurements, n_fit: int) -> None:
     """Refuse data a fit cannot use, before any simulation."""
     if not measurements:
-        raise ModelError("--measured holds no rows: give one row per measured input")
+        raise ModelError("`measured` holds no rows: give one row per measured input")
     for m in measurements:
         if isinstance(m.cycles, bool) or not isinstance(m.cycles, (int, float)) or \
                 not math.isfinite(m.cycles) or m.cycles <= 0:
             raise invalid(f"cycles of row {m.name!r}", m.cycles, "a number of cycles > 0")
     if len(measurements) < n_fit:
-        raise ModelError(f"--measured has {len(measurements)} row(s) for {n_fit} parameters "
+        raise ModelError(f"`measured` has {len(measurements)} row(s) for {n_fit} parameters "
                          f"to fit: give at least as many measured inputs as parameters "
-                         f"(or fewer parameters with --fit)")
+                         f"(or fewer parameters with `fit`)")
 
 
 def whole(cycles) -> int | float:
@@ -276,14 +276,14 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     names = list(spec) if fit is None else list(fit)
     for n in names:
         if n not in spec:
-            raise invalid("--fit", n, f"model declares {', '.join(spec) or 'no parameters'}")
+            raise invalid("fit", n, f"model declares {', '.join(spec) or 'no parameters'}")
     if not names:
-        raise ModelError("--fit: nothing to fit (the model declares no parameters)")
+        raise ModelError("`fit`: nothing to fit (the model declares no parameters)")
     check_measurements(measurements, len(names))
     origin = {n: p.value for n, p in spec.items()}
     for n, v in (start or {}).items():
         if n not in spec:
-            raise invalid("--params", n, f"model declares {', '.join(spec)}")
+            raise invalid("params", n, f"model declares {', '.join(spec)}")
         origin[n] = spec[n].check(v)
     every = np.arange(len(measurements))
     with quiet_numpy():

@@ -12,7 +12,7 @@ from .net import Model, Net
 from .params import build_with, call_builder
 
 
-def load_model(spec: str, params: dict | None = None, source: str = "--param") -> Model:
+def load_model(spec: str, params: dict | None = None, source: str = "param") -> Model:
     """The model ``spec`` built with the parameter values ``params`` ({name: int}; an
     unknown name is an error naming ``source``, the option it came from)."""
     return build_with(functools.partial(_load, spec), params, source)

@@ -118,11 +118,11 @@ def parse_assignment(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
     if not sep or not name:
-        raise invalid("--param", text, "write NAME=VALUE, e.g. idct_cycles=70")
+        raise invalid("param", text, "write NAME=VALUE, e.g. idct_cycles=70")
     try:
         number = int(value)
     except ValueError:
-        raise invalid(f"--param {name}", value, "an integer (cycles)") from None
+        raise invalid(f"param {name}", value, "an integer (cycles)") from None
     return name, number
 
 
