@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from accelperf.lpn import simulate
-from accelperf.lpn.calibrate import Measurement
+from accelperf.lpn.calibrate import Measurement, settled
 from accelperf.lpn.fitter import Fitter
 from accelperf.lpn.identify import identify
 from accelperf.lpn.inputs import read_jpeg
@@ -178,7 +178,7 @@ def one_case(name, true, inputs, noise_rng) -> tuple[bool, float, float]:
     fitter = Fitter(builder, clean[:n_train])
     rows = np.arange(n_train)
     fit = fitter.optimum(defaults, names, rows).values
-    found = identify(fitter.jacobian(fit, names, rows), names)
+    found = settled(identify(fitter.edge_jacobian(fit, names, rows), names), fit, defaults)
     wrong = {n for n in names if fit[n] != true.get(n, defaults[n])}
     recovered = fitter.cost(fit, rows) == 0 and all(
         reaches(fitter, fit, names, rows, n, true.get(n, defaults[n]))
