@@ -23,21 +23,35 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
 4. **settling**: among equally good answers, the one nearest the start: each delay the
    best point moved is put back to its start value, the other moved delays refitted, and
    the change kept if ``S`` does not rise. A delay the data do not move stays where it
-   started (a confounded pair keeps its defaults' split).
+   started (a confounded pair keeps its defaults' split);
+5. **across valleys** (:meth:`Fitter.across_valleys`), from the settled best point when
+   its ``S`` is above 0 and some delay is quantised there (below): moves that step
+   quantised delays to the edges of their plateaus — one delay by 1..:data:`REACH`
+   plateaus, two by one each, and a pair whose step leaves ``S`` level walked on for up
+   to :data:`VALLEY` steps — the first that strictly lowers ``S`` repeated while it
+   does, then steps 1–2 again from there; until none is found or
+   :data:`VALLEY_BUDGET` new points have been simulated, then step 4 again. Only a
+   strictly lower ``S`` is taken, so the search never ends worse than steps 1–4 alone
+   (issue 35's recovery benchmark: the PCIe decoder's second truth, where a link
+   latency in ns traded one for one with colour cycles at level cost, now reaches
+   ``S`` = 0). Only the best start is walked on, so when this lowers ``S`` one start
+   is reported as reaching it.
 
 **Plateaus.** A delay the latency is quantised in (a link's bytes per cycle with its
 header bytes: ``⌈(h + s)/b⌉`` cycles a packet; nanoseconds of a slower clock) moves no
 latency by one cycle over a run of values, so its Jacobian column is zero there and the
 ±1 moves are flat. :meth:`Fitter.plateau_edge` finds the end of such a run (doubling,
-then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
-amount that compensates a step of another delay — what the profile interval needs to
-walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
-itself does not probe plateaus. A probe is cheap now (the PCIe decoder's nanosecond
-delays are run-time parameters: a new value reuses the compiled library), but the
-plateau-probing searches tried lost clean cases they had found (issue 35's benchmark: a
-secant of 2..16 cycles for flat Gauss–Newton columns lost a PCIe truth; moves to the
-plateau's edge with walks along valleys of level cost won the other PCIe truth and lost
-a pipeline-over-link one, at 3 to 7 times the time).
+then bisecting; a guess of the last plateau's length first, on a walk), and
+:meth:`Fitter.along_plateaus` moves a partner on a plateau by the amount that
+compensates a step of another delay — what the profile interval needs to walk the run
+of equally good values (:func:`~.uncertainty.profile_walk`). Steps 1–4 do not probe
+plateaus: searches that did so from the start (a secant of 2..16 cycles for flat
+Gauss–Newton columns; plateau-edge moves in place of the ±1 moves) lost clean cases the
+plain search finds, and took 3 to 7 times as long; step 5 probes them only where the
+plain search has stopped above 0. :meth:`Fitter.edge_jacobian` (a step to the plateau's
+edge, per unit of the plateau's length) is the Jacobian identifiability is judged on
+(:mod:`.identify`): the one-unit Jacobian calls a quantised delay dead inside its
+plateau, and then the partner that makes up for it looks identified.
 
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each
@@ -146,22 +160,27 @@ class Fitter:
 
     def edge_jacobian(self, values, names, rows) -> np.ndarray:
         """d residual / d parameter by a step to the edge of each delay's plateau (the
-        first value, up, else down, at which some latency of ``rows`` moves): one cycle
-        where the delay has a slope, the plateau's width where it is quantised. The
-        one-cycle :meth:`jacobian` sees a quantised delay by chance of where on its
-        plateau the fit lies: a zero column inside it (the delay looks dead) or a full
-        cycle's jump at its edge; then a partner that makes up for it (a link cycle
-        against host-memory cycles) looks independent and the delay identified, where
-        only their combination is (:func:`~.identify.identify`'s rank test). Zero only
-        for a delay no latency moves with within :data:`PLATEAU` cycles."""
+        first value, up, else down, at which some latency of ``rows`` moves), per unit
+        of the plateau's length (from the edge below to the edge above): one cycle where
+        the delay has a slope; where it is quantised, the mean slope (a link's 1 ns of
+        a 75 MHz clock: 1/13.3 cycle). The one-unit :meth:`jacobian` sees a quantised
+        delay by chance of where on its plateau the fit lies: a zero column inside it
+        (the delay looks dead) or a whole cycle's jump at its edge; either way a partner
+        that makes up for it (colour cycles for link cycles) looks independent, and the
+        delay identified where only the combination is (:func:`~.identify.identify`'s
+        rank test). Zero only for a delay no latency moves with within :data:`PLATEAU`."""
         base = self.latencies(values)[rows]
         columns = []
         for name in names:
-            edges = (self.plateau_edge(values, name, d, rows) for d in (1, -1))
-            edge = next((e for e in edges if e is not None), None)
-            columns.append(np.zeros(len(rows)) if edge is None else
-                           (self.latencies({**values, name: edge})[rows] - base)
-                           / (edge - values[name]) / self.cycles[rows])
+            up, down = (self.plateau_edge(values, name, d, rows) for d in (1, -1))
+            edge = up if up is not None else down
+            if edge is None:
+                columns.append(np.zeros(len(rows)))
+                continue
+            length = up - down - 1 if up is not None and down is not None else \
+                abs(edge - values[name])
+            step = self.latencies({**values, name: edge})[rows] - base
+            columns.append(step * np.sign(edge - values[name]) / length / self.cycles[rows])
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
 
     def along_plateaus(self, values, name: str, v: int, others, rows,
