@@ -289,7 +289,7 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     with quiet_numpy():
         best = fitter.optimum(origin, names, every, starts)
         values = best.values
-        found = settled(identify(fitter.jacobian(values, names, every), names), values,
+        found = settled(identify(fitter.edge_jacobian(values, names, every), names), values,
                         origin)
         live = [n for n in names if found.identified(n)]
         estimates = widen(fitter, values, live, every,
