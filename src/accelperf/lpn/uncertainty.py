@@ -55,6 +55,7 @@ from ..errors import invalid
 
 CONFIDENCE = 0.6827             # one standard deviation of a normal, either side
 PROFILE_MAX_STEPS = 200         # cycles walked each way before an interval is called open
+PROFILE_LOOKAHEAD = 4           # values tried past a refused one before an interval ends
 BOOTSTRAP_RESAMPLES = 100
 BOOTSTRAP_SEED = 0
 METHODS = ("profile", "bootstrap", "linear")
@@ -137,26 +138,52 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
                  steps: int = PROFILE_MAX_STEPS) -> tuple[int, bool]:
     """One side of ``name``'s profile: walk it from ``values`` one cycle at a time in
     ``direction``, refitting the other ``names``, while the cost stays within
-    ``limit``; the last value accepted, and whether ``steps`` ran out first (open)."""
-    spec, others = fitter.spec[name], [n for n in names if n != name]
+    ``limit``; where a value is refused, :data:`PROFILE_LOOKAHEAD` values past it
+    (:func:`lookahead`) before the walk ends, and on from the first accepted (the
+    interval is the hull: the values of the gap are inside it). The last value
+    accepted, at most ``steps`` cycles out, and whether the walk reached that far
+    (open)."""
+    others = [n for n in names if n != name]
     current, end = dict(values), values[name]
-    for _ in range(steps):
-        v = end + direction
-        if not fitter.within(name, v):
+    last = values[name] + direction * steps
+    while end != last:
+        for k, v in enumerate(lookahead(end, direction, last)):
+            if not fitter.within(name, v):
+                return end, False
+            moved = refit_at(fitter, current, name, v, others, rows, limit, search=k == 0)
+            if fitter.cost(moved, rows) <= limit:
+                current, end = moved, v
+                break
+        else:
             return end, False
-        accepted = current
-        current = fitter.fit({**current, name: v}, others, rows)
-        if fitter.cost(current, rows) > limit and others:
-            # before calling it the end, the neighbourhood search, then moves along a
-            # partner's plateau: descent alone stops on a plateau of a quantised partner,
-            # e.g. header bytes that must grow with the bytes per cycle (issue 35)
-            current = fitter.search(current, others, rows)
-            if fitter.cost(current, rows) > limit:
-                current = fitter.along_plateaus(accepted, name, v, others, rows, limit)
-        if fitter.cost(current, rows) > limit:
-            return end, False
-        end = v
     return end, True
+
+
+def lookahead(end: int, direction: int, last: int) -> list[int]:
+    """The values a profile walk tries after ``end``: the next one, then
+    :data:`PROFILE_LOOKAHEAD` past it at geometric offsets (2, 3, 5, 9 cycles out),
+    none beyond ``last`` (the farthest tried is ``last`` itself where an offset would
+    pass it). The profile of a quantised model has gaps: on pipeline-over-link's second
+    recovery truth, header bytes 37..55 and 28..34 fit exactly and 35, 36 do not."""
+    reach = abs(last - end)
+    offsets = sorted({min(k, reach) for k in [1] + [1 + 2 ** j for j in
+                                                    range(PROFILE_LOOKAHEAD)]})
+    return [end + direction * k for k in offsets]
+
+
+def refit_at(fitter, values, name: str, v: int, others, rows, limit: float,
+             search: bool = True) -> dict:
+    """``values`` with ``name`` set to ``v`` and ``others`` refitted: descent, then (where
+    the cost is above ``limit``) the neighbourhood search, then moves along a partner's
+    plateau: descent alone stops on a plateau of a quantised partner, e.g. header bytes
+    that must grow with the bytes per cycle (issue 35)."""
+    current = fitter.fit({**values, name: v}, others, rows)
+    if fitter.cost(current, rows) > limit and others:
+        if search:
+            current = fitter.search(current, others, rows)
+        if fitter.cost(current, rows) > limit:
+            current = fitter.along_plateaus(values, name, v, others, rows, limit)
+    return current
 
 
 def bootstrap(fitter, values, names, rows, live, resamples: int = BOOTSTRAP_RESAMPLES,
