@@ -138,11 +138,13 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
                  steps: int = PROFILE_MAX_STEPS) -> tuple[int, bool]:
     """One side of ``name``'s profile: walk it from ``values`` one cycle at a time in
     ``direction``, refitting the other ``names``, while the cost stays within
-    ``limit``; where a value is refused, :data:`PROFILE_LOOKAHEAD` values past it
-    (:func:`lookahead`) before the walk ends, and on from the first accepted (the
-    interval is the hull: the values of the gap are inside it). The last value
-    accepted, at most ``steps`` cycles out, and whether the walk reached that far
-    (open)."""
+    ``limit``. Where a value is refused and some delay is on a plateau at the last
+    accepted point (:meth:`Fitter.plateau`: the model is quantised there, and its
+    profile can have gaps), :data:`PROFILE_LOOKAHEAD` values past it are tried
+    (:func:`lookahead`; refitted by descent and plateau moves) before the walk ends;
+    it goes on from the first accepted, so the interval is the hull of the accepted
+    values, the gap's inside it. The last value accepted, at most ``steps`` cycles
+    out, and whether the walk reached that far (open)."""
     others = [n for n in names if n != name]
     current, end = dict(values), values[name]
     last = values[name] + direction * steps
@@ -150,6 +152,8 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
         for k, v in enumerate(lookahead(end, direction, last)):
             if not fitter.within(name, v):
                 return end, False
+            if k == 1 and not any(fitter.plateau(current, n, rows) for n in names):
+                return end, False   # every delay moves a latency each cycle: no gap to cross
             moved = refit_at(fitter, current, name, v, others, rows, limit, search=k == 0)
             if fitter.cost(moved, rows) <= limit:
                 current, end = moved, v
