@@ -236,8 +236,8 @@ def test_the_profile_walk_crosses_a_quantised_partners_plateau(link_fitter):
 
 
 # pipeline-over-link's second recovery truth (benchmarks/lpn_calibrate_recovery.py) on its
-# six training inputs: header bytes 37..55 (bytes per cycle 15..17) and 31..34 (14) meet
-# the data exactly, 35 and 36 do not: the exact fits are not one run.
+# six training inputs: header bytes 37..55 (bytes per cycle 15..17), 31..34 (14) and 27,
+# 28 (16, colour 29) meet the data exactly, 35 and 36 do not: the exact fits are not one run.
 GAP_TRUTH = {"entropy_base": 7, "entropy_per_coeff": 4, "link_header_bytes": 31,
              "colour_cycles": 30}
 GAP_INPUTS = [{"width": 16, "height": 32, "mean_nnz": 7, "seed": 86},
@@ -268,6 +268,10 @@ def test_the_profile_walk_looks_past_a_gap_in_the_exact_fits():
         (37, False)
     assert profile_walk(fitter, fit, names, rows, "link_header_bytes", -1, 0.0, 18) == \
         (31, True)
+    # on down, header 28 fits only with the partners' values of the fit (colour 29, 16
+    # bytes a cycle), not from 31's (14 bytes a cycle): the walk refits from the fit too
+    assert profile_walk(fitter, fit, names, rows, "link_header_bytes", -1, 0.0, 21) == \
+        (28, True)
 
 
 def test_a_delay_flat_over_a_plateau_is_not_reported_determined(link_fitter):

@@ -22,8 +22,10 @@ deviation of a normal either side) in whole cycles and a standard error in cycle
     where some delay is on a plateau, and goes on from the first accepted, so the
     interval is the **hull** of the accepted values and may hold a gap of values that
     fit worse (pipeline-over-link's second recovery truth: header bytes 31..34 and
-    37..55 meet the data exactly, 35 and 36 do not; the interval is 31..65). Where no
-    delay is on a plateau the look-ahead is skipped: it costs up to four refits a side.
+    37..55 meet the data exactly, 35 and 36 do not, and 28 only with other partners'
+    values, so a probe refused from the last accepted point is refitted from the fit
+    too; the interval is 17..65). Where no delay is on a plateau the look-ahead is
+    skipped: it costs up to eight refits a side.
 ``bootstrap``
     Refit on ``resamples`` resamples of the measured rows (with replacement, seeded), from
     the fit; the interval is the 15.87–84.13 percentile range of the refitted values and
@@ -40,9 +42,9 @@ Why profile by default, measured by ``benchmarks/lpn_calibrate_uncertainty.py`` 
 pipeline with perturbed delays, 12 streams, 1 % normal noise on each latency, 20 data
 sets, true values known): the profile's intervals held the true value in 85 % of cases
 (nominal 68 %; whole-cycle intervals cannot be narrower than one value) with a mean
-width of 0.81 cycles, for 2,752 simulations per data set (7.6x the fit's time; the
+width of 0.81 cycles, for 2,752 simulations per data set (7.2x the fit's time; the
 profile runs the fit's neighbourhood search before it ends an interval, issue 35); the
-bootstrap's 82 %, 0.85 cycles, for 2,588 (7.1x); the linear one's 88 % but 1.60 cycles
+bootstrap's 82 %, 0.85 cycles, for 2,588 (6.2x); the linear one's 88 % but 1.60 cycles
 wide, and on the JPEG decoder's RTL data it calls ``header_base`` 49 ± 85 cycles where
 whole values of the per-byte cost leave 49..50 (it treats the delays as real numbers).
 Parameters the data cannot identify (no input sensitive to them, or confounded with
@@ -149,7 +151,8 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
     ``limit``. Where a value is refused and some delay is on a plateau at the last
     accepted point (:meth:`Fitter.plateau`: the model is quantised there, and its
     profile can have gaps), :data:`PROFILE_LOOKAHEAD` values past it are tried
-    (:func:`lookahead`; refitted by descent and plateau moves) before the walk ends;
+    (:func:`lookahead`; refitted by descent and plateau moves, from the last accepted
+    point, then from ``values``) before the walk ends;
     it goes on from the first accepted, so the interval is the hull of the accepted
     values, the gap's inside it. The last value accepted, at most ``steps`` cycles
     out, and whether the walk reached that far (open)."""
