@@ -18,8 +18,9 @@ judges it: the Jacobian by a step to each delay's plateau edge,
 :func:`accelperf.lpn.calibrate.settled`. Before, the one-unit Jacobian called a
 quantised delay that sat inside its plateau at the fit dead, which excused its wrong
 value whatever its interval said) or whose reported interval
-holds the true value (the profile interval, which at cost 0 is exactly the run of whole
-values that fit the training data equally, the other delays refitted — moved along a
+holds the true value (the profile interval, which at cost 0 is the hull of the whole
+values that fit the training data equally that the walk reaches, looking past gaps, the
+other delays refitted — moved along a
 quantised partner's plateau where needed, :meth:`Fitter.along_plateaus`: a delay the
 latency is quantised in, such as a link's bytes per cycle with its header bytes, is flat
 over a range). Such a delay is one ``lpn calibrate`` reports as not identified: on an
@@ -35,18 +36,16 @@ that stops above cost 0, or a wrong delay reported as determined, is a miss.
 no calibration at all) on the same rows; the noise floor itself is about 1.6 % (mean |ε|).
 
 Run: PYTHONPATH=src .venv/bin/python benchmarks/lpn_calibrate_recovery.py [MODEL ...]
-(TRUTHS = 2 and INPUTS = 10: 1,129 s wall, 225 s of CPU, on the shared 2-core machine
-under a load average of 7 to 9, the code before the valley phase run beside it for most
-of that time taking 1,296 s and 221 s; Protoacc and the PCIe decoder most of it; the
-printed seconds are per model, wall). Last line: ``clean_recovery: X`` (target 1.00;
-measured 0.95, 21 of 22, as before the valley phase but not the same 21: the PCIe
-decoder's second truth, where the search stopped at a relative cost of 8.7e-7 on a valley
-of level cost between the link latency and colour_cycles, now reaches cost 0 with
-intervals that hold the truth; pipeline-over-link's second truth is a miss under the
-stricter judging above: an exact fit at 49 header bytes whose profile interval, 37..55,
-leaves out the true 31 (28..34 fit exactly too; the exact fits are not one run), which
-the one-unit Jacobian had excused by calling the header dead: see
-docs/how-to/calibrate.md).
+(TRUTHS = 2 and INPUTS = 10: 412 s wall, 226 s of CPU, on the shared 2-core machine under
+a load average of 2 to 5; the code before the profile's look past a gap, run beside it
+(started 50 s earlier), 418 s and 228 s; Protoacc most of it; the printed seconds are
+per model, wall). Last line: ``clean_recovery: X`` (target 1.00; measured 1.00, 22 of
+22. Before the look past a gap, 0.95: pipeline-over-link's second truth was fitted
+exactly at 49 header bytes, and the header's profile interval, 37..55, left out the true
+31: on its six training inputs 37..55, 31..34 and 27, 28 fit exactly, 35 and 36 do not.
+The walk now tries values past a refused one before it ends, where some delay is on a
+plateau (:func:`~accelperf.lpn.uncertainty.profile_walk`), and the interval is the hull
+of what it reaches, 17..65. See docs/how-to/calibrate.md).
 """
 
 from __future__ import annotations

@@ -235,6 +235,45 @@ def test_the_profile_walk_crosses_a_quantised_partners_plateau(link_fitter):
     assert end == 49
 
 
+# pipeline-over-link's second recovery truth (benchmarks/lpn_calibrate_recovery.py) on its
+# six training inputs: header bytes 37..55 (bytes per cycle 15..17), 31..34 (14) and 27,
+# 28 (16, colour 29) meet the data exactly, 35 and 36 do not: the exact fits are not one run.
+GAP_TRUTH = {"entropy_base": 7, "entropy_per_coeff": 4, "link_header_bytes": 31,
+             "colour_cycles": 30}
+GAP_INPUTS = [{"width": 16, "height": 32, "mean_nnz": 7, "seed": 86},
+              {"width": 24, "height": 8, "mean_nnz": 33, "seed": 29},
+              {"width": 24, "height": 32, "mean_nnz": 7, "seed": 2},
+              {"width": 40, "height": 16, "mean_nnz": 19, "seed": 56},
+              {"width": 16, "height": 48, "mean_nnz": 38, "seed": 26},
+              {"width": 8, "height": 48, "mean_nnz": 16, "seed": 62}]
+
+
+def test_the_profile_walk_looks_past_a_gap_in_the_exact_fits():
+    from accelperf.lpn.uncertainty import profile_walk, refit_at
+    pol = lambda v: build("pipeline-over-link", v)            # noqa: E731
+    truth = pol(GAP_TRUTH)
+    fitter = Fitter(pol, [Measurement(f"x{k}", x, simulate(truth, x, backend="auto").latency)
+                          for k, x in enumerate(GAP_INPUTS)])
+    rows, names = np.arange(len(GAP_INPUTS)), list(fitter.spec)
+    fit = {**{n: p.value for n, p in fitter.spec.items()}, **GAP_TRUTH,
+           "link_header_bytes": 49, "colour_cycles": 29}        # where the search ends
+    assert fitter.cost(fit, rows) == 0
+    at_37 = {**fit, "link_bytes_per_cycle": 15, "link_header_bytes": 37}
+    others = [n for n in names if n != "link_header_bytes"]
+    assert fitter.cost(at_37, rows) == 0
+    assert all(fitter.cost(refit_at(fitter, at_37, "link_header_bytes", v, others, rows, 0.0),
+                           rows) > 0 for v in (36, 35))
+    # the walk ends at 37 only where it may not go past the gap; else it reaches the truth
+    assert profile_walk(fitter, fit, names, rows, "link_header_bytes", -1, 0.0, 13) == \
+        (37, False)
+    assert profile_walk(fitter, fit, names, rows, "link_header_bytes", -1, 0.0, 18) == \
+        (31, True)
+    # on down, header 28 fits only with the partners' values of the fit (colour 29, 16
+    # bytes a cycle), not from 31's (14 bytes a cycle): the walk refits from the fit too
+    assert profile_walk(fitter, fit, names, rows, "link_header_bytes", -1, 0.0, 21) == \
+        (28, True)
+
+
 def test_a_delay_flat_over_a_plateau_is_not_reported_determined(link_fitter):
     result = calibrate(_link, link_fitter.measurements, fit=LINK_QUANTISED,
                        start={"link_flight_cycles": 168, "link_receive_cycles": 3}, folds=2)

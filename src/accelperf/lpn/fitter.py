@@ -194,9 +194,9 @@ class Fitter:
         about one plateau, and neither the descent nor the ±1 moves see a slope there."""
         moved = {**values, name: v}
         for other in others:
-            edges = [self.plateau_edge(values, other, d, rows) for d in (1, -1)]
-            if any(e is None for e in edges) or edges[0] - edges[1] <= 2:
-                continue            # not on a plateau (or flat to the probe's end: dead)
+            edges = self.plateau(values, other, rows)
+            if edges is None:
+                continue
             reach = 2 * (edges[0] - edges[1])
             for k in range(1, reach + 1):
                 for d in (1, -1):
@@ -205,6 +205,16 @@ class Fitter:
                             self.cost({**moved, other: u}, rows) <= limit:
                         return self.fit({**moved, other: u}, others, rows)
         return moved
+
+    def plateau(self, values, name: str, rows) -> tuple[int, int] | None:
+        """The edges (up, down) of the plateau ``name`` is on at ``values``, where it is
+        on one (no latency of ``rows`` moves over more than one value: a quantised delay,
+        or one hidden behind another stage's bottleneck); None where the latency moves
+        with each value, or does not move within :data:`PLATEAU` (dead)."""
+        edges = [self.plateau_edge(values, name, d, rows) for d in (1, -1)]
+        if any(e is None for e in edges) or edges[0] - edges[1] <= 2:
+            return None
+        return edges[0], edges[1]
 
     def plateau_edge(self, values, name: str, direction: int, rows,
                      guess: int = 0) -> int | None:

@@ -15,7 +15,17 @@ deviation of a normal either side) in whole cycles and a standard error in cycle
     The interval is the run of accepted values; the standard error reported with it is
     its half-width. It follows the model's true (piecewise-linear, integer) response, so
     it is asymmetric where a regime boundary is near; on noise-free data ``S_min`` is 0
-    and only the fitted value passes, so the interval is that one value.
+    and only the fitted value passes, so the interval is that one value (or, where the
+    latency is quantised in a delay, the values that fit exactly). A quantised model's
+    accepted values need not be one run: before a side ends, a walk that is refused
+    tries :data:`PROFILE_LOOKAHEAD` values past the refusal (2, 3, 5 and 9 cycles out)
+    where some delay is on a plateau, and goes on from the first accepted, so the
+    interval is the **hull** of the accepted values and may hold a gap of values that
+    fit worse (pipeline-over-link's second recovery truth: header bytes 31..34 and
+    37..55 meet the data exactly, 35 and 36 do not, and 28 only with other partners'
+    values, so a probe refused from the last accepted point is refitted from the fit
+    too; the interval is 17..65). Where no delay is on a plateau the look-ahead is
+    skipped: it costs up to eight refits a side.
 ``bootstrap``
     Refit on ``resamples`` resamples of the measured rows (with replacement, seeded), from
     the fit; the interval is the 15.87–84.13 percentile range of the refitted values and
@@ -32,9 +42,9 @@ Why profile by default, measured by ``benchmarks/lpn_calibrate_uncertainty.py`` 
 pipeline with perturbed delays, 12 streams, 1 % normal noise on each latency, 20 data
 sets, true values known): the profile's intervals held the true value in 85 % of cases
 (nominal 68 %; whole-cycle intervals cannot be narrower than one value) with a mean
-width of 0.81 cycles, for 2,751 simulations per data set (6.9x the fit's time; the
+width of 0.81 cycles, for 2,752 simulations per data set (7.2x the fit's time; the
 profile runs the fit's neighbourhood search before it ends an interval, issue 35); the
-bootstrap's 82 %, 0.85 cycles, for 2,588 (7.8x); the linear one's 88 % but 1.60 cycles
+bootstrap's 82 %, 0.85 cycles, for 2,588 (6.2x); the linear one's 88 % but 1.60 cycles
 wide, and on the JPEG decoder's RTL data it calls ``header_base`` 49 ± 85 cycles where
 whole values of the per-byte cost leave 49..50 (it treats the delays as real numbers).
 Parameters the data cannot identify (no input sensitive to them, or confounded with
@@ -54,6 +64,7 @@ from ..parameters import Estimate   # the uncertainty part of a Parameter
 
 CONFIDENCE = 0.6827             # one standard deviation of a normal, either side
 PROFILE_MAX_STEPS = 200         # cycles walked each way before an interval is called open
+PROFILE_LOOKAHEAD = 4           # values tried past a refused one before an interval ends
 BOOTSTRAP_RESAMPLES = 100
 BOOTSTRAP_SEED = 0
 METHODS = ("profile", "bootstrap", "linear")
@@ -121,26 +132,61 @@ def profile_walk(fitter, values, names, rows, name: str, direction: int, limit: 
                  steps: int = PROFILE_MAX_STEPS) -> tuple[int, bool]:
     """One side of ``name``'s profile: walk it from ``values`` one cycle at a time in
     ``direction``, refitting the other ``names``, while the cost stays within
-    ``limit``; the last value accepted, and whether ``steps`` ran out first (open)."""
-    spec, others = fitter.spec[name], [n for n in names if n != name]
+    ``limit``. Where a value is refused and some delay is on a plateau at the last
+    accepted point (:meth:`Fitter.plateau`: the model is quantised there, and its
+    profile can have gaps), :data:`PROFILE_LOOKAHEAD` values past it are tried
+    (:func:`lookahead`; refitted by descent and plateau moves, from the last accepted
+    point, then from ``values``) before the walk ends;
+    it goes on from the first accepted, so the interval is the hull of the accepted
+    values, the gap's inside it. The last value accepted, at most ``steps`` cycles
+    out, and whether the walk reached that far (open)."""
+    others = [n for n in names if n != name]
     current, end = dict(values), values[name]
-    for _ in range(steps):
-        v = end + direction
-        if not fitter.within(name, v):
+    last = values[name] + direction * steps
+    while end != last:
+        for k, v in enumerate(lookahead(end, direction, last)):
+            if not fitter.within(name, v):
+                return end, False
+            if k == 1 and not any(fitter.plateau(current, n, rows) for n in names):
+                return end, False   # every delay moves a latency each cycle: no gap to cross
+            moved = refit_at(fitter, current, name, v, others, rows, limit, search=k == 0)
+            if k > 0 and fitter.cost(moved, rows) > limit:
+                # past a gap the run that fits may be another family of the partners'
+                # values: refit from the fit as well
+                moved = refit_at(fitter, values, name, v, others, rows, limit, search=False)
+            if fitter.cost(moved, rows) <= limit:
+                current, end = moved, v
+                break
+        else:
             return end, False
-        accepted = current
-        current = fitter.fit({**current, name: v}, others, rows)
-        if fitter.cost(current, rows) > limit and others:
-            # before calling it the end, the neighbourhood search, then moves along a
-            # partner's plateau: descent alone stops on a plateau of a quantised partner,
-            # e.g. header bytes that must grow with the bytes per cycle (issue 35)
-            current = fitter.search(current, others, rows)
-            if fitter.cost(current, rows) > limit:
-                current = fitter.along_plateaus(accepted, name, v, others, rows, limit)
-        if fitter.cost(current, rows) > limit:
-            return end, False
-        end = v
     return end, True
+
+
+def lookahead(end: int, direction: int, last: int) -> list[int]:
+    """The values a profile walk tries after ``end``: the next one, then
+    :data:`PROFILE_LOOKAHEAD` past it at geometric offsets (2, 3, 5, 9 cycles out),
+    none beyond ``last`` (the farthest tried is ``last`` itself where an offset would
+    pass it). The profile of a quantised model has gaps: on pipeline-over-link's second
+    recovery truth, header bytes 37..55 and 28..34 fit exactly and 35, 36 do not."""
+    reach = abs(last - end)
+    offsets = sorted({min(k, reach) for k in [1] + [1 + 2 ** j for j in
+                                                    range(PROFILE_LOOKAHEAD)]})
+    return [end + direction * k for k in offsets]
+
+
+def refit_at(fitter, values, name: str, v: int, others, rows, limit: float,
+             search: bool = True) -> dict:
+    """``values`` with ``name`` set to ``v`` and ``others`` refitted: descent, then (where
+    the cost is above ``limit``) the neighbourhood search, then moves along a partner's
+    plateau: descent alone stops on a plateau of a quantised partner, e.g. header bytes
+    that must grow with the bytes per cycle (issue 35)."""
+    current = fitter.fit({**values, name: v}, others, rows)
+    if fitter.cost(current, rows) > limit and others:
+        if search:
+            current = fitter.search(current, others, rows)
+        if fitter.cost(current, rows) > limit:
+            current = fitter.along_plateaus(values, name, v, others, rows, limit)
+    return current
 
 
 def bootstrap(fitter, values, names, rows, live, resamples: int = BOOTSTRAP_RESAMPLES,
