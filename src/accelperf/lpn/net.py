@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from ..errors import ModelError
+from .declared import NOTHING, Declared
 from .expr import Expr, TraceError, counted_places, tokens_needed, trace
 from .params import Parameter, declared_value
 
@@ -154,6 +155,7 @@ class Model:
     ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
     input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
     input_format: str = ""             # what Ψ takes, in words
+    declared: Declared = field(repr=False, compare=False, default=NOTHING)  # for analyses
     parameters: tuple[Parameter, ...] = ()   # named delays (net.parameter), as built
 
     def parameter(self, name: str) -> Parameter:
@@ -375,6 +377,7 @@ class Net:
         self.ticks_per_cycle = ticks_per_cycle
         self.input_format = input_format      # what --input takes, in words (lpn list)
         self.input_reader = None
+        self.declared = NOTHING               # what the analyses need (accelperf.lpn.declared)
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
         self._initial: dict[str, list] = {}
@@ -559,7 +562,7 @@ class Net:
         model = Model(self.name, tuple(places.values()), transitions,
                       None if start_name is None else index[start_name], index[done_name],
                       initial, self.tokens_from_input, self.default_input, self.description,
-                      self.ticks_per_cycle, self.input_reader, self.input_format,
+                      self.ticks_per_cycle, self.input_reader, self.input_format, self.declared,
                       tuple(self._parameters.values()))
         from .analysis.check import warn_findings   # the cheap checks of `lpn check`
         warn_findings(model)
