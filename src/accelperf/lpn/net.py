@@ -218,21 +218,31 @@ class Model:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
                                    f"no start place")
                 produced = {self.places[self.start].name: produced}
-            made = 0
-            for place_name, given in produced.items():
-                pid = self.place_id(place_name)
-                converted = _token_tuples(self.places[pid].token_type, given, place_name)
-                if isinstance(converted, TokenArray) and not tokens.get(pid):
-                    tokens[pid] = converted           # kept whole for the compiled engine
-                else:
-                    tokens.setdefault(pid, [])
-                    if isinstance(tokens[pid], TokenArray):
-                        tokens[pid] = list(tokens[pid])
-                    tokens[pid].extend(converted)
-                made += len(converted)
+            tokens = self.with_tokens(produced).tokens
+            made = sum(map(len, tokens.values())) - sum(map(len, self.initial.values()))
             if not made:
                 raise NetError(f"--input = {_short(user_input)} is invalid for model "
                                f"{self.name!r}: it gives no tokens, so nothing would run")
+        return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
+                                   for p, ts in tokens.items()})
+
+    def with_tokens(self, given: dict) -> "Marking":
+        """The one rule every initial marking is built by: the net's own initial tokens,
+        then ``given`` ({place name: tokens}, in that order; a token is a dict of exactly
+        its type's properties or a tuple of them, all integers, or a place's tokens a
+        NumPy array), checked in bulk. :meth:`marking` passes Ψ's tokens; the analyses
+        pass the tokens of an input space's sample."""
+        tokens = {p: list(ts) for p, ts in self.initial.items()}
+        for place_name, toks in given.items():
+            pid = self.place_id(place_name)
+            converted = _token_tuples(self.places[pid].token_type, toks, place_name)
+            if isinstance(converted, TokenArray) and not tokens.get(pid):
+                tokens[pid] = converted           # kept whole for the compiled engine
+            else:
+                tokens.setdefault(pid, [])
+                if isinstance(tokens[pid], TokenArray):
+                    tokens[pid] = list(tokens[pid])
+                tokens[pid].extend(converted)
         return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
                                    for p, ts in tokens.items()})
 
