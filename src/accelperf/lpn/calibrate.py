@@ -64,7 +64,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ModelError, invalid
-from .analysis.accuracy import ErrorSummary
+from .analysis.interfaces.accuracy import ErrorSummary
 from .coverage import Coverage, coverage_of
 from .fitter import STARTS, Fitter
 from .identify import Identification, identify

@@ -15,7 +15,7 @@ import inspect
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from .adapters import ADAPTERS
+from ..adapters import ADAPTERS
 from .token_stream import StreamInterface, stream_latency
 
 

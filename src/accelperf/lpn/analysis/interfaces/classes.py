@@ -14,9 +14,9 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
-from ..net import Marking, Model
+from ...net import Marking, Model
 from .solver import Solver
-from .space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
+from ..space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer, StreamValueError
 
 

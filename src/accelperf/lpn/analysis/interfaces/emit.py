@@ -25,8 +25,8 @@ import textwrap
 
 import sympy
 
-from ..expr import parameter_name
-from .adapters import ADAPTERS
+from ...expr import parameter_name
+from ..adapters import ADAPTERS
 from .critical import ASSUMPTION
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .handover import handover
@@ -34,7 +34,7 @@ from .module_text import API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, rotation_sourc
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .steady import ASSUMPTION as STEADY_ASSUMPTION
-from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
+from ..space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
 
 
@@ -289,7 +289,7 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
     plain (§4.2's max), None (issue 23 item 1) the more accurate of the two against
     simulation on every type's sampled inputs (:func:`.accuracy.choose_form`: one form
     for all types, the lower mean error), its two errors written into the docstring."""
-    from .adapters import SPLITTERS
+    from ..adapters import SPLITTERS
     splitter = SPLITTERS.get(model.name) if split else None
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
     per_unit = "" if splitter is None else "\n" + textwrap.fill(

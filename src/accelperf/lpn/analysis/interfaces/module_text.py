@@ -11,7 +11,7 @@ import inspect
 import re
 import textwrap
 
-from .adapters import ROTATIONS
+from ..adapters import ROTATIONS
 
 RUNS_SOURCE = '''
 def _runs(stream, gaps, period, first, ahead):
