@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import NoReturn
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ModelError(ValueError):
@@ -10,7 +13,38 @@ class ModelError(ValueError):
 
     The message names the parameter, the value given and what is allowed, so the
     command line can print it as one line and a notebook user knows what to fix.
+
+    ``field`` is the name the message starts with, when it starts with one: the model's
+    own name for the value (``input``, ``space``, ``kernel``), never a command-line flag.
+    The command line, which alone knows which flag the user typed for a field, rewrites
+    that leading name (and a field named in backticks inside the text) into the flag
+    before it prints the message (``accelperf.cli.flags``).
     """
+
+    field: str | None = None
+
+    def __init__(self, *args, field: str | None = None):
+        super().__init__(*args)
+        if field is not None:
+            self.field = field      # in __dict__, so it survives pickling to a worker
+
+    def embedded(self) -> str:
+        """The message with the name of its leading field in backticks, for a message that
+        quotes this one (``INPUT = '[63]' is invalid for `check`: `input`[0] = ...``):
+        the command line then says the flag of the inner field as well."""
+        text = str(self)
+        name = leading_field(text, self.field)
+        return text if name is None else f"`{name}`{text[len(name):]}"
+
+
+def leading_field(text: str, field: str | None) -> str | None:
+    """The name that ``text`` starts with when it starts with ``field``: ``input`` for
+    ``input[3] (bytes) = 0 is invalid`` and the field ``input[3] (bytes)``; None when it
+    does not (``inputs = 0`` does not start with the field ``input``)."""
+    name, lead = _NAME.match(field or ""), _NAME.match(text)
+    if name and lead and text.startswith(field) and lead.end() == name.end():
+        return name.group()
+    return None
 
 
 class FormatNote(UserWarning):
@@ -29,4 +63,4 @@ def invalid(name: str, value: object, allowed: str) -> NoReturn:
     The refusal is the whole message: an exception being handled when it is raised (a
     ``float()`` that failed) stays in ``__context__`` for a debugger but is not printed.
     """
-    raise ModelError(f"{name} = {value!r} is invalid: {allowed}") from None
+    raise ModelError(f"{name} = {value!r} is invalid: {allowed}", field=name) from None

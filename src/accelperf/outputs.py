@@ -54,7 +54,7 @@ class OutputLock:
     it; a lock file whose process is gone is taken over, with a one-line note on stderr.
     """
 
-    def __init__(self, path: Path, option: str = "--out", note=None):
+    def __init__(self, path: Path, option: str = "out", note=None):
         self.path, self.option = Path(path), option
         self.lock = lock_path(self.path)
         self.note = note or (lambda text: print(text, file=sys.stderr))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -15,6 +13,7 @@ import rich.console
 from rich.measure import Measurement
 
 from ..errors import ModelError, invalid
+from ..parameters import FILE_FIELD, ParamsFile, nearest, read_params_file  # noqa: F401
 from ..units import (REAL_SIZES, format_crossing, format_size, parse_frequency, parse_size,
                      powers_of_two)
 
@@ -43,7 +42,8 @@ console = Console()
 # ---------------------------------------------------------------------- strict commands
 class StrictCommand(click.Command):
     """A command that refuses an option given twice (click would keep the last value and
-    drop the others without a word). Options declared ``multiple=True`` may repeat."""
+    drop the others without a word). Options declared ``multiple=True`` may repeat. A
+    ModelError from the command's work is said in its flags (:mod:`.flags`)."""
 
     def parse_args(self, ctx, args):
         try:
@@ -61,6 +61,14 @@ class StrictCommand(click.Command):
                                            f"(a repeated option would silently override the "
                                            f"first)", ctx)
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ModelError as exc:       # the model named a field: say the flag typed for it
+            from .flags import rewrite
+            rewrite(exc, ctx.command_path)
+            raise
 
 
 class StrictGroup(click.Group):
@@ -334,83 +342,29 @@ def param_options(func):
                         help="Named delay values, e.g. from `lpn calibrate --out`.")(func)
 
 
-PARAMS_KEYS = ("model", "source", "command")
-PARAMS_TABLES = ("parameters", "coverage")
-
-
-@dataclass(frozen=True)
-class ParamsFile:
-    """A ``--params FILE.toml``, read strictly: the model it names (None when it names
-    none), its ``{name: cycles}`` values and its ``[coverage]`` table (what the calibration
-    inputs covered, written by ``lpn calibrate --out``), handed back untouched."""
-
-    model: str | None
-    values: dict
-    coverage: dict | None
-
-    def __repr__(self) -> str:
-        return (f"ParamsFile(model={self.model!r}, {len(self.values)} values"
-                f"{', coverage' if self.coverage is not None else ''})")
-
-
-def nearest(name: str, choices) -> str:
-    """`` (did you mean X?)`` for the closest of ``choices``, or nothing."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+def with_flag(exc: ModelError, flag: str = "--params") -> ModelError:
+    """The params file's refusal (:mod:`accelperf.parameters` names the file as
+    ``params file``) with the option it came from in its place."""
+    text = str(exc)
+    if text.startswith(FILE_FIELD):
+        return ModelError(flag + text[len(FILE_FIELD):])
+    return exc
 
 
 def load_params_file(path: Path, model_spec: str | None = None) -> ParamsFile:
-    """Read ``path`` strictly: top-level ``model``, ``source``, ``command`` and (the old
-    layout) ``name = integer`` lines; tables ``[parameters]`` and ``[coverage]``. Any other
-    key or table is refused with the nearest valid name, since a misspelled ``[params]``
-    would otherwise run the model at its default delays without a word. With
-    ``model_spec`` (the command's MODEL), a file naming another model is refused and every
-    parameter name is checked against the ones that model declares."""
-    import tomllib
-    text = str(path)
-    if not path.is_file():
-        raise invalid("--params", text, "no such file (give a .toml file of name = value)")
+    """``--params FILE.toml`` read strictly (:func:`accelperf.parameters.read_params_file`);
+    with ``model_spec`` (the command's MODEL), a file naming another model or a parameter
+    that model does not declare is refused (:meth:`~accelperf.parameters.ParamsFile.check`)."""
     try:
-        data = tomllib.loads(path.read_text("utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise invalid("--params", text, f"not valid TOML ({exc})") from None
-    values: dict[str, int] = {}
-    named = [(k, v) for k, v in data.items() if not isinstance(v, dict) and k not in PARAMS_KEYS]
-    for key, value in data.items():
-        if isinstance(value, dict) and key not in PARAMS_TABLES:
-            raise invalid(f"--params {text}: table", f"[{key}]",
-                          f"the tables are [parameters] and [coverage]"
-                          f"{nearest(key, PARAMS_TABLES)}")
-        if not isinstance(value, dict) and key in PARAMS_KEYS and not isinstance(value, str):
-            raise invalid(f"--params {text}: {key}", value, "a string")
-    table = data.get("parameters", {})
-    if not isinstance(table, dict):
-        raise invalid("--params", text, "[parameters] must be a table of name = value")
-    for name, value in [*named, *table.items()]:
-        if isinstance(value, bool) or not isinstance(value, int):
-            hint = "" if name in table else nearest(name, PARAMS_KEYS)
-            if hint:                                  # a misspelled model/source/command
-                raise invalid(f"--params {text}: key", name, f"the top-level keys are "
-                                                             f"{', '.join(PARAMS_KEYS)}{hint}")
-            raise invalid(f"--params {text}: {name}", value, "an integer (cycles)")
-        values[name] = value
-    coverage = data.get("coverage")
-    if model_spec is None:
-        return ParamsFile(data.get("model"), values, coverage)
-    from ..lpn.loader import load_model
-    model = load_model(model_spec)
-    named_model = data.get("model")
-    if named_model is not None and named_model not in (model_spec, model.name):
-        raise invalid(f"--params {text}: model", named_model,
-                      f"the command's model is {model.name!r}: give a params file of that "
-                      f"model (or remove its model line)")
-    declared = [p.name for p in model.parameters]
-    for name in values:
-        if name not in declared:
-            raise invalid(f"--params {text}: parameter", name,
-                          f"model {model.name!r} declares "
-                          f"{', '.join(declared) or 'no parameters'}{nearest(name, declared)}")
-    return ParamsFile(named_model, values, coverage)
+        read = read_params_file(path)
+        if model_spec is None:
+            return read
+        from ..lpn.loader import load_model
+        model = load_model(model_spec)
+        return read.check(str(path), (model_spec, model.name), model.name,
+                          [p.name for p in model.parameters])
+    except ModelError as exc:
+        raise with_flag(exc) from None
 
 
 def read_params(params_file: Path | None, param_list=(), model_spec: str | None = None
@@ -425,15 +379,3 @@ def read_params(params_file: Path | None, param_list=(), model_spec: str | None 
         name, value = parse_assignment(text)
         values[name] = value
     return values
-
-
-def params_toml(model: str, values: dict[str, int], comment: str = "",
-                notes: dict[str, str] | None = None) -> str:
-    """A parameter file ``--params`` reads back: the model's name and [parameters];
-    ``notes`` ({name: text}) become a comment after that value's line."""
-    notes = notes or {}
-    lines = [f"# {line}" for line in comment.splitlines()]
-    lines += [f'model = "{model}"', "", "[parameters]"]
-    lines += [f"{name} = {value}" + (f"  # {notes[name]}" if name in notes else "")
-              for name, value in values.items()]
-    return "\n".join(lines) + "\n"

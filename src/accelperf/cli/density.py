@@ -14,6 +14,7 @@ from ..report import dump_json
 from ..units import format_size
 from .app import cli
 from .common import POSITIVE, RealType, check_output, console, figure_path, progress_run
+from .flags import said
 
 
 @cli.group()
@@ -65,7 +66,8 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
         save_figure(density_figure(result), out)
         click.echo(f"wrote {out}", err=True)
     if as_json:
-        click.echo(dump_json(result.to_dict()))
+        click.echo(dump_json(dict(result.to_dict(),
+                                  warnings=[said(w) for w in result.warnings])))
         return
     table = Table(title=escape(f"{alg.name} ({alg.formula}) on {result.hierarchy.name}"))
     for col in ("layer", "μ", "β (B/s)", "λ (s)", "ρ(μ) (1/B)", "σ (1/s)", "βλ/μ"):
@@ -89,7 +91,7 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
                  f"[bold]{result.limited_by}-bound[/bold] by a factor {result.margin:.3g}")
     console.print(line)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+        console.print(f"[yellow]warning:[/yellow] {escape(said(warning))}")
 
 
 @density.command("probe")

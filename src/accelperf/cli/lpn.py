@@ -13,6 +13,7 @@ from ..outputs import write_atomic
 from ..report import dump_json
 from .app import cli
 from .common import FREQUENCY, check_output, console, param_options, read_params
+from .flags import quoted
 from .lpn_batch import note_backend, simulate_batch
 from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
 from .lpn_check import lpn_check
@@ -199,10 +200,10 @@ def _check_inside(module, texts, values, phases):
         try:
             module.latency(x, phases)
         except module.OutsideClasses as exc:
-            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}; give "
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {quoted(exc)}; give "
                              "--space FILE with a space that covers it") from None
         except ValueError as exc:         # the module's Ψ refuses it (a partial MCU)
-            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}") from None
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {quoted(exc)}") from None
 
 
 def _space(model, space_path):

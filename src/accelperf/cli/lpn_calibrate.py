@@ -19,7 +19,7 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from ..outputs import write_atomic
 from .common import StrictCommand, check_output, console, figure_path, nearest, \
-    param_options, params_toml, read_params
+    param_options, read_params
 
 
 def print_parameters(model) -> None:
@@ -100,7 +100,7 @@ def read_measured(path: Path, model) -> list:
             value = load_input(source, model)
             model.marking(value)                            # Ψ accepts it
         except ModelError as exc:
-            raise ModelError(f"--measured {where}: {exc}") from None
+            raise ModelError(f"--measured {where}: {exc.embedded()}") from None
         out.append(Measurement(name, value, whole(cycles)))
     if not out:
         raise invalid("--measured", text, "it holds no rows")
@@ -110,7 +110,7 @@ def read_measured(path: Path, model) -> list:
 def model_builder(model_spec: str, start: dict):
     """A builder(values) of MODEL with ``start`` then ``values`` set."""
     from ..lpn.loader import load_model
-    return lambda values: load_model(model_spec, {**start, **values}, "--params")
+    return lambda values: load_model(model_spec, {**start, **values})
 
 
 @click.command("calibrate", cls=StrictCommand)
@@ -147,8 +147,8 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, starts, o
     from ..lpn.calibrate import calibrate
     from ..lpn.loader import load_model
     check_output(out, "--out", (".toml",))
-    start = read_params(params_file, param_list, model_spec)
-    model = load_model(model_spec, start, "--params")
+    start = read_params(params_file, param_list, model_spec)   # a file's names are checked:
+    model = load_model(model_spec, start)       # an unknown name left came from --param
     fit = None if fit_names is None else fit_list(fit_names, model)
     rows = read_measured(measured, model)
     result = calibrate(model_builder(model_spec, start), rows, fit=fit, folds=folds,
@@ -176,7 +176,7 @@ def _params_file(result, command: str) -> str:
                         f"{result.after.max:.3%} over {len(result.rows)} inputs" +
                ("" if cv is None else f"; cross-validated mean {cv.mean:.3%}, max "
                                       f"{cv.max:.3%}")]
-    text = params_toml(result.model, result.values(), "\n".join(header), result.notes())
+    text = result.params.dumps(result.model, "\n".join(header))
     if result.coverage is None:
         return text
     table = result.coverage.to_table()
@@ -284,7 +284,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
         raise ModelError("--trace and --transition go together: the hardware's events and "
                          "the transition that models the unit they come from")
     values = read_params(params_file, param_list, model_spec)
-    model = load_model(model_spec, values, "--params")
+    model = load_model(model_spec, values)      # as in lpn_calibrate: from --param
     if transition is not None and transition not in [t.name for t in model.transitions]:
         raise invalid("--transition", transition, f"model {model.name!r} has "
                       f"{', '.join(t.name for t in model.transitions)}")

@@ -14,6 +14,7 @@ from ..errors import ModelError
 from ..outputs import write_atomic
 from ..report import dump_json
 from .common import console, progress_run
+from .flags import quoted
 
 
 def check_input(text, load_input):
@@ -83,7 +84,7 @@ def _check(model, module, iface, values, inputs, tolerance, as_json):
         try:
             module.latency(x)
         except (module.OutsideClasses, ValueError) as exc:
-            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}") from None
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {quoted(exc)}") from None
     acc = progress_run(len(values), "simulating", lambda advance: check(
         model, module, values, advance=advance))
     terms = [module.terms(x) for x in values]

@@ -251,7 +251,7 @@ class DensityBound:
             out.append("no layer limits the rate: every layer is unbounded (infinite "
                        "bandwidth, no latency), so the bound is infinite"
                        + ("" if self.compute_ceiling is not None else
-                          "; give --compute-ceiling for a finite answer"))
+                          "; give `compute_ceiling` for a finite answer"))
         elif self.bound == 0:
             why = next(r for r in self.layers if r.sigma == 0)
             out.append(f"the bound is 0: layer {why.name!r} lets no computation through ("

@@ -34,8 +34,8 @@ class LogcaPanel:
 
     def __post_init__(self):
         if not self.models:
-            raise ModelError("no LogCA model to explore: give --preset/--kernel or --L --o "
-                             "--C --A")
+            raise ModelError("models = () is invalid: no LogCA model to explore, give at "
+                             "least one", field="models")
         if not (0 < self.lo < self.hi):
             raise invalid("granularity range", f"{self.lo:g}..{self.hi:g}",
                           "need 0 < from < to (bytes)")

@@ -121,8 +121,8 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
     parameters than a fold has sizes."""
     k = folds or min(d.n, 12)
     if k > d.n or k < 2:
-        raise ModelError(f"--cv = {folds} is invalid: between 2 and the number of sizes "
-                         f"({d.n})")
+        raise ModelError(f"folds = {folds} is invalid: between 2 and the number of sizes "
+                         f"({d.n})", field="folds")
     usable, layer_notes = supported_layers(layers, d.g)
     has_echo = d.echo is not None
     pool = [t for t in TERMS if not (t == "per-byte-latency" and has_echo)] + \

@@ -67,19 +67,19 @@ def parse_target(text: str) -> Target:
     """``"g1<=1KiB"``, ``"g_half<=8KiB"``, ``"speedup(64KiB)>=5"`` → :class:`Target`."""
     match = _TARGET.match(str(text))
     if not match:
-        raise invalid("--target", text, "expected METRIC OP VALUE with METRIC one of g1, "
-                                        "g_half, g_A or speedup(SIZE) and OP one of <=, >=, <, >,"
-                                        " e.g. 'g1<=1KiB' or 'speedup(64KiB)>=5'")
+        raise invalid("target", text, "expected METRIC OP VALUE with METRIC one of g1, "
+                                      "g_half, g_A or speedup(SIZE) and OP one of <=, >=, <, >,"
+                                      " e.g. 'g1<=1KiB' or 'speedup(64KiB)>=5'")
     metric, at_text, op, value_text = match.groups()
     if metric.startswith("speedup"):
-        at = parse_size(at_text, name="--target speedup(SIZE)")
+        at = parse_size(at_text, name="target speedup(SIZE)")
         try:
             value = float(value_text)
         except ValueError:
-            raise invalid("--target", text, f"{value_text!r} is not a speedup (a number > 0)") \
+            raise invalid("target", text, f"{value_text!r} is not a speedup (a number > 0)") \
                 from None
         if not (math.isfinite(value) and value > 0):
-            raise invalid("--target", text, "the speedup must be a finite number > 0")
+            raise invalid("target", text, "the speedup must be a finite number > 0")
         return Target("speedup", op, value, at, str(text).strip())
     metric = {"g_A/2": "g_half", "g_a/2": "g_half"}.get(metric, metric)
     return Target(metric, op, parse_size(value_text, name="--target size"), None,
@@ -308,11 +308,11 @@ def feasibility_curve(model: LogCA, target: Target | str, x_parameter: str,
     """The boundary of the feasible region in the (x, y) plane: x over ``current / spread``
     .. ``current · spread`` (log-spaced), y solved exactly at each x."""
     target = parse_target(target) if isinstance(target, str) else target
-    for name, p in (("--pair", x_parameter), ("--pair", y_parameter)):
+    for name, p in (("x_parameter", x_parameter), ("y_parameter", y_parameter)):
         if p not in DESIGN_PARAMETERS:
             raise invalid(name, p, "parameters are L, o, C and A")
     if x_parameter == y_parameter:
-        raise invalid("--pair", f"{x_parameter},{y_parameter}", "give two different parameters")
+        raise invalid("pair", f"{x_parameter},{y_parameter}", "give two different parameters")
     x_now = getattr(model, x_parameter)
     x_scale = x_now if x_now > 0 else max(model.o + model.L, 1.0)
     xs = np.geomspace(x_scale / spread, x_scale * spread, points)
@@ -453,9 +453,10 @@ def hierarchical_feasibility(model, target: Target | str, x_parameter: str, y_pa
     names = model.tunable()
     for p in (x_parameter, y_parameter):
         if p not in names:
-            raise invalid("--pair", p, f"parameters are {', '.join(names)}")
+            raise invalid("x_parameter" if p == x_parameter else "y_parameter", p,
+                          f"parameters are {', '.join(names)}")
     if x_parameter == y_parameter:
-        raise invalid("--pair", f"{x_parameter},{y_parameter}", "give two different parameters")
+        raise invalid("pair", f"{x_parameter},{y_parameter}", "give two different parameters")
     centre = _to_search(x_parameter, model.value_of(x_parameter))
     xs = np.array([_from_search(x_parameter, u) for u in
                    np.linspace(centre - math.log(spread), centre + math.log(spread), points)])

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..errors import ModelError
+from ..parameters import Parameter, Parameters
 from ..units import format_size
 from ..validate import real_number
 from .fitchecks import tail_warnings
@@ -41,25 +42,9 @@ from .model import MAGNITUDE, LogCA
 MIN_POINTS = 6
 
 
-@dataclass(frozen=True)
-class FittedParameter:
-    """One fitted quantity, styled on lmfit's Parameter."""
-
-    name: str
-    value: float
-    stderr: float | None
-    vary: bool = True
-    bounds: tuple[float, float] = (0.0, math.inf)
-    note: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"value": self.value, "stderr": self.stderr, "vary": self.vary,
-                "bounds": list(self.bounds), "note": self.note}
-
-    def __repr__(self) -> str:
-        err = "" if self.stderr is None else f" ± {self.stderr:.3g}"
-        fixed = "" if self.vary else " (fixed)"
-        return f"<{self.name} = {self.value:.6g}{err}{fixed}>"
+# A fitted quantity is the one parameter type (accelperf.parameters, styled on lmfit's):
+# name, value, stderr, vary, bounds, note; the name stays for the fits that import it.
+FittedParameter = Parameter
 
 
 @dataclass(frozen=True)
@@ -97,7 +82,7 @@ class SpeedupErrors:
 @dataclass(frozen=True)
 class FitResult(SpeedupErrors):
     model: LogCA
-    parameters: dict
+    parameters: Parameters                  # L, o, C, A, beta by name
     granularity: np.ndarray = field(repr=False)
     speedup_measured: np.ndarray = field(repr=False)
     speedup_model: np.ndarray = field(repr=False)
@@ -295,7 +280,7 @@ def prepare_data(granularity, t_host, t_accel, t_echo, lo, hi) -> FitData:
     lo = 0.0 if lo is None else real_number("from", lo, positive=True)
     hi = math.inf if hi is None else real_number("to", hi, positive=True)
     if lo >= hi:
-        raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
+        raise ModelError(f"`from` = {lo:g} B and `to` = {hi:g} B are invalid: need from < to")
     keep = (g >= lo) & (g <= hi)
     excluded = tuple(float(x) for x in g[~keep])
     g, t0, t1 = g[keep], t0[keep], t1[keep]
@@ -463,7 +448,7 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
               + (" (chosen by AIC)" if latency == "auto" else "")
               + (f"; fitted on {format_size(d.g[0])}..{format_size(d.g[-1])}, "
                  f"{len(d.excluded)} granularities left out" if d.excluded else ""))
-    return FitResult(model, params, d.g, s_meas, s_model, g1, g_half, tuple(warnings), method,
+    return FitResult(model, Parameters(params.values()), d.g, s_meas, s_model, g1, g_half, tuple(warnings), method,
                      c0_param, d.excluded)
 
 

@@ -98,6 +98,6 @@ def alternate_split(n: int) -> tuple[np.ndarray, np.ndarray]:
 def fold_indices(n: int, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """k interleaved (training, held-out) index pairs of n sizes; k = n leaves one out."""
     if not 2 <= k <= n:
-        raise invalid("--cv", k, f"between 2 and the number of sizes ({n})")
+        raise invalid("folds", k, f"between 2 and the number of sizes ({n})")
     idx = np.arange(n)
     return [(idx[idx % k != f], idx[idx % k == f]) for f in range(k)]

@@ -279,7 +279,7 @@ def fit_from_latency(latency_at: Callable[[float], float], sizes: Sequence[float
     if not fits:
         raise ModelError("the simulated times leave no compute term (1/A = 0 with either "
                          "latency kind): T1 is all offload cost, so A is not identified; "
-                         "check --host-C, --host-beta and the model")
+                         "check `host_C`, `host_beta` and the model")
     if echo is not None:
         kind = "dependent" if dependent else "independent"
         if kind not in fits:

@@ -20,14 +20,14 @@ def parse_change(text: str) -> tuple[str, str, str]:
     """``"o=435"`` → ("o", "", "435"); ``"A=*2"`` multiplies, ``"L=/10"`` divides."""
     match = _CHANGE.match(str(text))
     if not match:
-        raise invalid("--set", text, "expected NAME=VALUE, NAME=*FACTOR or NAME=/FACTOR, "
-                                     "with NAME one of L, o, C, A, beta, latency")
+        raise invalid("changes", text, "expected NAME=VALUE, NAME=*FACTOR or NAME=/FACTOR, "
+                                       "with NAME one of L, o, C, A, beta, latency")
     name, op, value = match.groups()
     op = "*" if op == "x" else op
     if name not in NUMERIC + ("latency",):
-        raise invalid("--set", text, "NAME must be one of L, o, C, A, beta, latency")
+        raise invalid("changes", text, "NAME must be one of L, o, C, A, beta, latency")
     if name == "latency" and op:
-        raise invalid("--set", text, "latency takes 'independent' or 'dependent'")
+        raise invalid("changes", text, "latency takes 'independent' or 'dependent'")
     return name, op, value
 
 
@@ -42,14 +42,15 @@ def apply_changes(model: LogCA, changes) -> tuple[LogCA, dict]:
         try:
             number = float(value)
         except ValueError:
-            raise invalid("--set", text, f"{value!r} is not a number") from None
+            raise invalid("changes", text, f"{value!r} is not a number") from None
         current = updates.get(name, getattr(model, name))
         if op and (not np.isfinite(number) or number <= 0):
-            raise invalid("--set", text, "a factor must be a finite number > 0")
+            raise invalid("changes", text, "a factor must be a finite number > 0")
         updates[name] = current * number if op == "*" else current / number if op == "/" \
             else number
     if not updates:
-        raise ModelError("--set is missing: give at least one change, e.g. --set o=435")
+        raise ModelError("changes is missing: give at least one change, e.g. 'o=435'",
+                         field="changes")
     after = model.with_parameters(**updates, name=f"{model.label} (what-if)")
     return after, updates
 

@@ -183,7 +183,7 @@ def _cluster_task(spec, task, backend: str, limits: dict, by_name: bool) -> list
 SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 
 
-def check_scheduler(address, timeout: float = 3.0, option: str = "--scheduler") -> None:
+def check_scheduler(address, timeout: float = 3.0) -> None:
     """Refuse a Dask scheduler address before anything is written: its form
     (``[tcp://]host:port``), Dask being installed, and (for a network address) a TCP
     connection within ``timeout`` seconds. A ``distributed.Client`` passes as it is."""
@@ -194,25 +194,26 @@ def check_scheduler(address, timeout: float = 3.0, option: str = "--scheduler") 
     if not sep:
         scheme, rest = "tcp", address
     if scheme not in SCHEMES:
-        raise invalid(option, address, f"an address such as tcp://host:8786 (the protocol "
-                                       f"is one of {', '.join(SCHEMES)})")
+        raise invalid("scheduler", address, f"an address such as tcp://host:8786 (the protocol "
+                                            f"is one of {', '.join(SCHEMES)})")
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise invalid(option, address, "it needs Dask: pip install 'accelperf[dask]'") from None
+        raise invalid("scheduler", address,
+                      "it needs Dask: pip install 'accelperf[dask]'") from None
     if scheme in ("inproc", "ucx"):
         return
     host, colon, port_text = rest.rstrip("/").rpartition(":")
     host = host.strip("[]")
     if not colon or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise invalid(option, address, "an address such as tcp://host:8786 (a host, then a "
-                                       "port 1..65535)")
+        raise invalid("scheduler", address, "an address such as tcp://host:8786 (a host, then "
+                                            "a port 1..65535)")
     try:
         socket.create_connection((host, int(port_text)), timeout=timeout).close()
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        raise invalid(option, address, f"no scheduler answers there ({why}): start one "
-                                       f"(dask scheduler) or fix the address") from None
+        raise invalid("scheduler", address, f"no scheduler answers there ({why}): start "
+                                            f"one (dask scheduler) or fix the address") from None
 
 
 def check_workers(workers) -> None:
@@ -385,13 +386,14 @@ class BatchRun:
             from distributed import wait as first_of
             from distributed.client import FutureCancelledError, FuturesCancelledError
         except ImportError:
-            raise ModelError("--scheduler needs Dask: pip install 'accelperf[dask]'") from None
+            raise ModelError("scheduler needs Dask: pip install 'accelperf[dask]'",
+                             field="scheduler") from None
         own = not isinstance(self.scheduler, Client)
         try:
             client = Client(self.scheduler, timeout="10s") if own else self.scheduler
         except OSError as exc:
             raise ModelError(f"scheduler = {self.scheduler!r} is invalid: cannot connect "
-                             f"({one_line(exc)})") from None
+                             f"({one_line(exc)})", field="scheduler") from None
         self.where = str(client.scheduler.address)
         self.workers = len(client.scheduler_info().get("workers", {})) or 1
         gone = (FutureCancelledError, FuturesCancelledError, OSError, TimeoutError)
@@ -431,7 +433,7 @@ class BatchRun:
             def went_away(exc):
                 raise ModelError(f"scheduler {self.where} went away after {finished} rows "
                                  f"({type(exc).__name__}): the rows written so far are "
-                                 f"kept; start the cluster again and run with --resume")
+                                 f"kept; start the cluster again and run with `resume`")
 
             def finished_futures():
                 # Each future as it finishes; a cluster seen without a worker for
@@ -457,7 +459,7 @@ class BatchRun:
                             f"scheduler {self.where} has had no worker for "
                             f"{WORKERLESS_SECONDS:.0f} s with {len(running)} task(s) "
                             f"pending: the rows written so far are kept; start workers "
-                            f"and run with --resume")
+                            f"and run with `resume`")
 
             fill()
             finished = 0
@@ -513,7 +515,7 @@ def simulate_many(model, inputs, *, backend: str = "python", workers: int | None
     items = named_inputs(inputs)
     check_workers(workers)
     if scheduler is not None:
-        check_scheduler(scheduler, option="scheduler")
+        check_scheduler(scheduler)
     if not items:
         raise ModelError("inputs = [] is invalid: give at least one input")
     run = BatchRun(model, items, backend=backend, scheduler=scheduler, limits=limits,

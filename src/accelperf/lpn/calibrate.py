@@ -64,12 +64,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import ModelError, invalid
+from ..parameters import Parameter, Parameters
 from .analysis.interfaces.accuracy import ErrorSummary
 from .coverage import Coverage, coverage_of
 from .fitter import STARTS, Fitter
 from .identify import Identification, identify
 from .trace_align import TraceAlignment, align_trace  # noqa: F401  (re-exported)
-from .uncertainty import Estimate, check_method, estimate, quiet_numpy, widen
+from .uncertainty import check_method, estimate, quiet_numpy, widen
 
 SPREAD_FACTOR = 10         # refuse a best fit this many times the duplicates' spread off
 UNFIT_FLOOR = 0.01         # ... but never below 1 % (identical duplicates)
@@ -106,32 +107,10 @@ class InputError:
                f"{self.error:+.2%})"
 
 
-@dataclass(frozen=True)
-class FittedParameter:
-    name: str
-    default: int
-    start: int
-    fitted: int
-    uncertainty: Estimate | None = None   # None when the data cannot say
-    fitted_here: bool = True              # False: held at its start value (not in --fit)
-    identified: bool = True               # False: the data do not determine it
-
-    @property
-    def stderr(self) -> float | None:
-        """Standard error in cycles (by the calibration's uncertainty method)."""
-        return None if self.uncertainty is None else self.uncertainty.stderr
-
-    @property
-    def interval(self) -> tuple[int, int] | None:
-        """The 68.27 % interval in whole cycles."""
-        u = self.uncertainty
-        return None if u is None else (u.low, u.high)
-
-    def __repr__(self) -> str:
-        u = self.uncertainty
-        err = "" if u is None else f" ± {u.stderr:.3g} [{u.low}, {u.high}]"
-        mark = "" if self.identified else ", not identified"
-        return f"FittedParameter({self.name}: {self.default} → {self.fitted}{err}{mark})"
+# A calibrated delay is the one parameter type (accelperf.parameters): ``value`` (also
+# ``fitted``), ``default``, ``start``, ``vary`` (``fitted_here``: False when held at its
+# start, not in --fit), ``identified``, and its uncertainty in ``stderr``/``interval``.
+FittedParameter = Parameter
 
 
 @dataclass(frozen=True)
@@ -175,6 +154,13 @@ class Calibration:
 
     def values(self) -> dict[str, int]:
         return {p.name: p.fitted for p in self.parameters}
+
+    @property
+    def params(self) -> Parameters:
+        """The fitted values as :class:`~accelperf.parameters.Parameters`, each
+        unidentified one with its :meth:`notes` line (what ``--out`` writes)."""
+        notes = self.notes()
+        return Parameters(replace(p, note=notes.get(p.name)) for p in self.parameters)
 
     def worst(self, n: int = 5) -> list[InputError]:
         return sorted(self.rows, key=lambda r: -abs(r.error))[:n]
@@ -232,15 +218,15 @@ class Calibration:
 def check_measurements(measurements, n_fit: int) -> None:
     """Refuse data a fit cannot use, before any simulation."""
     if not measurements:
-        raise ModelError("--measured holds no rows: give one row per measured input")
+        raise ModelError("`measured` holds no rows: give one row per measured input")
     for m in measurements:
         if isinstance(m.cycles, bool) or not isinstance(m.cycles, (int, float)) or \
                 not math.isfinite(m.cycles) or m.cycles <= 0:
             raise invalid(f"cycles of row {m.name!r}", m.cycles, "a number of cycles > 0")
     if len(measurements) < n_fit:
-        raise ModelError(f"--measured has {len(measurements)} row(s) for {n_fit} parameters "
+        raise ModelError(f"`measured` has {len(measurements)} row(s) for {n_fit} parameters "
                          f"to fit: give at least as many measured inputs as parameters "
-                         f"(or fewer parameters with --fit)")
+                         f"(or fewer parameters with `fit`)")
 
 
 def whole(cycles) -> int | float:
@@ -290,20 +276,20 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     names = list(spec) if fit is None else list(fit)
     for n in names:
         if n not in spec:
-            raise invalid("--fit", n, f"model declares {', '.join(spec) or 'no parameters'}")
+            raise invalid("fit", n, f"model declares {', '.join(spec) or 'no parameters'}")
     if not names:
-        raise ModelError("--fit: nothing to fit (the model declares no parameters)")
+        raise ModelError("`fit`: nothing to fit (the model declares no parameters)")
     check_measurements(measurements, len(names))
     origin = {n: p.value for n, p in spec.items()}
     for n, v in (start or {}).items():
         if n not in spec:
-            raise invalid("--params", n, f"model declares {', '.join(spec)}")
+            raise invalid("params", n, f"model declares {', '.join(spec)}")
         origin[n] = spec[n].check(v)
     every = np.arange(len(measurements))
     with quiet_numpy():
         best = fitter.optimum(origin, names, every, starts)
         values = best.values
-        found = settled(identify(fitter.jacobian(values, names, every), names), values,
+        found = settled(identify(fitter.edge_jacobian(values, names, every), names), values,
                         origin)
         live = [n for n in names if found.identified(n)]
         estimates = widen(fitter, values, live, every,
@@ -346,8 +332,10 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     rows1 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat1))
     with quiet_numpy():
         cv = cross_validate(fitter, origin, names, folds)
-    params = tuple(FittedParameter(n, p.default, origin[n], values[n], estimates.get(n),
-                                   n in names, n not in found.unidentified)
+    params = tuple(Parameter(n, values[n], vary=n in names, bounds=p.bounds,
+                             default=p.default, start=origin[n],
+                             identified=n not in found.unidentified,
+                             integer=True).with_estimate(estimates.get(n))
                    for n, p in spec.items())
     return Calibration(fitter.model_name, params, ErrorSummary.of(r.error for r in rows0),
                        ErrorSummary.of(r.error for r in rows1), cv, rows1, rows0,

@@ -63,7 +63,7 @@ class Coverage:
         def bad(key, value, allowed):
             return invalid(f"{where} {key}", value, allowed)
         if not isinstance(table, dict):
-            raise bad("", table, "a table as lpn calibrate --out writes it")
+            raise bad("", table, "a table as lpn calibrate writes it in a parameter file")
         inputs, share = table.get("inputs"), table.get("share")
         if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
             raise bad("inputs", inputs, "a count of calibration inputs >= 1")

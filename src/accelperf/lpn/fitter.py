@@ -23,21 +23,35 @@ linear in θ (a sum of delays inside a regime, a max of such sums across regimes
 4. **settling**: among equally good answers, the one nearest the start: each delay the
    best point moved is put back to its start value, the other moved delays refitted, and
    the change kept if ``S`` does not rise. A delay the data do not move stays where it
-   started (a confounded pair keeps its defaults' split).
+   started (a confounded pair keeps its defaults' split);
+5. **across valleys** (:meth:`Fitter.across_valleys`), from the settled best point when
+   its ``S`` is above 0 and some delay is quantised there (below): moves that step
+   quantised delays to the edges of their plateaus — one delay by 1..:data:`REACH`
+   plateaus, two by one each, and a pair whose step leaves ``S`` level walked on for up
+   to :data:`VALLEY` steps — the first that strictly lowers ``S`` repeated while it
+   does, then steps 1–2 again from there; until none is found or
+   :data:`VALLEY_BUDGET` new points have been simulated, then step 4 again. Only a
+   strictly lower ``S`` is taken, so the search never ends worse than steps 1–4 alone
+   (issue 35's recovery benchmark: the PCIe decoder's second truth, where a link
+   latency in ns traded one for one with colour cycles at level cost, now reaches
+   ``S`` = 0). Only the best start is walked on, so when this lowers ``S`` one start
+   is reported as reaching it.
 
 **Plateaus.** A delay the latency is quantised in (a link's bytes per cycle with its
 header bytes: ``⌈(h + s)/b⌉`` cycles a packet; nanoseconds of a slower clock) moves no
 latency by one cycle over a run of values, so its Jacobian column is zero there and the
 ±1 moves are flat. :meth:`Fitter.plateau_edge` finds the end of such a run (doubling,
-then bisecting), and :meth:`Fitter.along_plateaus` moves a partner on a plateau by the
-amount that compensates a step of another delay — what the profile interval needs to
-walk the run of equally good values (:func:`~.uncertainty.profile_walk`). The search
-itself does not probe plateaus. A probe is cheap now (the PCIe decoder's nanosecond
-delays are run-time parameters: a new value reuses the compiled library), but the
-plateau-probing searches tried lost clean cases they had found (issue 35's benchmark: a
-secant of 2..16 cycles for flat Gauss–Newton columns lost a PCIe truth; moves to the
-plateau's edge with walks along valleys of level cost won the other PCIe truth and lost
-a pipeline-over-link one, at 3 to 7 times the time).
+then bisecting; a guess of the last plateau's length first, on a walk), and
+:meth:`Fitter.along_plateaus` moves a partner on a plateau by the amount that
+compensates a step of another delay — what the profile interval needs to walk the run
+of equally good values (:func:`~.uncertainty.profile_walk`). Steps 1–4 do not probe
+plateaus: searches that did so from the start (a secant of 2..16 cycles for flat
+Gauss–Newton columns; plateau-edge moves in place of the ±1 moves) lost clean cases the
+plain search finds, and took 3 to 7 times as long; step 5 probes them only where the
+plain search has stopped above 0. :meth:`Fitter.edge_jacobian` (a step to the plateau's
+edge, per unit of the plateau's length) is the Jacobian identifiability is judged on
+(:mod:`.identify`): the one-unit Jacobian calls a quantised delay dead inside its
+plateau, and then the partner that makes up for it looks identified.
 
 Latencies are cached per integer point (every input at once), so the restarts, the
 cross-validation folds and the profile intervals re-use each other's simulations; each
@@ -64,6 +78,8 @@ MAX_NEIGHBOURHOOD_MOVES = 40
 MAX_WALK = 64              # gains of one coordinate walk
 REACH = 3                  # single moves of ±1..±REACH cycles
 PLATEAU = 64               # cycles a flat delay is probed for the end of its plateau
+VALLEY = 16                # steps a valley of level cost is walked
+VALLEY_BUDGET = 1500       # new points the valley phase may simulate, searches included
 STARTS = 3
 START_SEED = 0
 SAME_COST = 1e-9           # relative: two costs this close are one optimum
@@ -142,6 +158,31 @@ class Fitter:
             columns.append((moved - base) / step / self.cycles[rows])
         return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
 
+    def edge_jacobian(self, values, names, rows) -> np.ndarray:
+        """d residual / d parameter by a step to the edge of each delay's plateau (the
+        first value, up, else down, at which some latency of ``rows`` moves), per unit
+        of the plateau's length (from the edge below to the edge above): one cycle where
+        the delay has a slope; where it is quantised, the mean slope (a link's 1 ns of
+        a 75 MHz clock: 1/13.3 cycle). The one-unit :meth:`jacobian` sees a quantised
+        delay by chance of where on its plateau the fit lies: a zero column inside it
+        (the delay looks dead) or a whole cycle's jump at its edge; either way a partner
+        that makes up for it (colour cycles for link cycles) looks independent, and the
+        delay identified where only the combination is (:func:`~.identify.identify`'s
+        rank test). Zero only for a delay no latency moves with within :data:`PLATEAU`."""
+        base = self.latencies(values)[rows]
+        columns = []
+        for name in names:
+            up, down = (self.plateau_edge(values, name, d, rows) for d in (1, -1))
+            edge = up if up is not None else down
+            if edge is None:
+                columns.append(np.zeros(len(rows)))
+                continue
+            length = up - down - 1 if up is not None and down is not None else \
+                abs(edge - values[name])
+            step = self.latencies({**values, name: edge})[rows] - base
+            columns.append(step * np.sign(edge - values[name]) / length / self.cycles[rows])
+        return np.column_stack(columns) if columns else np.zeros((len(rows), 0))
+
     def along_plateaus(self, values, name: str, v: int, others, rows,
                        limit: float) -> dict[str, int]:
         """``values`` with ``name`` set to ``v`` and one partner of ``others`` moved by the
@@ -165,15 +206,22 @@ class Fitter:
                         return self.fit({**moved, other: u}, others, rows)
         return moved
 
-    def plateau_edge(self, values, name: str, direction: int, rows) -> int | None:
+    def plateau_edge(self, values, name: str, direction: int, rows,
+                     guess: int = 0) -> int | None:
         """The first value of ``name``, walking in ``direction`` from ``values``, at which
         some latency of ``rows`` differs from its value at ``values`` (None: none within
         :data:`PLATEAU` cycles or the bound). Found by doubling the offset until a
         latency moves, then bisecting: exact where each latency is monotone in the delay
-        (then the run of equal latencies is contiguous), which a delay's plateau is."""
+        (then the run of equal latencies is contiguous), which a delay's plateau is. A
+        ``guess`` of the plateau's length (the last one's, on a walk across several) is
+        tried first, give or take one (the plateaus of 1 ns at 75 MHz are 13 or 14 long):
+        two to four simulations where it holds."""
         base, start = self.latencies(values)[rows], values[name]
         same = lambda k: np.array_equal(                             # noqa: E731
             self.latencies({**values, name: start + direction * k})[rows], base)
+        for k in (guess, guess + 1, guess - 1) if guess > 2 else ():
+            if self.within(name, start + direction * k) and same(k - 1) and not same(k):
+                return start + direction * k
         inside, outside = 0, None
         k = 1
         while k <= PLATEAU:
@@ -233,7 +281,95 @@ class Fitter:
         agreeing = [v for v, c in zip(ends, costs) if same_cost(c, best)]
         nearest = min(agreeing, key=lambda v: _distance(v, start, names))
         values = self.settle(nearest, start, names, rows)
+        across = self.across_valleys(values, names, rows)
+        if self.cost(across, rows) < self.cost(values, rows):
+            # only the best start was walked on: the others stopped higher
+            values, agreeing = self.settle(across, start, names, rows), [across]
         return Optimum(values, self.cost(values, rows), len(ends), len(agreeing))
+
+    def across_valleys(self, values, names, rows) -> dict[str, int]:
+        """Step 2b: from a point the search ended at, a move along the plateaus of a
+        quantised delay (:meth:`_valley_move`) that lowers the cost, then the search
+        again from there; until no such move is found or :data:`VALLEY_BUDGET` new
+        points have been simulated."""
+        budget = len(self.cache) + VALLEY_BUDGET
+        while len(self.cache) < budget:
+            better = self._valley_move(values, names, rows, budget)
+            if better is None:
+                break
+            values = self.search(better, names, rows)
+        return values
+
+    def _valley_move(self, values, names, rows, budget: int) -> dict[str, int] | None:
+        """A point of lower cost than ``values`` that a step to a plateau's edge reaches
+        (one delay moved 1..:data:`REACH` plateaus, or two delays one each), or the end
+        of a valley of level cost that such a pair walks for up to :data:`VALLEY` steps,
+        the move repeated while it lowers the cost (:meth:`_onwards`); None where there
+        is none, where no delay is quantised at ``values`` (every plateau one cycle wide:
+        the ±1 moves of step 2 saw all of these), or once the cache holds ``budget``
+        points."""
+        cost = self.cost(values, rows)
+        if cost == 0:
+            return None
+        edge = {(n, s): self.plateau_edge(values, n, s, rows) for n in names for s in (1, -1)}
+        quantised = {n for (n, s), e in edge.items() if e is not None and abs(e - values[n]) > 1}
+        if not quantised:
+            return None
+        for (n, s), v in edge.items():
+            last = values[n]
+            for _ in range(REACH if n in quantised else 0):
+                if v is None or len(self.cache) > budget:
+                    break
+                if self.cost(trial := {**values, n: v}, rows) < cost:
+                    return self._onwards(trial, ((n, s),), rows)
+                last, v = v, self.plateau_edge(trial, n, s, rows, abs(v - last))
+        level = []
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if a not in quantised and b not in quantised:
+                    continue            # both with a slope: the ±1 pairs tried these
+                for pair in (((a, sa), (b, sb)) for sa in (1, -1) for sb in (1, -1)):
+                    if any(edge[m] is None for m in pair) or len(self.cache) > budget:
+                        continue
+                    trial = {**values, **{n: edge[n, s] for n, s in pair}}
+                    trial_cost = self.cost(trial, rows)
+                    if trial_cost < cost:
+                        return self._onwards(trial, pair, rows)
+                    if trial_cost == cost:
+                        level.append((pair, trial))
+        for pair, trial in level:        # a valley: walk on while the cost stays level
+            last = values
+            for _ in range(VALLEY - 1):
+                if len(self.cache) > budget:
+                    return None
+                if (step := self._across(trial, pair, rows, last)) is None:
+                    break
+                last, trial, trial_cost = trial, step, self.cost(step, rows)
+                if trial_cost < cost:
+                    return self._onwards(trial, pair, rows)
+                if trial_cost > cost:
+                    break
+        return None
+
+    def _onwards(self, values, move, rows) -> dict[str, int]:
+        """``values``, reached by ``move`` (delays and directions, each to its next
+        plateau's edge), with the same move repeated while it lowers the cost: a
+        valley's floor that slopes down is followed in one pass, not one search each."""
+        cost, last = self.cost(values, rows), values
+        for _ in range(MAX_WALK):
+            trial = self._across(values, move, rows, last)
+            if trial is None or (trial_cost := self.cost(trial, rows)) >= cost:
+                break
+            last, values, cost = values, trial, trial_cost
+        return values
+
+    def _across(self, values, move, rows, last) -> dict[str, int] | None:
+        """``values`` with each delay of ``move`` at the edge of its next plateau in its
+        direction (None: one has none), guessing the plateau as long as the step from
+        ``last`` to ``values`` (a walk crosses plateaus of about one length)."""
+        steps = {n: self.plateau_edge(values, n, s, rows, abs(values[n] - last[n]))
+                 for n, s in move}
+        return None if None in steps.values() else {**values, **steps}
 
     def start_points(self, start, names, starts: int) -> list[dict[str, int]]:
         rng = random.Random(START_SEED)

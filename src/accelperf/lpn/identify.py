@@ -11,7 +11,13 @@ latency, so the data cannot see it. Hence:
   simplest case;
 * a delay the latency is **quantised** in (bytes per cycle, nanoseconds of a slower
   clock) can have a zero column at the fit and yet a cost that rises a few cycles away:
-  a plateau. The Jacobian cannot see its extent; the profile of the cost can
+  a plateau. Its one-unit column is zero inside the plateau (the delay looks dead, and a
+  partner that makes up for it looks identified alone) and a whole cycle's jump at its
+  edge, so ``lpn calibrate`` passes the Jacobian by a step to the plateau's edge
+  (:meth:`~accelperf.lpn.fitter.Fitter.edge_jacobian`: a link latency in ns and the
+  colour cycles it trades against are then one confounded group, "only
+  pcie_link_latency_ns + 14·colour_cycles is determined"). The Jacobian cannot see the
+  plateau's extent; the profile of the cost can
   (:mod:`accelperf.lpn.uncertainty`): where the fit meets the data exactly and more than
   one whole value does so (others refitted), the delay is **flat**, not identified to one
   value, and its interval is that run (:func:`accelperf.lpn.calibrate.calibrate`);

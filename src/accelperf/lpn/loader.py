@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
 
 from ..errors import ModelError
 from .net import Model, Net
-from .params import build_with
+from .params import build_with, call_builder
 
 
-def load_model(spec: str, params: dict | None = None, source: str = "--param") -> Model:
+def load_model(spec: str, params: dict | None = None, source: str = "param") -> Model:
     """The model ``spec`` built with the parameter values ``params`` ({name: int}; an
     unknown name is an error naming ``source``, the option it came from)."""
-    return build_with(lambda: _load(spec), params, source)
+    return build_with(functools.partial(_load, spec), params, source)
 
 
-def _load(spec: str) -> Model:
+def _load(spec: str, params: dict) -> Model:
+    """The model ``spec`` built with ``params`` (passed to a build function that takes
+    them: :func:`~accelperf.lpn.params.call_builder`)."""
     from .library import LIBRARY
     if spec in LIBRARY:
-        return LIBRARY[spec]()
+        return LIBRARY[spec](params=params)
     if ":" not in spec:
         raise ModelError(f"MODEL = {spec!r} is invalid: library models are "
                          f"{', '.join(LIBRARY)}, or give path/to/file.py:build_function")
@@ -42,7 +45,7 @@ def _load(spec: str) -> Model:
         raise ModelError(f"MODEL = {spec!r} is invalid: {path_text} has no function "
                          f"{func_name!r}")
     try:
-        model = func()
+        model = call_builder(func, params)
     except ModelError:
         raise
     except TypeError as exc:
@@ -66,8 +69,8 @@ JPEG_SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe")
 
 
 def _not_a_number(word: str):
-    raise ModelError(f"--input holds {word}: an accelerator's input is made of finite "
-                     f"numbers")
+    raise ModelError(f"input holds {word}: an accelerator's input is made of finite "
+                     f"numbers", field="input")
 
 
 def _starts_like_jpeg(path: Path) -> bool:
@@ -83,7 +86,7 @@ def _not_json(text: str, path: Path, is_file: bool, exc: Exception) -> str:
         return f"the file is not JSON, nor a JPEG or .csv file ({exc})"
     try:
         if path.is_dir():
-            return "a directory, not a file (give one file, or a batch with --inputs DIR)"
+            return "a directory, not a file (give one file, or a batch with `inputs` DIR)"
     except OSError:
         pass
     if text.strip()[:1] not in tuple('[{"-.0123456789') and \
@@ -105,8 +108,8 @@ def load_input(text: str | None, model: Model | None = None):
     except OSError:                  # inline JSON longer than a file name may be
         is_file = False
     if is_file and path.stat().st_size == 0:
-        raise ModelError(f"--input = {text!r} is invalid: the file is empty (give a JPEG, "
-                         f"CSV or JSON file that holds the input)")
+        raise ModelError(f"input = {text!r} is invalid: the file is empty (give a JPEG, "
+                         f"CSV or JSON file that holds the input)", field="input")
     if is_file and model is not None and model.input_reader is not None and \
             path.suffix.lower() != ".json":
         return model.input_reader(path)
@@ -119,16 +122,16 @@ def load_input(text: str | None, model: Model | None = None):
         value = json.loads(path.read_text("utf-8-sig") if is_file else text,
                            parse_constant=_not_a_number)
     except UnicodeDecodeError:
-        raise ModelError(f"--input = {text!r} is invalid: a binary file that is not a JPEG "
-                         f"(give a .jpg or JSON)") from None
+        raise ModelError(f"input = {text!r} is invalid: a binary file that is not a JPEG "
+                         f"(give a .jpg or JSON)", field="input") from None
     except json.JSONDecodeError as exc:
-        raise ModelError(f"--input = {text!r} is invalid: "
-                         f"{_not_json(text, path, is_file, exc)}") from None
+        raise ModelError(f"input = {text!r} is invalid: "
+                         f"{_not_json(text, path, is_file, exc)}", field="input") from None
     except OSError:
-        raise ModelError(f"--input = {text!r} is invalid: not a readable file or JSON") \
-            from None
+        raise ModelError(f"input = {text!r} is invalid: not a readable file or JSON",
+                         field="input") from None
     if value is None:
-        raise ModelError(f"--input = {text!r} is invalid: null is no input; leave --input out "
-                         f"for the model's default")
+        raise ModelError(f"input = {text!r} is invalid: null is no input; leave `input` out "
+                         f"for the model's default", field="input")
     return value
 

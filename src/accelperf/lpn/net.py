@@ -32,7 +32,7 @@ from operator import itemgetter
 
 from ..errors import ModelError
 from .expr import Expr, TraceError, counted_places, tokens_needed, trace
-from .params import Parameter, declared_value
+from .params import Parameter, declare, values_given
 
 
 class NetError(ModelError):
@@ -208,9 +208,9 @@ class Model:
             except ModelError:
                 raise
             except Exception as exc:     # a user model's Ψ that did not check its input
-                raise NetError(f"--input = {_short(user_input)} is invalid for model "
+                raise NetError(f"input = {_short(user_input)} is invalid for model "
                                f"{self.name!r}: its Ψ (tokens_from_input) failed with "
-                               f"{type(exc).__name__}: {exc}") from None
+                               f"{type(exc).__name__}: {exc}", field="input") from None
             if not isinstance(produced, dict):
                 if self.start is None:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
@@ -229,8 +229,9 @@ class Model:
                     tokens[pid].extend(converted)
                 made += len(converted)
             if not made:
-                raise NetError(f"--input = {_short(user_input)} is invalid for model "
-                               f"{self.name!r}: it gives no tokens, so nothing would run")
+                raise NetError(f"input = {_short(user_input)} is invalid for model "
+                               f"{self.name!r}: it gives no tokens, so nothing would run",
+                               field="input")
         return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
                                    for p, ts in tokens.items()})
 
@@ -363,10 +364,11 @@ class Net:
     """Builder for a Latency Petri Net (see the module docstring)."""
 
     def __init__(self, name: str, description: str = "", ticks_per_cycle: int = 1,
-                 input_format: str = ""):
+                 input_format: str = "", params=None):
         """``ticks_per_cycle`` > 1 lets delays count fractions of a cycle (the simulator
         reports cycles); ``input_reader``, set later, reads the model's own input file
-        format for ``--input FILE``."""
+        format for ``--input FILE``; ``params`` ({name: value} or a ``Parameters``): the
+        values of the named delays to build with (:mod:`accelperf.lpn.params`)."""
         if isinstance(ticks_per_cycle, bool) or not isinstance(ticks_per_cycle, int) or \
                 ticks_per_cycle < 1:
             raise NetError(f"ticks_per_cycle = {ticks_per_cycle!r} is invalid: an integer >= 1")
@@ -384,17 +386,19 @@ class Net:
         self.tokens_from_input = None
         self.default_input = None
         self._parameters: dict[str, Parameter] = {}
+        self._given = values_given(params)
 
     # ------------------------------------------------------------------ declarations
     def parameter(self, name: str, default: int, *, minimum: int | None = 0,
                   maximum: int | None = None, doc: str = "") -> Expr:
         """A named integer constant (a delay the paper names) for use in any function or as
-        a delay: its default, or the value given to ``build(..., params=...)``,
-        ``--param`` or ``--params`` (see :mod:`accelperf.lpn.params`). ``minimum`` (0 by
+        a delay: its default, or the value this net was created with (``Net(...,
+        params=...)``, ``build(..., params=...)``, ``--param`` or ``--params``; see
+        :mod:`accelperf.lpn.params`). ``minimum`` (0 by
         default) keeps delays built from it non-negative."""
         if name in self._parameters:
             raise NetError(f"parameter {name!r} is declared twice in net {self.name!r}")
-        spec = declared_value(name, default, minimum, maximum, doc)
+        spec = declare(name, default, minimum, maximum, doc, self._given)
         self._parameters[name] = spec
         return Expr("const", (spec.value, name), "int")
 

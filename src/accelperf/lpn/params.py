@@ -24,92 +24,92 @@ The cost: the interface (lpn2pi) sees numbers, so a fit cannot read latency as a
 form in the parameters; the calibration (:mod:`accelperf.lpn.calibrate`) therefore fits
 by simulation (see its docstring).
 
-The override values travel through a context variable while the model's build function
-runs, so build functions keep their signature (``jpeg_decoder_420()``) and user models
-loaded from ``file.py:function`` get parameters for free.
+How values reach the net
+------------------------
+Passed, not ambient: ``Net(name, params=...)`` holds the values ({name: int} or a
+:class:`~accelperf.parameters.Parameters`) and :meth:`Net.parameter` reads its value from
+them. Every library builder takes ``params`` and hands it to its ``Net``;
+``build(name, params=...)``, :func:`~accelperf.lpn.loader.load_model` and
+:func:`build_with` call a builder that takes ``params`` with them. What is left of the
+old context variable: a build function that takes no values (a user's
+``file.py:function()``, ``lambda: credit_link(flight_cycles=60)``) creates its ``Net``
+without them, so for that call only :func:`build_with` makes the values the default of
+a ``Net`` created without ``params`` (:data:`_UNPASSED`); a ``Net`` given ``params``
+never reads it.
+
+The parameter itself is :class:`accelperf.parameters.Parameter` (one type for LogCA and
+LPN; ``Parameter.declared`` makes a delay's).
 """
 
 from __future__ import annotations
 
 import contextvars
-import difflib
-from dataclasses import dataclass
+import inspect
+from collections.abc import Mapping
 
 from ..errors import ModelError, invalid
+from ..parameters import Parameter, Parameters, nearest
+
+# The values for a Net created without ``params`` while :func:`build_with` runs a build
+# function that takes none (module docstring); None outside such a call.
+_UNPASSED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "accelperf_lpn_unpassed_parameter_values", default=None)
 
 
-@dataclass(frozen=True)
-class Parameter:
-    """One declared parameter of a built model: its default and the value it was built
-    with (integers: LPN time and counts are whole cycles)."""
-
-    name: str
-    default: int
-    value: int
-    minimum: int | None = 0
-    maximum: int | None = None
-    doc: str = ""
-
-    def __repr__(self) -> str:
-        changed = "" if self.value == self.default else f" (default {self.default})"
-        return f"Parameter({self.name} = {self.value}{changed})"
-
-    def allowed(self) -> str:
-        lo = "" if self.minimum is None else f" >= {self.minimum}"
-        hi = "" if self.maximum is None else f" <= {self.maximum}"
-        return f"an integer{lo}{' and' if lo and hi else ''}{hi}"
-
-    def check(self, value, source: str = "parameter") -> int:
-        """``value`` as this parameter's integer, or a one-line error naming it."""
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                raise invalid(f"{source} {self.name}", value, self.allowed())
-        if (self.minimum is not None and value < self.minimum) or \
-                (self.maximum is not None and value > self.maximum):
-            raise invalid(f"{source} {self.name}", value,
-                          f"{self.allowed()} (a smaller value would make a delay negative)"
-                          if self.minimum is not None and value < self.minimum
-                          else self.allowed())
-        return value
+def values_given(params: Mapping | None) -> dict:
+    """{name: value} of what a Net was created with: ``params`` when given, else the
+    values of a :func:`build_with` call around a build function without ``params``."""
+    if params is None:
+        params = _UNPASSED.get()
+    if isinstance(params, Parameters):
+        return params.valuesdict()
+    return dict(params or {})
 
 
-_OVERRIDES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
-    "accelperf_lpn_parameter_overrides", default=None)
-
-
-def declared_value(name: str, default: int, minimum: int | None, maximum: int | None,
-                   doc: str) -> Parameter:
-    """The parameter ``name`` as the model being built should use it: the override given
-    to :func:`build_with`, else its default (checked either way)."""
+def declare(name: str, default: int, minimum: int | None, maximum: int | None, doc: str,
+            given: Mapping) -> Parameter:
+    """The parameter ``name`` as a model being built with the values ``given`` uses it:
+    the given value, else its default (checked either way)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ModelError(f"parameter name = {name!r} is invalid: a Python identifier")
-    spec = Parameter(name, 0, 0, minimum, maximum, doc)
+    spec = Parameter.declared(name, 0, minimum=minimum, maximum=maximum, doc=doc)
     default = spec.check(default, "default of parameter")
-    overrides = _OVERRIDES.get()
-    value = default if overrides is None or name not in overrides else \
-        spec.check(overrides[name])
-    return Parameter(name, default, value, minimum, maximum, doc)
+    value = spec.check(given[name]) if name in given else default
+    return Parameter.declared(name, default, value, minimum, maximum, doc)
 
 
-def build_with(builder, values: dict | None, source: str = "parameter"):
-    """Call ``builder()`` (a function returning a built model) with the parameter
+def takes_params(builder) -> bool:
+    """Whether ``builder`` has a ``params`` argument (library builders do)."""
+    try:
+        return "params" in inspect.signature(builder).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def call_builder(builder, values: Mapping | None):
+    """``builder`` called with ``values``: as ``params=`` when it takes them, else with
+    them as the default of the Nets it creates (module docstring)."""
+    values = values_given(values if values is not None else {})
+    if takes_params(builder):
+        return builder(params=values)
+    token = _UNPASSED.set(values)
+    try:
+        return builder()
+    finally:
+        _UNPASSED.reset(token)
+
+
+def build_with(builder, values: Mapping | None, source: str = "parameter"):
+    """Call ``builder`` (a function returning a built model) with the parameter
     ``values`` in place of the defaults; a name the model does not declare is an error
     that lists the ones it does."""
-    values = dict(values or {})
-    token = _OVERRIDES.set(values)
-    try:
-        model = builder()
-    finally:
-        _OVERRIDES.reset(token)
-    declared = {p.name for p in getattr(model, "parameters", ())}
+    values = values_given(values if values is not None else {})
+    model = call_builder(builder, values)
+    declared = sorted(p.name for p in getattr(model, "parameters", ()))
     for name in values:
         if name not in declared:
-            close = difflib.get_close_matches(name, sorted(declared), n=1)
             raise invalid(source, name, f"model {getattr(model, 'name', '?')!r} declares "
-                          f"{', '.join(sorted(declared)) or 'no parameters'}"
-                          + (f" (did you mean {close[0]!r}?)" if close else ""))
+                          f"{', '.join(declared) or 'no parameters'}{nearest(name, declared)}")
     return model
 
 
@@ -118,11 +118,11 @@ def parse_assignment(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
     if not sep or not name:
-        raise invalid("--param", text, "write NAME=VALUE, e.g. idct_cycles=70")
+        raise invalid("param", text, "write NAME=VALUE, e.g. idct_cycles=70")
     try:
         number = int(value)
     except ValueError:
-        raise invalid(f"--param {name}", value, "an integer (cycles)") from None
+        raise invalid(f"param {name}", value, "an integer (cycles)") from None
     return name, number
 
 
@@ -131,4 +131,5 @@ def values_of(model) -> dict[str, int]:
     return {p.name: p.value for p in getattr(model, "parameters", ())}
 
 
-__all__ = ["Parameter", "build_with", "declared_value", "parse_assignment", "values_of"]
+__all__ = ["Parameter", "build_with", "call_builder", "declare", "values_given", "parse_assignment",
+           "values_of"]

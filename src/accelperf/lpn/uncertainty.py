@@ -47,11 +47,10 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..errors import invalid
+from ..parameters import Estimate   # the uncertainty part of a Parameter
 
 CONFIDENCE = 0.6827             # one standard deviation of a normal, either side
 PROFILE_MAX_STEPS = 200         # cycles walked each way before an interval is called open
@@ -60,24 +59,9 @@ BOOTSTRAP_SEED = 0
 METHODS = ("profile", "bootstrap", "linear")
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """One parameter's uncertainty: a standard error in cycles and a 68.27 % interval of
-    whole cycles (``open`` when the profile reached its search limit on a side)."""
-
-    stderr: float
-    low: int
-    high: int
-    open: bool = False
-
-    def __repr__(self) -> str:
-        return f"Estimate(± {self.stderr:.3g}, [{self.low}, {self.high}]" \
-               f"{', open' if self.open else ''})"
-
-
 def check_method(method: str) -> str:
     if method not in METHODS:
-        raise invalid("--uncertainty", method, f"one of {', '.join(METHODS)}")
+        raise invalid("uncertainty", method, f"one of {', '.join(METHODS)}")
     return method
 
 

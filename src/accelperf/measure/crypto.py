@@ -258,13 +258,13 @@ def measure_kernel(kernel: str, granularities, mode: str | None = "cbc",
     if not isinstance(kernel, str) or kernel not in HOSTS:
         raise invalid("kernel", kernel, "measure aes or sha256")
     if not (host is None or isinstance(host, str)) or not (mode is None or isinstance(mode, str)):
-        raise invalid("--host/--mode", (host, mode), "names such as vpaes and cbc")
+        raise invalid("`host`/`mode`", (host, mode), "names such as vpaes and cbc")
     host = host or HOSTS[kernel][0]
     if (kernel, host) not in MASKS:
         raise invalid("--host", host, f"for {kernel} use {' or '.join(HOSTS[kernel])}")
     mode_key = mode if kernel == "aes" else None
     if (kernel, mode_key) not in ALGORITHMS:
-        raise invalid("--mode", mode, "for aes use cbc or ctr")
+        raise invalid("mode", mode, "for aes use cbc or ctr")
     check_count("repeats", repeats)
     check_count("seconds", seconds)
     algorithm = ALGORITHMS[(kernel, mode_key)]
@@ -347,7 +347,7 @@ def check_sizes(granularities, buffers: int) -> list[int]:
     if available:
         limit = min(limit, available // buffers)
     if sizes[-1] > limit:
-        raise invalid("largest granularity (--to)", f"{sizes[-1]} B",
+        raise invalid("largest granularity (`to`)", f"{sizes[-1]} B",
                       f"at most {limit} B can be measured here "
                       f"({buffers} buffers of that size must fit in the "
                       f"{available / 2**30:.1f} GiB of memory available, and never more "

@@ -105,13 +105,13 @@ def check_kernel(kernel) -> str:
     imported by :func:`user_kernel`)."""
     allowed = f"{', '.join(BUILTIN_KERNELS)} or python:MODULE:FUNC"
     if not isinstance(kernel, str):
-        raise invalid("--kernel", kernel, allowed)
+        raise invalid("kernel", kernel, allowed)
     if kernel in BUILTIN_KERNELS:
         return kernel
     parts = kernel.split(":")
     if len(parts) != 3 or parts[0] != "python" or not parts[2].isidentifier() or not all(
             p.isidentifier() for p in parts[1].split(".")):
-        raise invalid("--kernel", kernel, allowed)
+        raise invalid("kernel", kernel, allowed)
     return kernel
 
 
@@ -124,22 +124,23 @@ def user_kernel(kernel: str) -> Callable:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise invalid("--kernel", kernel, f"cannot import {module_name}: {exc}") from None
+        raise invalid("kernel", kernel, f"cannot import {module_name}: {exc}") from None
     func = getattr(module, func_name, None)
     if not callable(func):
-        raise invalid("--kernel", kernel, f"{module_name} has no function {func_name}")
+        raise invalid("kernel", kernel, f"{module_name} has no function {func_name}")
     return func
 
 
 def check_plan(kernel, granularities, repeats=5, pinned=True, resident=False,
                energy=False) -> Plan:
     kernel = check_kernel(kernel)
-    check_count("--repeats", repeats)
+    check_count("repeats", repeats)
     smallest = 8 if kernel == "gemm" else 4
     sizes = check_sizes(granularities, buffers=HOST_BUFFERS)
     if sizes[0] < smallest:
-        raise invalid("--from", f"{sizes[0]} B", f"at least {smallest} B for {kernel} (whole "
-                                                 f"float32 {'matrices' if smallest == 8 else 'values'})")
+        whole = "matrices" if smallest == 8 else "values"
+        raise invalid("granularities", f"{sizes[0]} B",
+                      f"at least {smallest} B for {kernel} (whole float32 {whole})")
     distinct = {}                 # gemm's n = round(sqrt(g/8)) maps small sizes together
     for g in sizes:
         distinct.setdefault(exact_granularity(kernel, g), g)
@@ -162,8 +163,8 @@ def exact_granularity(kernel: str, g: int) -> int:
 def _outputs(result, kernel: str) -> tuple:
     out = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if not out or any(not hasattr(t, "shape") for t in out):
-        raise invalid("--kernel", kernel, f"the function must return a tensor or a tuple of "
-                                          f"tensors; it returned {type(result).__name__}")
+        raise invalid("kernel", kernel, f"the function must return a tensor or a tuple of "
+                                        f"tensors; it returned {type(result).__name__}")
     return out
 
 

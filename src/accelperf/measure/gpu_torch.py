@@ -25,20 +25,20 @@ DEVICES = ("cuda", "cpu")
 def torch_backend(device: str) -> "TorchBackend":
     """The backend, or a ModelError (exit 2) saying in one line why there is none."""
     if device not in DEVICES:
-        raise invalid("--device", device, "cuda or cpu")
+        raise invalid("device", device, "cuda or cpu")
     try:
         import torch
     except ModuleNotFoundError as exc:
         if exc.name != "torch":
-            raise invalid("--device", device, f"PyTorch does not import: {exc}") from None
-        raise invalid("--device", device, "measuring needs PyTorch, which is not installed "
-                                          "(pip install 'accelperf[gpu]')") from None
+            raise invalid("device", device, f"PyTorch does not import: {exc}") from None
+        raise invalid("device", device, "measuring needs PyTorch, which is not installed "
+                                        "(pip install 'accelperf[gpu]')") from None
     except ImportError as exc:
-        raise invalid("--device", device, f"PyTorch does not import: {exc}") from None
+        raise invalid("device", device, f"PyTorch does not import: {exc}") from None
     if device == "cuda" and not torch.cuda.is_available():
-        raise invalid("--device", device, f"no CUDA GPU is usable here (torch "
-                                          f"{torch.__version__}); --device cpu runs the "
-                                          f"harness on the CPU instead")
+        raise invalid("device", device, f"no CUDA GPU is usable here (torch "
+                                        f"{torch.__version__}); `device` cpu runs the "
+                                        f"harness on the CPU instead")
     return TorchBackend(device)
 
 

@@ -102,7 +102,8 @@ def draws_options(func):
 
 
 def parameter_table(title: str, parameters) -> Table:
-    """Fitted parameters (FittedParameter) as a table: value, standard error, note."""
+    """Fitted parameters (accelperf.parameters.Parameter) as a table: value, standard
+    error, note."""
     table = Table(title=title)
     for col in ("parameter", "value", "std. error", "note"):
         table.add_column(col, justify="left" if col == "note" else "right")

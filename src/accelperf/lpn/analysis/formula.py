@@ -223,13 +223,13 @@ class GeneratedInterface:
 
 
 def generated_interface_term(source: str, places: dict[str, Tokens],
-                             what: str = "--interface"):
+                             what: str = "interface"):
     """The prediction ``E`` of a generated module (:func:`generated_interface`)."""
     return generated_interface(source, places, what).term
 
 
 def generated_interface(source: str, places: dict[str, Tokens],
-                        what: str = "--interface") -> GeneratedInterface:
+                        what: str = "interface") -> GeneratedInterface:
     """The prediction ``E`` of a module written by ``accelperf lpn interface MODEL --out``
     (:mod:`.emit`) as a Z3 real over the input's tokens, for the interface-accuracy proof
     (OSDI'24 §4.4, §5.3.4). The module is parsed, never run (its functions check their

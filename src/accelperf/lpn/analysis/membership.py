@@ -62,10 +62,11 @@ def refuse_outside(model: Model, space: InputSpace, texts, values) -> None:
         try:
             why = next(filter(None, (outside(model, space, unit) for unit in units)), None)
         except ModelError as exc:         # the model's Ψ refuses it (a partial MCU)
-            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: {exc}") from None
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for `check`: "
+                             f"{exc.embedded()}") from None
         if why is not None:
-            raise ModelError(f"INPUT = {text!r:.60} is invalid for --check: it is outside "
-                             f"the space ({why}); give --space FILE with a space that "
+            raise ModelError(f"INPUT = {text!r:.60} is invalid for `check`: it is outside "
+                             f"the space ({why}); give `space` FILE with a space that "
                              f"covers it")
 
 

@@ -120,7 +120,7 @@ def read_bytes(path: str | Path) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
-        raise invalid("--input", str(path), f"a readable JPEG file ({exc.strerror})") from None
+        raise invalid("input", str(path), f"a readable JPEG file ({exc.strerror})") from None
 
 
 def read_jpeg_reference(path: str | Path) -> JpegBlocks:

@@ -50,5 +50,5 @@ def record(value, name: str, required: tuple[str, ...], optional: tuple[str, ...
     if missing or unknown:
         what = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
         raise ModelError(f"{name} = {abridged(value)!r} is invalid: {what}; the keys are "
-                         f"{keys}")
+                         f"{keys}", field=name)
     return value

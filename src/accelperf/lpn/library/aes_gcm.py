@@ -65,14 +65,14 @@ def packet_tokens(packets):
     """Ψ: a list of packet payload sizes in bytes (each 1..65535), or ``{"packets": N,
     "bytes": k}`` (N packets of k bytes) → packet tokens."""
     if isinstance(packets, dict):
-        packets = record(packets, "--input", ("packets", "bytes"))
-        size = whole(packets["bytes"], "--input.bytes", 1, MAX_PACKET_BYTES)
-        return [{"bytes": size}] * whole(packets["packets"], "--input.packets", 1, MAX_PACKETS)
-    sizes = entries(packets, "--input (packet payload sizes in bytes)")
+        packets = record(packets, "input", ("packets", "bytes"))
+        size = whole(packets["bytes"], "input.bytes", 1, MAX_PACKET_BYTES)
+        return [{"bytes": size}] * whole(packets["packets"], "input.packets", 1, MAX_PACKETS)
+    sizes = entries(packets, "input (packet payload sizes in bytes)")
     if len(sizes) > MAX_PACKETS:
-        raise invalid("--input", f"a list of {len(sizes)} packets",
+        raise invalid("input", f"a list of {len(sizes)} packets",
                       f"at most {MAX_PACKETS} packets")
-    return [{"bytes": whole(b, f"--input[{i}] (payload bytes of a packet)", 1,
+    return [{"bytes": whole(b, f"input[{i}] (payload bytes of a packet)", 1,
                             MAX_PACKET_BYTES)} for i, b in enumerate(sizes)]
 
 
@@ -81,11 +81,11 @@ def blocks_of(nbytes: int) -> int:
     return -(-nbytes // BLOCK_BYTES)
 
 
-def aes_gcm():
+def aes_gcm(params=None):
     net = Net("aes-gcm", "streaming AES-GCM packet engine: header, AES behind a FIFO, "
               "GHASH, burst DMA, tag (issue 33's example)",
               input_format="a JSON list of packet payload sizes in bytes (1..65535), "
-                           "or {packets, bytes}")
+                           "or {packets, bytes}", params=params)
     header_cycles = net.parameter("header_cycles", HEADER_CYCLES,
                                   doc="header parse cycles per packet")
     feed = net.parameter("feed_cycles_per_block", FEED_CYCLES_PER_BLOCK,

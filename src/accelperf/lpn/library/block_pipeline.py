@@ -37,24 +37,24 @@ def image_blocks(image):
     (⌈W/8⌉·⌈H/8⌉·3 blocks, one per colour component, nnz drawn around m, reproducibly).
     """
     if isinstance(image, dict) and "blocks" in image:
-        image = record(image, "--input", ("blocks", "nnz"))
-        counts = [whole(image["nnz"], "--input.nnz", 0, 64)] * \
-            whole(image["blocks"], "--input.blocks", 1, MAX_BLOCKS)
+        image = record(image, "input", ("blocks", "nnz"))
+        counts = [whole(image["nnz"], "input.nnz", 0, 64)] * \
+            whole(image["blocks"], "input.blocks", 1, MAX_BLOCKS)
     elif isinstance(image, dict):
-        image = record(image, "--input", ("width", "height"), ("mean_nnz", "seed"))
-        w, h = (whole(image[k], f"--input.{k}", 1, 65535) for k in ("width", "height"))
+        image = record(image, "input", ("width", "height"), ("mean_nnz", "seed"))
+        w, h = (whole(image[k], f"input.{k}", 1, 65535) for k in ("width", "height"))
         mean = image.get("mean_nnz", 12)
         if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not 0 <= mean <= 64:
-            raise invalid("--input.mean_nnz", mean, "a number from 0 to 64")
-        rng = random.Random(whole(image.get("seed", 0), "--input.seed", 0, 2 ** 63))
+            raise invalid("input.mean_nnz", mean, "a number from 0 to 64")
+        rng = random.Random(whole(image.get("seed", 0), "input.seed", 0, 2 ** 63))
         n = -(-w // 8) * -(-h // 8) * 3
         if n > MAX_BLOCKS:
-            raise invalid("--input", abridged(image), f"at most {MAX_BLOCKS} blocks "
-                                                      f"(this image has {n})")
+            raise invalid("input", abridged(image), f"at most {MAX_BLOCKS} blocks "
+                                                    f"(this image has {n})")
         counts = [max(1, min(64, round(rng.gauss(mean, mean / 3)))) for _ in range(n)]
     else:
         counts = [whole(c, f"--input[{i}] (non-zero coefficients of a block)", 0, 64)
-                  for i, c in enumerate(entries(image, "--input (per-block counts)"))]
+                  for i, c in enumerate(entries(image, "input (per-block counts)"))]
     return [{"nnz": c} for c in counts]
 
 
@@ -93,11 +93,11 @@ def add_block_stages(net: Net, blocks, buffer_blocks: int = 2):
 DEFAULT_IMAGE = {"width": 64, "height": 64, "mean_nnz": 12, "seed": 1}
 
 
-def block_pipeline(buffer_blocks: int = 2):
+def block_pipeline(buffer_blocks: int = 2, params=None):
     net = Net("block-pipeline", "made-up 4-stage block pipeline (not the paper's decoder): "
               "pipelined IDCT, bounded buffers",
               input_format="a JSON list of per-block non-zero counts (0..64), "
-                           "{blocks, nnz} or {width, height, mean_nnz, seed}")
+                           "{blocks, nnz} or {width, height, mean_nnz, seed}", params=params)
     block = net.token_type("Block", "nnz")
     start = net.place("blocks", block)
     net.start, net.done = start, add_block_stages(net, start, buffer_blocks)

@@ -82,9 +82,9 @@ def attach_credit_link(net: Net, into: Place, *, payload_bytes: int = 256, credi
     return txns
 
 
-def credit_link(**link_options):
+def credit_link(params=None, **link_options):
     net = Net("credit-link", "credit-based link: packets, credits, serialisation, flight",
-              input_format="a JSON list of message sizes in bytes")
+              input_format="a JSON list of message sizes in bytes", params=params)
     message = net.token_type("Message", "bytes")
     received = net.place("received", message)
     start = attach_credit_link(net, received, **link_options)
@@ -96,17 +96,17 @@ def credit_link(**link_options):
 
 def message_tokens(sizes) -> list[dict]:
     """Ψ: a JSON list of message sizes in bytes (each at least 1) → one token each."""
-    return [{"bytes": whole(b, f"--input[{i}] (message bytes)", low=1)}
-            for i, b in enumerate(entries(sizes, "--input (message sizes in bytes)"))]
+    return [{"bytes": whole(b, f"input[{i}] (message bytes)", low=1)}
+            for i, b in enumerate(entries(sizes, "input (message sizes in bytes)"))]
 
 
-def pipeline_over_link(**link_options):
+def pipeline_over_link(params=None, **link_options):
     """The block pipeline (block_pipeline.py, not the paper's decoder) fed by compressed
     blocks arriving over the credit link (each block is a transaction of 16 + 2·nnz
     bytes)."""
     from .block_pipeline import DEFAULT_IMAGE, add_block_stages, image_blocks
     net = Net("pipeline-over-link", "the block pipeline behind a credit-based link",
-              input_format="as block-pipeline")
+              input_format="as block-pipeline", params=params)
     block = net.token_type("Block", "nnz")
     blocks = net.place("blocks", block)
     start = attach_credit_link(net, blocks, **link_options)

@@ -28,11 +28,11 @@ def darwin_latency_formula(ref_len: int, query_len: int, steps: int, num_pe: int
     return (ref_len + num_pe + 2) * query_len / num_pe + num_pe + 2 + 3 * steps
 
 
-def darwin_gact(num_pe: int = 4):
+def darwin_gact(num_pe: int = 4, params=None):
     if not isinstance(num_pe, int) or num_pe < 1:
         raise NetError(f"num_pe = {num_pe!r} is invalid: an integer >= 1")
     net = Net("darwin", f"Darwin GACT alignment, {num_pe} processing elements",
-              input_format="a JSON object {ref_len, query_len, steps}")
+              input_format="a JSON object {ref_len, query_len, steps}", params=params)
     stripe = net.token_type("Stripe", "ref_len")
     align = net.token_type("Alignment", "steps", "stripes")
     step = net.token_type("Step")
@@ -53,8 +53,8 @@ def darwin_gact(num_pe: int = 4):
     net.transition("traceback_step", inputs={steps: 1}, outputs={done: 1}, delay=step_cycles)
 
     def tokens(pair):
-        pair = record(pair, "--input (a DNA pair)", ("ref_len", "query_len", "steps"))
-        ref, query, n_steps = (whole(pair[k], f"--input.{k}", low=1, high=2 ** 32)
+        pair = record(pair, "input (a DNA pair)", ("ref_len", "query_len", "steps"))
+        ref, query, n_steps = (whole(pair[k], f"input.{k}", low=1, high=2 ** 32)
                                for k in ("ref_len", "query_len", "steps"))
         n_stripes = -(-query // num_pe)
         return {"stripes": [{"ref_len": ref}] * n_stripes,

@@ -18,10 +18,10 @@ def program_tokens(program):
     """Ψ: instructions ``(kind, cycles, operands)`` → tokens. ``group`` on each token is the
     size of the fetch group it belongs to (4, or fewer for the last group), which the fetch
     unit's weight reads from the head instruction."""
-    program = entries(program, "--input (instructions: [kind, cycles, operands])")
+    program = entries(program, "input (instructions: [kind, cycles, operands])")
     tokens = []
     for i, ins in enumerate(program):
-        where = f"--input[{i}]"
+        where = f"input[{i}]"
         if isinstance(ins, dict):
             ins = record(ins, where, ("kind", "cycles", "operands"))
             ins = (ins["kind"], ins["cycles"], ins["operands"])
@@ -42,10 +42,10 @@ DEFAULT_PROGRAM = [(LOAD, 30, 2), (COMPUTE, 12, 2), (LOAD, 30, 1), (COMPUTE, 8, 
                    (COMPUTE, 12, 2), (LOAD, 30, 2), (COMPUTE, 12, 2)]
 
 
-def fig2_pipeline():
+def fig2_pipeline(params=None):
     net = Net("fig2-pipeline", "OSDI'24 Fig. 2: fetch, in-order dispatch, memory and compute",
               input_format="a JSON list of instructions [kind (0 load, 1 compute), cycles, "
-                           "operands]")
+                           "operands]", params=params)
     instr = net.token_type("Instr", "kind", "cycles", "operands", "group")
     operand = net.token_type("Operand")
     start = net.place("start", instr)

@@ -164,10 +164,10 @@ def add_decoder(net: Net, blocks: Place, header: Place | None = None) -> Place:
     return pixels
 
 
-def jpeg_decoder_420():
+def jpeg_decoder_420(params=None):
     net = Net("jpeg-decoder", "the OSDI'24 JPEG decoder (authors' model, 4:2:0)",
               input_format="a baseline .jpg, or a JSON list of per-block AC-symbol counts "
-                           "(1..63)")
+                           "(1..63)", params=params)
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
     header = net.place("header", net.token_type("Header", "bytes"))
     net.start, net.done = [blocks, header], add_decoder(net, blocks, header)
@@ -176,7 +176,7 @@ def jpeg_decoder_420():
     return net.build()
 
 
-def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
+def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", params=None, **overrides):
     """The decoder reading its JPEG from host memory over PCIe (OSDI'24 §5.2.5): a block
     starts decoding once the DMA chunk holding its last byte has arrived (the whole file
     is read, headers first). ``link`` is a name such as ``pcie-gen3-x16`` or a
@@ -184,7 +184,7 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", **overrides):
     config = link if isinstance(link, PcieConfig) else PcieConfig.parse(link, **overrides)
     net = Net(f"jpeg-decoder-{config.name}",
               f"the JPEG decoder behind {config.name} with {config.switches} switch(es)",
-              input_format="a baseline .jpg (the whole file crosses the link)")
+              input_format="a baseline .jpg (the whole file crosses the link)", params=params)
     blocks = net.place("blocks", net.token_type("Block", "symbols"))
     # No header stage here: the authors' PCIe model has none, and one that started at once
     # would only approximate a parse of bytes still crossing the link; a header token the

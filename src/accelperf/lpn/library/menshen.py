@@ -84,7 +84,7 @@ def packet_tokens(doc):
     return [{"n_words": p.n_words, "kind": KINDS.index(p.kind)} for p in read_packets(doc)]
 
 
-def menshen_pipeline(stages: int = 5):
+def menshen_pipeline(stages: int = 5, params=None):
     """Build Menshen with ``stages`` match-action stages (5 in the authors' model)."""
     if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
         raise NetError(f"stages = {stages!r} is invalid: an integer >= 1 (5 in the "
@@ -92,7 +92,7 @@ def menshen_pipeline(stages: int = 5):
     net = Net("menshen", f"Menshen switch pipeline, {stages} match-action stages",
               input_format="a packet stream: a JSON list of {n_words, kind: "
                            "control|data|drop} or of (n_words, is_control, is_data, is_drop) "
-                           "rows, or a .csv file with either header")
+                           "rows, or a .csv file with either header", params=params)
     packet = net.token_type("Packet", "n_words", "kind")
     counter = net.token_type("Counter", "cnt")
     # The delays the authors' model names (module constants: their defaults).

@@ -220,7 +220,7 @@ def message_token_arrays(doc) -> dict | None:
             "field_data": data}
 
 
-def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
+def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10, params=None):
     """Build the serializer with ``pipelines`` field pipelines (1..6) and a memory access
     latency of ``mem_latency`` cycles (10 in the authors' model)."""
     if isinstance(pipelines, bool) or not isinstance(pipelines, int) or not 1 <= pipelines <= 6:
@@ -231,7 +231,7 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10):
     net = Net("protoacc", f"Protoacc serializer, {pipelines} field pipelines",
               input_format="protobuf message JSON, one message or a list: {field: {type: "
                            "scalar|nonscalar|submessage, is_repeated, data: [element sizes "
-                           "in bytes] | nested message}}")
+                           "in bytes] | nested message}}", params=params)
     d = SerializerDelays.declare(net, mem_latency)
     L = d.mem_latency
     control = net.token_type("Control", "kind", "fields")

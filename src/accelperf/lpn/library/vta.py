@@ -142,7 +142,7 @@ def _is_opcode(code: int):
 
 
 def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: int = 512,
-        fetch_batch: int = 8, serial_dispatch: bool = True):
+        fetch_batch: int = 8, serial_dispatch: bool = True, params=None):
     """The VTA net; capacities are the instruction slots per module (the artifact: 512),
     ``fetch_batch`` the most instructions one read command fetches (the artifact: 8).
     ``serial_dispatch=False`` drops the ``dispatch_port`` (module docstring), to show what
@@ -153,7 +153,8 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
             raise invalid(name, v, "an integer >= 1")
     net = Net("vta", "VTA deep-learning accelerator", ticks_per_cycle=TICKS_PER_CYCLE,
               input_format="an instruction stream, one instruction per line (the OSDI'24 "
-                           "artifact's .insns format), or those lines as a JSON list")
+                           "artifact's .insns format), or those lines as a JSON list",
+              params=params)
     insn = net.token_type("Instruction", *_FIELDS)
     program = net.token_type("Program", "total_insn")
     read_cmd = net.token_type("ReadCommand", "insn_count")

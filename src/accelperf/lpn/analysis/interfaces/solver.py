@@ -149,6 +149,18 @@ class Solver:
             return sympy.true if z3.is_true(one) else sympy.false
         return sympy.Rational(one.numerator_as_long(), one.denominator_as_long())
 
+    def _nearest(self, s, var, target: int):
+        """The value of ``var`` nearest ``target`` (the lower on a tie) that keeps the
+        assertions of ``s`` satisfiable, or None when Z3 finds none in time."""
+        o = z3.Optimize()
+        o.set("timeout", self.timeout_ms)
+        o.add(*s.assertions())
+        o.minimize(z3.If(var >= target, var - target, target - var))
+        o.minimize(var)                      # lexicographic: the tie goes low
+        if o.check() != z3.sat:
+            return None
+        return o.model().eval(var, model_completion=True)
+
     def sample(self, conditions, ranges: dict, rng: random.Random | None = None,
                prefer_low=()) -> dict | None:
         """Values of the symbols of ``ranges`` ({symbol: (lo, hi)}) meeting the
@@ -173,11 +185,20 @@ class Solver:
             var = _to_z3(sym, self.env)
             if rng is not None:
                 lo, hi = ranges[sym]
+                target = rng.randint(lo, hi)
                 s.push()
-                s.add(var == rng.randint(lo, hi))
+                s.add(var == target)
                 if s.check() == z3.sat:
                     continue
                 s.pop()
+                # The value nearest the target, the lower of two: Z3's own model would
+                # depend on what the process asked Z3 before (a stream's fitted stage
+                # times, and so its emitted module, changed with the tests run first).
+                value = self._nearest(s, var, target)
+                if value is None:
+                    return None
+                s.add(var == value)
+                continue
             if s.check() != z3.sat:
                 return None
             s.add(var == s.model().eval(var, model_completion=True))

@@ -155,10 +155,10 @@ def with_size(model: Model, place: str, size: int) -> tuple[Model, str]:
     target = pid if cap is None else cap
     given = model.initial.get(target, [])
     if not given:
-        raise invalid("--size", place, "a place declared with a capacity, or one holding "
+        raise invalid("size", place, "a place declared with a capacity, or one holding "
                       "initial tokens (credits, slots) whose number is its size")
     if len(set(given)) != 1:
-        raise invalid("--size", place, "a place whose initial tokens are all alike")
+        raise invalid("size", place, "a place whose initial tokens are all alike")
     initial = {**model.initial, target: [given[0]] * size}
     return replace(model, initial=initial), model.places[target].name
 
@@ -178,11 +178,11 @@ def producers(model: Model, place: str) -> list[int]:
     out = [t.id for t in model.transitions
            if bound in t.inputs or any(p == bound for p, _ in t.reads)]
     if not out:
-        raise invalid("--size", place, "a buffer some transition fills (takes or reads "
+        raise invalid("size", place, "a buffer some transition fills (takes or reads "
                       "its slots)")
     for t in out:
         if model.transitions[t].concurrency != 1:
-            raise invalid("--budget", "stall", f"a stall ratio of a buffer whose producers "
+            raise invalid("budget", "stall", f"a stall ratio of a buffer whose producers "
                           f"are single servers; {model.transitions[t].name!r} has "
                           f"concurrency {model.transitions[t].concurrency}")
     return out
@@ -439,7 +439,7 @@ def _unfinished(exc: VerificationError) -> bool:
 
 def _check_sizes(sizes: range) -> None:
     if len(sizes) == 0 or sizes[0] < 1:
-        raise invalid("--range", f"{sizes.start}..{sizes.stop - 1}", "lo..hi with 1 <= lo <= hi")
+        raise invalid("range", f"{sizes.start}..{sizes.stop - 1}", "lo..hi with 1 <= lo <= hi")
 
 
 def _seconds(budget: Budget) -> float | None:
@@ -458,7 +458,7 @@ def size_buffer(model: Model, space: InputSpace, place: str, sizes: range, budge
     _check_sizes(sizes)
     stall = stall_budget(budget)
     if not stall and "stall" in budget:
-        raise invalid("--budget", budget, "'stall <= R' or 'stall < R' with a number R "
+        raise invalid("budget", budget, "'stall <= R' or 'stall < R' with a number R "
                       "(the ratio of stalled cycles), or a latency property")
     if stall:
         strict, limit = stall

@@ -452,7 +452,7 @@ def interface_term(latency_fn, space: InputSpace, variables: dict):
     try:
         value = latency_fn(x)
     except Exception as exc:
-        raise invalid("--interface", getattr(latency_fn, "__module__", latency_fn),
+        raise invalid("interface", getattr(latency_fn, "__module__", latency_fn),
                       f"a latency(x) made of arithmetic, max, min and abs ({exc})") from None
     return z3.ToReal(value) if z3.is_int(value) else (
         z3.RealVal(value) if isinstance(value, (int, float)) else value)
@@ -462,7 +462,7 @@ def within(interface, space, model, tolerance: float, **kw) -> ProofResult:
     """Prove that the interface's relative error |E - latency| / latency stays below
     ``tolerance`` on every input of the space (the §5.3.4 query)."""
     if not (isinstance(tolerance, (int, float)) and tolerance > 0):
-        raise invalid("--within", tolerance, "a relative error > 0, e.g. 0.43")
+        raise invalid("tolerance", tolerance, "a relative error > 0, e.g. 0.43")
     return prove(model, space, f"abs(E - latency) < {float(tolerance)!r} * latency",
                  interface=interface, **kw)
 

@@ -1,0 +1,108 @@
+"""Which flag the user typed for a field a model names: the one table, and the rewrite.
+
+Model code names what is wrong by its own name for the value (``input``, ``space``,
+``kernel``: :attr:`accelperf.errors.ModelError.field`), so a notebook user reads the name
+of the argument they passed. Only the command line knows that ``lpn simulate`` reads
+``input`` from ``--input``, so it rewrites the message before printing it:
+
+* the field the message starts with (``input[3] (message bytes) = 0 is invalid: ...``)
+  becomes the flag (``--input[3] (message bytes) = 0 ...``): the name up to the first
+  character that cannot be in a Python name is looked up, the rest stays;
+* a field named in backticks inside the text (``leave `input` out``) becomes the flag
+  (``leave --input out``).
+
+A field the table does not know for the command stays as the model wrote it. Every flag
+here exists on its command (tests/test_flags.py walks the click tree).
+"""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from ..errors import leading_field
+
+# field -> flag, for every command whose option of that name reads the field.
+FLAGS: dict[str, str] = {
+    "changes": "--set",                 # logca whatif: the changes, one --set each
+    "check": "--check",
+    "compute_ceiling": "--compute-ceiling",
+    "device": "--device",
+    "fit": "--fit",
+    "folds": "--cv",
+    "from": "--from",
+    "host": "--host",
+    "host_beta": "--host-beta",
+    "host_C": "--host-C",
+    "input": "--input",
+    "inputs": "--inputs",
+    "interface": "--interface",
+    "kernel": "--kernel",
+    "measured": "--measured",
+    "mode": "--mode",
+    "pair": "--pair",                   # logca design: x_parameter,y_parameter
+    "param": "--param",
+    "params": "--params",
+    "repeats": "--repeats",
+    "resume": "--resume",
+    "scheduler": "--scheduler",
+    "space": "--space",
+    "target": "--target",
+    "to": "--to",
+    "uncertainty": "--uncertainty",
+    "x_parameter": "--pair",
+    "y_parameter": "--pair",
+}
+
+# command -> {field: flag} where that command reads a field from a flag of another name.
+BY_COMMAND: dict[str, dict[str, str]] = {
+    "lpn verify": {"tolerance": "--within", "size": "--size", "budget": "--budget",
+                   "range": "--range"},
+    "measure gpu": {"granularities": "--from"},     # the smallest is the one refused
+}
+
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+
+
+def flag_for(field: str, command: str) -> str | None:
+    """The flag of ``field`` on ``command`` (``"lpn simulate"``), or None."""
+    return BY_COMMAND.get(command, {}).get(field) or FLAGS.get(field)
+
+
+def in_flags(text: str, field: str | None, command: str) -> str:
+    """``text`` with its leading ``field`` and its backticked fields written as the flags
+    ``command`` reads them from."""
+    name = leading_field(text, field)
+    flag = name and flag_for(name, command)
+    if flag:
+        text = flag + text[len(name):]
+    return _QUOTED.sub(lambda m: flag_for(m[1], command) or m[0], text)
+
+
+def quoted(exc: BaseException) -> str:
+    """An error's text for a message that quotes it: a ModelError's leading field in
+    backticks (:meth:`~accelperf.errors.ModelError.embedded`), so that it is said as its
+    flag too."""
+    embedded = getattr(exc, "embedded", None)
+    return embedded() if embedded is not None else str(exc)
+
+
+def said(text: str) -> str:
+    """A model's note or warning as the running command prints it: its backticked fields
+    as that command's flags (:func:`in_flags`)."""
+    ctx = click.get_current_context(silent=True)
+    return in_flags(text, None, command_of(ctx.command_path) if ctx else "")
+
+
+def command_of(command_path: str) -> str:
+    """``"accelperf lpn simulate"`` -> ``"lpn simulate"`` (the program's name dropped)."""
+    return command_path.partition(" ")[2]
+
+
+def rewrite(exc: BaseException, command_path: str) -> None:
+    """Rewrite a ModelError's message in place into the flags of its command."""
+    if len(exc.args) != 1 or not isinstance(exc.args[0], str):
+        return
+    text = in_flags(exc.args[0], getattr(exc, "field", None), command_of(command_path))
+    exc.args = (text,)
