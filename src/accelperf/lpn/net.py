@@ -578,7 +578,7 @@ class Net:
                       initial, self.tokens_from_input, self.default_input, self.description,
                       self.ticks_per_cycle, self.input_reader, self.input_format, self.declared,
                       tuple(self._parameters.values()))
-        from .analysis.check import warn_findings   # the cheap checks of `lpn check`
+        from .check import warn_findings   # the cheap checks of `lpn check`
         warn_findings(model)
         return model
 

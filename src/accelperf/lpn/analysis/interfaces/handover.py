@@ -63,10 +63,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..net import Model
+from ...net import Model
 from .classes import InputClass, values_of
 from .critical import derivable, record_times, record_values
-from .space import symbol_ranges
+from ..space import symbol_ranges
 
 ASSUMPTION = "a unit waits for the one before only through its first firing's stages " \
     "and each stage's own chain, timed between its type's derivation sizes"

@@ -8,13 +8,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ...errors import invalid
-from ..net import Marking, Model
-from ..semantics import run as reference_run
+from ....errors import invalid
+from ...net import Marking, Model
+from ...semantics import run as reference_run
 from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
                        unfollowed)
-from .input_class import InputClass
-from .space import InputSpace
+from ..input_class import InputClass
+from ..space import InputSpace
 
 DEFAULT_MAX_CLASSES = 256
 """Classes after which :func:`partition` stops: the space is too varied to enumerate."""
@@ -57,7 +57,7 @@ def _endless(model: Model, marking: dict) -> str | None:
     endless sample would otherwise be followed, token by token and with its Z3 terms,
     for all :data:`SAMPLE_MAX_COMMITS` commits (minutes on a small net); the fast engine
     says so in about a second, and the witness is checked by it again."""
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     try:
         result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                       marking.items()}),

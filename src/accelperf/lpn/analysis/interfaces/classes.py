@@ -15,10 +15,10 @@ from dataclasses import replace
 
 import sympy
 
-from ..net import Marking, Model
-from .input_class import InputClass
+from ...net import Marking, Model
+from ..input_class import InputClass
 from .solver import Solver
-from .space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
+from ..space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer, StreamValueError
 
 

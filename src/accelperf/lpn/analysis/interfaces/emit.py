@@ -25,7 +25,7 @@ import textwrap
 
 import sympy
 
-from ..expr import parameter_name
+from ...expr import parameter_name
 from .critical import ASSUMPTION
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .handover import handover
@@ -33,7 +33,7 @@ from .module_text import API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, rotation_sourc
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .steady import ASSUMPTION as STEADY_ASSUMPTION
-from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
+from ..space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
 
 
