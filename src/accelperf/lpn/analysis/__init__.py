@@ -3,8 +3,9 @@
 
 * this package — what both share: input spaces and their files (:mod:`.space`,
   :mod:`.space_counts`, the shipped ``spaces/``), the space's formulas (:mod:`.formula`),
-  whether an input lies in a space (:mod:`.membership`), and the library models' standalone
-  input readers that a generated module embeds (:mod:`.adapters`);
+  whether an input lies in a space (:mod:`.membership`), and the input class both analyses
+  share (:mod:`.input_class`; the models' standalone readers are declared by each model,
+  :mod:`accelperf.lpn.declared`, and :mod:`.adapters` only lists them for tests);
 * :mod:`.interfaces` — performance interfaces (lpn2pi, OSDI'24 §4.1–4.2, A.1–A.3) and their
   phase-aware extension: symbolic execution and input classes, critical paths, loops,
   the period schedule and steady state, hand-over, token streams, the interface, its
