@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 from accelperf.lpn import simulate
-from accelperf.lpn.analysis.emit import load_module, module_source
-from accelperf.lpn.analysis.interface import extract_interface
+from accelperf.lpn.analysis.interfaces.emit import load_module, module_source
+from accelperf.lpn.analysis.interfaces.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space
 from accelperf.lpn.calibrate import Measurement, calibrate
 from accelperf.lpn.inputs import read_jpeg

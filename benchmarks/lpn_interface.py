@@ -17,9 +17,9 @@ from __future__ import annotations
 import random
 import time
 
-from accelperf.lpn.analysis.accuracy import check, choose_form, simulated_latency
-from accelperf.lpn.analysis.emit import load_module, module_source, typed_module_source
-from accelperf.lpn.analysis.interface import extract_interface
+from accelperf.lpn.analysis.interfaces.accuracy import check, choose_form, simulated_latency
+from accelperf.lpn.analysis.interfaces.emit import load_module, module_source, typed_module_source
+from accelperf.lpn.analysis.interfaces.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space, structure_space
 from accelperf.lpn.library import LIBRARY, build
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from accelperf.lpn import simulate
 from accelperf.lpn.analysis.space import default_space, load_space
-from accelperf.lpn.analysis.token_stream import interface_for
-from accelperf.lpn.analysis.verify import latency_bound
+from accelperf.lpn.analysis.interfaces.token_stream import interface_for
+from accelperf.lpn.analysis.proofs.verify import latency_bound
 from accelperf.lpn.library import build
 
 ROOT = Path(__file__).resolve().parents[1]

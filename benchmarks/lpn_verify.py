@@ -42,9 +42,9 @@ from accelperf.lpn import semantics, simulate
 from accelperf.lpn.analysis.space import load_space
 from accelperf.cli.app import main as cli
 from accelperf.lpn.analysis.formula import generated_interface_term
-from accelperf.lpn.analysis.sizing import optimal_size, size_buffer
+from accelperf.lpn.analysis.proofs.sizing import optimal_size, size_buffer
 from accelperf.lpn.analysis.space import space_from_dict
-from accelperf.lpn.analysis.verify import latency_bound, prove, shared_places, within
+from accelperf.lpn.analysis.proofs.verify import latency_bound, prove, shared_places, within
 from accelperf.lpn.library import build
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ from extracted import default_interface
 from interface_terms import assert_no_term_measured
 from protoacc_types import protoacc_types, resized
 
-ANALYSIS = Path(__file__).parents[1] / "src/accelperf/lpn/analysis"
+ANALYSIS = Path(__file__).parents[1] / "src/accelperf/lpn/analysis/interfaces"
 SPACES = os.path.join(os.path.dirname(__file__), "..", "examples", "spaces")
 
 

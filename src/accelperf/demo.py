@@ -321,9 +321,9 @@ def interface_section(report: Report) -> None:
     import html
     import random
 
-    from .lpn.analysis.accuracy import check
-    from .lpn.analysis.emit import load_module, module_source
-    from .lpn.analysis.interface import extract_interface
+    from .lpn.analysis.interfaces.accuracy import check
+    from .lpn.analysis.interfaces.emit import load_module, module_source
+    from .lpn.analysis.interfaces.interface import extract_interface
     from .lpn.analysis.space import default_space
     from .lpn.library import build
     from .plot.interface import accuracy_scatter
@@ -403,7 +403,7 @@ def lpn_verify_section(report: Report) -> None:
 
     from .lpn import simulate
     from .lpn.analysis.space import load_space
-    from .lpn.analysis.verify import latency_bound
+    from .lpn.analysis.proofs.verify import latency_bound
     from .lpn.library import build
     from .plot.verify import bounds_figure
 

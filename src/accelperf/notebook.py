@@ -28,14 +28,14 @@ RENDERERS = {
     ("accelperf.lpn.net", "Model"): ("image/svg+xml", "model_svg"),
     ("accelperf.logca.model", "LogCA"): ("image/svg+xml", "logca_svg"),
     ("accelperf.lpn.outcome", "SimResult"): ("text/html", "simulation_html"),
-    ("accelperf.lpn.analysis.interface", "Interface"): ("text/html", "interface_html"),
+    ("accelperf.lpn.analysis.interfaces.interface", "Interface"): ("text/html", "interface_html"),
     ("accelperf.density.hierarchy", "DensityBound"): ("text/html", "fields_html"),
     ("accelperf.logca.fit", "FitResult"): ("text/html", "fields_html"),
     ("accelperf.logca.advise", "Advice"): ("text/html", "fields_html"),
     ("accelperf.logca.design", "DesignResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.verify", "BoundResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.verify", "ProofResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.sizing", "SizingResult"): ("text/html", "fields_html"),
+    ("accelperf.lpn.analysis.proofs.verify", "BoundResult"): ("text/html", "fields_html"),
+    ("accelperf.lpn.analysis.proofs.verify", "ProofResult"): ("text/html", "fields_html"),
+    ("accelperf.lpn.analysis.proofs.sizing", "SizingResult"): ("text/html", "fields_html"),
 }
 MAX_CELL = 160          # characters of one table cell; longer values are cut with "…"
 

@@ -223,7 +223,7 @@ def _space(model, space_path):
 def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
                 param_list=()):
     """Input classes of MODEL over an input space (OSDI'24 §4.1, A.2)."""
-    from ..lpn.analysis.classes import input_classes
+    from ..lpn.analysis.interfaces.classes import input_classes
     from ..lpn.analysis.space import describe
     from ..lpn.loader import load_model
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
@@ -280,12 +280,12 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
       accelperf lpn interface jpeg-decoder --out jpeg_iface.py    # a stdlib-only module
       accelperf lpn interface jpeg-decoder --check '[1,1,1,1,1,1]' '[63,2,2,2,2,2]'
     """
-    from ..lpn.analysis.accuracy import check, choose_form
-    from ..lpn.analysis.assumptions import failed_assumption
-    from ..lpn.analysis.emit import load_module, module_source
-    from ..lpn.analysis.interface import check_interface_request
+    from ..lpn.analysis.interfaces.accuracy import check, choose_form
+    from ..lpn.analysis.interfaces.assumptions import failed_assumption
+    from ..lpn.analysis.interfaces.emit import load_module, module_source
+    from ..lpn.analysis.interfaces.interface import check_interface_request
     from ..lpn.analysis.membership import refuse_outside
-    from ..lpn.analysis.token_stream import StreamInterface, interface_for
+    from ..lpn.analysis.interfaces.token_stream import StreamInterface, interface_for
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
     from .lpn_stream import check_input, stream_interface_command
@@ -484,8 +484,8 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     """Prove latency bounds, properties or buffer sizes of MODEL over an input space
     (OSDI'24 §4.4, §5.2.4, §5.3.4), with Z3. Every witness and counterexample is
     re-simulated."""
-    from ..lpn.analysis import sizing
-    from ..lpn.analysis import verify as v
+    from ..lpn.analysis.proofs import sizing
+    from ..lpn.analysis.proofs import verify as v
     from ..lpn.analysis.space import load_space
     from ..lpn.loader import load_model
     queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]

@@ -307,7 +307,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
         from ..plot.calibration import error_figure
         save_figure(error_figure(model.name, sizes, [r.error for r in results]), out)
         click.echo(f"wrote {out}", err=True)
-    from ..lpn.analysis.accuracy import ErrorSummary
+    from ..lpn.analysis.interfaces.accuracy import ErrorSummary
     summary = ErrorSummary.of(r.error for r in results)
     if as_json:
         click.echo(dump_json({

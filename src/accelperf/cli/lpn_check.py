@@ -31,14 +31,14 @@ def lpn_check(model_spec, space_path, as_json):
       accelperf lpn check examples/three_stage.py:pipeline --json
       accelperf lpn check menshen --space examples/spaces/menshen-100-packets.toml
     """
-    from ..lpn.analysis.check import ModelCheckWarning, check
+    from ..lpn.check import ModelCheckWarning, check
     from ..lpn.loader import load_model
     with warnings.catch_warnings():          # build() warns the same findings: say them once
         warnings.simplefilter("ignore", ModelCheckWarning)
         model = load_model(model_spec)
     classes = None
     if space_path is not None:
-        from ..lpn.analysis.classes import input_classes
+        from ..lpn.analysis.interfaces.classes import input_classes
         from ..lpn.analysis.space import load_space
         classes = input_classes(model, load_space(model, space_path))
     findings = check(model, classes)

@@ -1,6 +1,6 @@
 """`accelperf lpn interface` for a stream priced token by token (issue 33,
-:mod:`accelperf.lpn.analysis.token_stream`): printing, ``--out``, ``--check`` (every term
-beside the simulation) and ``--json``. Called by cli/lpn.py when the extraction gives a
+:mod:`accelperf.lpn.analysis.interfaces.token_stream`): printing, ``--out``, ``--check``
+(every term beside the simulation) and ``--json``. Called by cli/lpn.py when the extraction gives a
 :class:`StreamInterface`; imports nothing of it."""
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ def check_input(text, load_input):
 
 def stream_interface_command(model, model_spec, iface, values, inputs, out, frequency,
                              check_inputs, tolerance, as_json):
-    from ..lpn.analysis.emit import load_module
-    from ..lpn.analysis.stream_emit import bottleneck_label, readable, stream_module_source
+    from ..lpn.analysis.interfaces.emit import load_module
+    from ..lpn.analysis.interfaces.stream_emit import (bottleneck_label, readable,
+                                                      stream_module_source)
     source = stream_module_source(iface, model, model_spec, frequency)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +79,7 @@ def _class_json(c) -> dict:
 
 
 def _check(model, module, iface, values, inputs, tolerance, as_json):
-    from ..lpn.analysis.accuracy import check
+    from ..lpn.analysis.interfaces.accuracy import check
     for text, x in zip(inputs, values):      # refused before any simulation
         try:
             module.latency(x)

@@ -121,7 +121,7 @@ def _js(expr) -> str:
 
 
 def interface_formulas(interface) -> tuple[InterfaceFormulas, ...]:
-    """Every class of an extracted :class:`~accelperf.lpn.analysis.interface.Interface`
+    """Every class of an extracted :class:`~accelperf.lpn.analysis.interfaces.interface.Interface`
     (OSDI'24 §4.2, A.3) printed as JavaScript."""
     out = []
     for c in interface.classes:
@@ -141,7 +141,7 @@ def interface_formulas(interface) -> tuple[InterfaceFormulas, ...]:
 
 
 def stream_formulas(interface) -> tuple[InterfaceFormulas, ...]:
-    """A stream priced token by token (:class:`~accelperf.lpn.analysis.token_stream.
+    """A stream priced token by token (:class:`~accelperf.lpn.analysis.interfaces.token_stream.
     StreamInterface`) as the panel's classes, for ``n`` tokens alike (the count symbol and
     the token's own symbols are the sliders): per stage its term ``fill + n·work +
     drain``, the latency their maximum (what the stream recurrence gives for identical

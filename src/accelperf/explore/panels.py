@@ -166,11 +166,11 @@ def lpn_panel(name: str, model=None, space=None, frequency_hz: float = 1e9,
     more times to keep them as symbols (:mod:`.delays`; ``name`` must then be what
     :func:`~accelperf.lpn.loader.load_model` reads). A model whose interface cannot be
     extracted gives a panel that says why (the page shows it instead of an empty chart)."""
-    from ..lpn.analysis.classes import values_of
-    from ..lpn.analysis.interface import extract_interface
+    from ..lpn.analysis.interfaces.classes import values_of
+    from ..lpn.analysis.interfaces.interface import extract_interface
     from ..lpn.analysis.space import default_space, symbol_ranges
-    from ..lpn.analysis.token_stream import StreamInterface, interface_for
-    from ..lpn.analysis.symexec import AnalysisError
+    from ..lpn.analysis.interfaces.token_stream import StreamInterface, interface_for
+    from ..lpn.analysis.interfaces.symexec import AnalysisError
     from ..lpn.loader import load_model
     from ..lpn.viz import net_svg
     from .delays import symbolic_interface

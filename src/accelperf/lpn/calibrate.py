@@ -65,7 +65,7 @@ import numpy as np
 
 from ..errors import ModelError, invalid
 from ..parameters import Parameter, Parameters
-from .analysis.accuracy import ErrorSummary
+from .analysis.interfaces.accuracy import ErrorSummary
 from .coverage import Coverage, coverage_of
 from .fitter import STARTS, Fitter
 from .identify import Identification, identify

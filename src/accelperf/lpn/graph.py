@@ -1,8 +1,8 @@
 """Strongly connected components of a directed graph (Tarjan 1972), without recursion.
 
 One implementation for every walk over a net's structure: the order of input-class
-exploration (:mod:`.analysis.symexec`, OSDI'24 A.2 step 1) and the loops the model checker
-reports (:mod:`.analysis.check`). Iterative, so a net of thousands of transitions in one
+exploration (:mod:`.analysis.interfaces.symexec`, OSDI'24 A.2 step 1) and the loops the model checker
+reports (:mod:`.check`). Iterative, so a net of thousands of transitions in one
 chain does not reach Python's recursion limit.
 """
 from __future__ import annotations

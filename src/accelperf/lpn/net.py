@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from ..errors import ModelError
+from .declared import NOTHING, Declared
 from .expr import Expr, TraceError, counted_places, tokens_needed, trace
 from .params import Parameter, declare, values_given
 
@@ -154,6 +155,7 @@ class Model:
     ticks_per_cycle: int = 1           # delays count ticks; results are reported in cycles
     input_reader: object = field(repr=False, compare=False, default=None)  # file -> input
     input_format: str = ""             # what Ψ takes, in words
+    declared: Declared = field(repr=False, compare=False, default=NOTHING)  # for analyses
     parameters: tuple[Parameter, ...] = ()   # named delays (net.parameter), as built
 
     def parameter(self, name: str) -> Parameter:
@@ -216,22 +218,32 @@ class Model:
                     raise NetError(f"model {self.name!r}: Ψ returned a list but the net has "
                                    f"no start place")
                 produced = {self.places[self.start].name: produced}
-            made = 0
-            for place_name, given in produced.items():
-                pid = self.place_id(place_name)
-                converted = _token_tuples(self.places[pid].token_type, given, place_name)
-                if isinstance(converted, TokenArray) and not tokens.get(pid):
-                    tokens[pid] = converted           # kept whole for the compiled engine
-                else:
-                    tokens.setdefault(pid, [])
-                    if isinstance(tokens[pid], TokenArray):
-                        tokens[pid] = list(tokens[pid])
-                    tokens[pid].extend(converted)
-                made += len(converted)
+            tokens = self.with_tokens(produced).tokens
+            made = sum(map(len, tokens.values())) - sum(map(len, self.initial.values()))
             if not made:
                 raise NetError(f"input = {_short(user_input)} is invalid for model "
                                f"{self.name!r}: it gives no tokens, so nothing would run",
                                field="input")
+        return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
+                                   for p, ts in tokens.items()})
+
+    def with_tokens(self, given: dict) -> "Marking":
+        """The one rule every initial marking is built by: the net's own initial tokens,
+        then ``given`` ({place name: tokens}, in that order; a token is a dict of exactly
+        its type's properties or a tuple of them, all integers, or a place's tokens a
+        NumPy array), checked in bulk. :meth:`marking` passes Ψ's tokens; the analyses
+        pass the tokens of an input space's sample."""
+        tokens = {p: list(ts) for p, ts in self.initial.items()}
+        for place_name, toks in given.items():
+            pid = self.place_id(place_name)
+            converted = _token_tuples(self.places[pid].token_type, toks, place_name)
+            if isinstance(converted, TokenArray) and not tokens.get(pid):
+                tokens[pid] = converted           # kept whole for the compiled engine
+            else:
+                tokens.setdefault(pid, [])
+                if isinstance(tokens[pid], TokenArray):
+                    tokens[pid] = list(tokens[pid])
+                tokens[pid].extend(converted)
         return Marking(self.name, {p: ts if isinstance(ts, TokenArray) else tuple(ts)
                                    for p, ts in tokens.items()})
 
@@ -377,6 +389,7 @@ class Net:
         self.ticks_per_cycle = ticks_per_cycle
         self.input_format = input_format      # what --input takes, in words (lpn list)
         self.input_reader = None
+        self.declared = NOTHING               # what the analyses need (accelperf.lpn.declared)
         self._types: dict[str, TokenType] = {}
         self._places: dict[str, Place] = {}
         self._initial: dict[str, list] = {}
@@ -563,9 +576,9 @@ class Net:
         model = Model(self.name, tuple(places.values()), transitions,
                       None if start_name is None else index[start_name], index[done_name],
                       initial, self.tokens_from_input, self.default_input, self.description,
-                      self.ticks_per_cycle, self.input_reader, self.input_format,
+                      self.ticks_per_cycle, self.input_reader, self.input_format, self.declared,
                       tuple(self._parameters.values()))
-        from .analysis.check import warn_findings   # the cheap checks of `lpn check`
+        from .check import warn_findings   # the cheap checks of `lpn check`
         warn_findings(model)
         return model
 

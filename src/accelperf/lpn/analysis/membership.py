@@ -52,8 +52,7 @@ def refuse_outside(model: Model, space: InputSpace, texts, values) -> None:
     it, ``texts``) that is outside ``space``. A model the interface prices unit by unit
     (a splitter: a list of Protoacc messages) is checked unit by unit, as its module
     does."""
-    from .adapters import SPLITTERS
-    split = SPLITTERS.get(model.name, lambda x: [x])
+    split = model.declared.units or (lambda x: [x])
     for text, x in zip(texts, values):
         try:
             units = split(x)

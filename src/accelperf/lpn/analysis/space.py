@@ -312,23 +312,13 @@ def space_from_input(model: Model, user_input, vary: dict, origin: str = "space"
                                       shape, origin, example))
 
 
-SIZES = {"protoacc": {"field_data": {"bytes": (0, 1 << 30)}},
-         "menshen": {"packets": {"n_words": (1, 1500)}}}
-"""What varies within an input type of a library model (its *size* properties): the
-bytes of each Protoacc field element, the words of each Menshen packet. Everything
-else (field kinds and counts, packet kinds, a VTA program) is the type."""
-
-
-STRUCTURED = ("protoacc", "menshen", "vta")
-"""Library models whose inputs steer the net token by token: their default space is the
-structure of their example input (:func:`structure_space`), not a stream."""
-
-
 def structure_space(model: Model, user_input, vary: dict | None = None) -> InputSpace:
     """The fixed-structure space (type) of ``user_input``: :func:`space_from_input` with
-    the model's size properties (:data:`SIZES`) ranged unless ``vary`` says otherwise."""
+    the sizes the model declares ranged (``model.declared.structure``: the bytes of each
+    Protoacc field element, the words of each Menshen packet; everything else is the
+    type) unless ``vary`` says otherwise."""
     return space_from_input(model, user_input,
-                            SIZES.get(model.name, {}) if vary is None else vary)
+                            (model.declared.structure or {}) if vary is None else vary)
 
 
 def _example(model: Model, value, origin: str):
@@ -540,15 +530,16 @@ SHIPPED = Path(__file__).parent / "spaces"
 
 
 def default_space(model: Model) -> InputSpace:
-    """The space shipped for a library model; else, for Protoacc, Menshen and VTA, the
-    structure of their example input (:data:`STRUCTURED`); else a space around the
+    """The space shipped for a library model; else, for a model whose inputs steer the
+    net token by token (it declares a ``structure``: Protoacc, Menshen, VTA), the
+    structure of its example input (:func:`structure_space`); else a space around the
     model's own example input: its places and token counts as streams from 1 to 100,000
     tokens, each property between 0 and the largest value the example uses (at least 1),
     so an interface covers inputs like the example."""
     shipped = SHIPPED / f"{model.name}.toml"
     if shipped.is_file():
         return load_space(model, shipped)
-    if model.name in STRUCTURED:
+    if model.declared.structure is not None:
         return structure_space(model, model.default_input)
     marking = model.marking()
     places = []
@@ -577,5 +568,5 @@ def describe(space: InputSpace) -> dict:
 
 __all__ = ["InputSpace", "PlaceSpace", "KEYS", "MAX_COUNT_COMBINATIONS", "load_space",
            "read_space_file", "space_from_dict", "space_from_input", "structure_space",
-           "SIZES", "STRUCTURED", "default_space", "constraint_exprs", "space_constraints",
+           "default_space", "constraint_exprs", "space_constraints",
            "symbol_ranges", "token_symbol", "count_symbol", "mean_symbol", "describe"]

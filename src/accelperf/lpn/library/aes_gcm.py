@@ -46,6 +46,7 @@ before), 8 cycles after the previous burst's write; the tag takes 10 more. For 6
 from __future__ import annotations
 
 from ...errors import invalid
+from ..declared import Declared
 from ..inputs.values import entries, record, whole
 from ..net import Net, Out
 
@@ -132,5 +133,19 @@ def aes_gcm(params=None):
                    outputs={done: Out(1, copy="tags")}, delay=tag_cycles)
     net.start, net.done = packets, done
     net.tokens_from_input = packet_tokens
+    net.declared = Declared(reader=psi_aes_gcm)
     net.default_input = [64, 1500, 576, 40]
     return net.build()
+
+
+def psi_aes_gcm(packets):
+    """Tokens of the AES-GCM engine: a list of packet payload sizes in bytes (1..65535),
+    or {"packets": N, "bytes": k}."""
+    if isinstance(packets, dict):
+        packets = [packets["bytes"]] * int(packets["packets"])
+    if not isinstance(packets, list) or not packets:
+        raise ValueError(f"input = {str(packets)[:40]} is invalid: a list of packet sizes")
+    for b in packets:
+        if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 65535:
+            raise ValueError(f"packet bytes = {b!r} is invalid: an integer 1..65535")
+    return {"packets": [{"bytes": b} for b in packets]}

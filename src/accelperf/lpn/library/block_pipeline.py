@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 
 from ...errors import invalid
+from ..declared import Declared
 from ..inputs import abridged
 from ..inputs.values import entries, record, whole
 from ..net import Net
@@ -102,5 +103,22 @@ def block_pipeline(buffer_blocks: int = 2, params=None):
     start = net.place("blocks", block)
     net.start, net.done = start, add_block_stages(net, start, buffer_blocks)
     net.tokens_from_input = image_blocks
+    net.declared = Declared(reader=psi_block_pipeline)
     net.default_input = DEFAULT_IMAGE
     return net.build()
+
+
+def psi_block_pipeline(image):
+    """Tokens of the block pipeline (the JPEG stand-in): a list of per-block non-zero
+    counts, {"blocks": N, "nnz": k}, or {"width", "height", "mean_nnz", "seed"}."""
+    import random
+    if isinstance(image, dict) and "blocks" in image:
+        counts = [int(image["nnz"])] * int(image["blocks"])
+    elif isinstance(image, dict):
+        rng = random.Random(image.get("seed", 0))
+        mean = float(image.get("mean_nnz", 12))
+        n = -(-int(image["width"]) // 8) * -(-int(image["height"]) // 8) * 3
+        counts = [max(1, min(64, round(rng.gauss(mean, mean / 3)))) for _ in range(n)]
+    else:
+        counts = [int(c) for c in image]
+    return {"blocks": [{"nnz": c} for c in counts]}

@@ -19,6 +19,7 @@ length not divisible by ``num_pe`` accelperf is later by
 
 from __future__ import annotations
 
+from ..declared import Declared
 from ..inputs.values import record, whole
 from ..net import Net, NetError, Out
 
@@ -62,5 +63,15 @@ def darwin_gact(num_pe: int = 4, params=None):
 
     net.start, net.done = [stripes, waiting], done
     net.tokens_from_input = tokens
+    net.declared = Declared(reader=psi_darwin)
     net.default_input = {"ref_len": 320, "query_len": 128, "steps": 180}
     return net.build()
+
+
+def psi_darwin(pair, num_pe=4):
+    """Tokens of Darwin GACT for {"ref_len", "query_len", "steps"} (4 processing
+    elements): one stripe per num_pe query rows, and the alignment."""
+    ref, query, steps = (int(pair[k]) for k in ("ref_len", "query_len", "steps"))
+    stripes = -(-query // num_pe)
+    return {"stripes": [{"ref_len": ref}] * stripes,
+            "alignment": [{"steps": steps, "stripes": stripes}]}

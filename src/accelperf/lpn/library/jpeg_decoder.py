@@ -57,6 +57,7 @@ so the simulator does not count them as stuck work.
 from __future__ import annotations
 
 from ...errors import ModelError, invalid
+from ..declared import Declared
 from ..inputs.jpeg import JpegBlocks, JpegSample
 from ..net import Net, Place
 from .pcie import PcieConfig, attach_pcie, chunk_tokens
@@ -172,6 +173,7 @@ def jpeg_decoder_420(params=None):
     header = net.place("header", net.token_type("Header", "bytes"))
     net.start, net.done = [blocks, header], add_decoder(net, blocks, header)
     net.tokens_from_input = decoder_tokens
+    net.declared = Declared(reader=psi_jpeg_decoder)
     net.default_input = JpegSample(DEFAULT_SAMPLE)
     return net.build()
 
@@ -203,3 +205,15 @@ def jpeg_decoder_pcie(link: str | PcieConfig = "pcie-gen3-x16", params=None, **o
     net.tokens_from_input = tokens
     net.default_input = JpegSample(DEFAULT_SAMPLE)
     return net.build()
+
+
+def psi_jpeg_decoder(counts):
+    """Tokens of the JPEG decoder for a parsed list of per-block AC-symbol counts (whole
+    4:2:0 MCUs of 6 blocks, each 1..63); a .jpg file needs accelperf's reader."""
+    if not isinstance(counts, list) or not counts or len(counts) % 6:
+        raise ValueError(f"input = {str(counts)[:40]} is invalid: a list of per-block "
+                         f"AC-symbol counts, whole MCUs of 6 blocks")
+    for c in counts:
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 63:
+            raise ValueError(f"AC symbols of a block = {c!r} is invalid: an integer 1..63")
+    return {"blocks": [{"symbols": c} for c in counts]}

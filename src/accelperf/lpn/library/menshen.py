@@ -55,6 +55,7 @@ beyond the first (1 + 3).
 
 from __future__ import annotations
 
+from ..declared import Declared
 from ..expr import where
 from ..inputs.packets import KINDS, packet_columns, read_packets
 from ..net import Net, NetError, Out
@@ -187,6 +188,7 @@ def menshen_pipeline(stages: int = 5, params=None):
 
     net.start, net.done = arriving, sent
     net.tokens_from_input = packet_tokens
+    net.declared = Declared(reader=psi_menshen, structure=TYPE_SIZES)
     net.default_input = TESTBENCH
     return net.build()
 
@@ -233,3 +235,24 @@ def _in_turn(net, name, cnt, sources, target, delay):
 
 def _turn_is(i):
     return lambda c, p: c.cnt == i
+
+
+def psi_menshen(packets):
+    """Tokens of Menshen for a parsed packet list: {"n_words", "kind": control|data|drop}
+    entries or [n_words, is_control, is_data, is_drop] rows (kind numbers 0, 1, 2)."""
+    kinds = ("control", "data", "drop")
+    out = []
+    for i, p in enumerate(packets):
+        if isinstance(p, dict) and p.get("kind") in kinds:
+            out.append({"n_words": int(p["n_words"]), "kind": kinds.index(p["kind"])})
+        elif isinstance(p, (list, tuple)) and len(p) == 4 and sorted(p[1:]) == [0, 0, 1]:
+            out.append({"n_words": int(p[0]), "kind": list(p[1:]).index(1)})
+        else:
+            raise ValueError(f"packet[{i}] = {str(p)[:40]} is invalid: {{n_words, kind}} "
+                             f"or [n_words, is_control, is_data, is_drop]")
+    return {"packets": out}
+
+
+TYPE_SIZES = {"packets": {"n_words": (1, 1500)}}
+"""What ranges within one input type (OSDI'24 §5.3.1): the words of each packet; the
+stream's length and packet kinds are the type."""

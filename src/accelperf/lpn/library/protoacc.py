@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..declared import Declared, RoundRobin
 from ..expr import where
 from ..inputs.protobuf import Message, read_messages
 from ..net import Net, NetError, Out
@@ -329,6 +330,10 @@ def protoacc_serializer(pipelines: int = 6, mem_latency: int = 10, params=None):
         return arrays if arrays is not None else message_tokens(read_messages(doc))
 
     net.tokens_from_input = tokens
+    net.declared = Declared(reader=psi_protoacc, units=split_protoacc,
+                            round_robin=RoundRobin(turns_protoacc, rotate_protoacc,
+                                                   "f{}_dispatch"),
+                            structure=TYPE_SIZES)
     net.default_input = DEFAULT_MESSAGE
     return net.build()
 
@@ -421,3 +426,74 @@ def _field_pipeline(net, i, d, to_dispatch, data, dispatch_free, writes_in, writ
         (nonscalar, Out(lambda d, h: single(d, h, NONSCALAR), copy=ops.name)),
         (repeated, Out(lambda d, h: where_int(d.elements > 1), copy=ops.name))])
 
+
+def psi_protoacc(doc):
+    """Tokens of the Protoacc serializer for parsed message JSON (one message object or
+    a list of them), as its Ψ makes them: depth first, an end-of-message pseudo field
+    per message, runs of at most 32 non-submessage fields per control token
+    (accelperf.lpn.library.protoacc.message_tokens, whose field-kind numbers these are)."""
+    end, nonscalar, end_top, scalar, submessage, run_kind = range(6)
+    control, fields, sizes = [], [], []
+
+    def walk(msg, top):
+        if not isinstance(msg, dict) or not msg:
+            raise ValueError(f"message = {str(msg)[:40]} is invalid: an object "
+                             f"{{field: {{type, is_repeated, data}}}}")
+        run = 0
+
+        def close():
+            nonlocal run
+            while run:
+                control.append({"kind": run_kind, "fields": min(run, 32)})
+                run -= min(run, 32)
+
+        for name, spec in msg.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind == "submessage":
+                close()
+                control.append({"kind": submessage, "fields": 0})
+                walk(spec["data"], False)
+            elif kind in ("scalar", "nonscalar"):
+                run += 1
+                fields.append({"kind": scalar if kind == "scalar" else nonscalar,
+                               "elements": len(spec["data"])})
+                sizes.extend({"bytes": int(b)} for b in spec["data"])
+            else:
+                raise ValueError(f"field {name!r} = {str(spec)[:40]} is invalid: "
+                                 f"{{type: scalar|nonscalar|submessage, is_repeated, data}}")
+        run += 1
+        fields.append({"kind": end_top if top else end, "elements": 1})
+        sizes.append({"bytes": 1})
+        close()
+
+    for msg in doc if isinstance(doc, list) else [doc]:
+        walk(msg, True)
+    return {"message_tasks": control, "field_descriptors": fields, "field_data": sizes}
+
+
+def split_protoacc(doc):
+    """A Protoacc input as the messages it serialises one after the other (Fig. 5 sums
+    them): a list of messages, or one message."""
+    return list(doc) if isinstance(doc, list) else [doc]
+
+
+def turns_protoacc(tokens):
+    """Protoacc's round-robin turns a message takes: one per field descriptor (its
+    end-of-message marker included), each sending the dispatch and write turns one
+    pipeline on."""
+    return len(tokens.get("field_descriptors", ()))
+
+
+def rotate_protoacc(stage, turns, pipelines):
+    """The name of ``stage`` (a transition, or a place as ``[place]``) for a message
+    that starts ``turns`` round-robin turns after the first pipeline: pipeline k's
+    stages (``f{k}_...``, ``[..._f{k}]``) become pipeline k + turns's, counted round
+    the ``pipelines`` of them (the pipelines are identical: accelperf.lpn.library.protoacc)."""
+    import re
+    return re.sub(r"(?<![A-Za-z0-9])f([0-9]+)(?![0-9])",
+                  lambda m: "f" + str((int(m.group(1)) - 1 + turns) % pipelines + 1), stage)
+
+
+TYPE_SIZES = {"field_data": {"bytes": (0, 1 << 30)}}
+"""What ranges within one input type (OSDI'24 §5.3.1, Fig. 5's message types): the bytes
+of each field element; field kinds and counts are the type."""

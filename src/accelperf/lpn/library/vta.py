@@ -68,6 +68,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass, fields
 
 from ...errors import invalid
+from ..declared import Declared
 from ..expr import where
 from ..inputs.vta import (DEFAULT_STREAM, SUBOPCODE_NAMES, Instruction, InstructionTable,
                           parse_instructions, read_instruction_table, read_instructions)
@@ -235,6 +236,7 @@ def vta(load_capacity: int = 512, compute_capacity: int = 512, store_capacity: i
     net.start, net.done = [stream, launch], retired
     net.tokens_from_input = instruction_tokens
     net.input_reader = read_instruction_table
+    net.declared = Declared(structure={})      # one program is one input type
     net.default_input = read_instructions(DEFAULT_STREAM)
     return net.build()
 

@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from ..net import Model
+from ...net import Model
 from .classes import input_classes, marking_of, one_token_space, tokens_for
 from .solver import Solver
-from .space import InputSpace, space_constraints, symbol_ranges, token_symbol
+from ..space import InputSpace, space_constraints, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError, StreamValueError
 
 FIT_POINTS = 10
@@ -316,7 +316,7 @@ def _points(model: Model, space: InputSpace, cls, solver: Solver) -> list:
 
 def _alone(model: Model, space: InputSpace, point: dict) -> dict:
     """A token alone, simulated: per stage its first start, last start, last commit."""
-    from ..sim import simulate
+    from ...sim import simulate
     run = simulate(model, marking_of(model, tokens_for(space, model, point)), trace=True)
     start, last_start, finish = {}, {}, {}
     for f in run.trace:

@@ -52,12 +52,12 @@ import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from ...errors import invalid
-from ...formula import NotAFormula, parse
-from ..expr import evaluate
-from ..net import Model
-from ..semantics import Ready, check, run as reference_run
-from .space import InputSpace
+from ....errors import invalid
+from ....formula import NotAFormula, parse
+from ...expr import evaluate
+from ...net import Model
+from ...semantics import Ready, check, run as reference_run
+from ..space import InputSpace
 from .encoding import SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum
 from .refine import Budget, initial_marking, partition
 from .verify import latency_bound, prove
@@ -506,8 +506,8 @@ def optimal_size(model: Model, space: InputSpace, place: str, sizes: range, *,
     below ``B``, so a size passed over has a worst case >= the final ``B`` and the size
     that set it comes first: the answer is exact. Values of passed-over sizes are lower
     bounds of their worst case (their note says so)."""
-    from ..net import Marking
-    from ..sim import simulate
+    from ...net import Marking
+    from ...sim import simulate
     began, clock = time.monotonic(), Budget(timeout)
     _check_sizes(sizes)
     tried, best, status = [], None, "proved"

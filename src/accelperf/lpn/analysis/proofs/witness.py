@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import invalid
-from ..net import Marking
+from ....errors import invalid
+from ...net import Marking
 from .encoding import SAMPLE_MAX_COMMITS, VerificationError
 from .refine import Problem, TraceClass, drawn_sample, follow, initial_marking
 
@@ -69,7 +69,7 @@ def only_input(model, space) -> OnlyInput | None:
     no encoding of the run to build). None when some property varies."""
     import z3
 
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     variables = space.variables(model)
     values = [v for t in variables.values() for vs in t.values for v in vs.values()]
     if not all(z3.is_int_value(v) for v in values):
@@ -93,7 +93,7 @@ def only_input(model, space) -> OnlyInput | None:
 
 def unfinished_witness(problem: Problem) -> Witness:
     """The input that does not run to the end, checked with the fast engine too."""
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     z3model, message = problem.unfinished
     sample = drawn_sample(problem.space, problem.variables, z3model)
     marking = initial_marking(problem.model, problem.space, sample)
@@ -116,7 +116,7 @@ def input_witness(problem: Problem, values: list) -> Witness:
     when it does not run to the end."""
     import z3
 
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     model, space = problem.model, problem.space
     pairs = [(v, z3.IntVal(x)) for v, x in values]
     value_of = {v.get_id(): x for v, x in values}
@@ -143,7 +143,7 @@ def simulate_witness(problem: Problem, cls: TraceClass, z3model, claimed: int | 
     """The input in ``z3model``, simulated. In an exact class its run must follow its
     class and, when a latency is ``claimed``, take exactly that long: anything else is a
     bug of this module and stops with an error."""
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     model, space = problem.model, problem.space
     sample = drawn_sample(space, problem.variables, z3model)
     marking = initial_marking(model, space, sample)

@@ -15,7 +15,6 @@ import inspect
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from .adapters import ADAPTERS
 from .token_stream import StreamInterface, stream_latency
 
 
@@ -124,7 +123,7 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
                   f"    return {code(c.latency, iface)}", "", ""]
     lines.append("CLASSES = [" + ", ".join(f"(_in_{c.index}, _stages_{c.index}, "
                                            f"_alone_{c.index})" for c in iface.classes) + "]")
-    adapter = ADAPTERS.get(model.name)
+    adapter = model.declared.reader
     lines += ["", "", inspect.getsource(stream_latency).rstrip(), "", ""]
     if adapter is not None:
         lines += [inspect.getsource(adapter).rstrip(), "", "",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..net import Model
+from ...net import Model
 
 
 @dataclass(frozen=True)

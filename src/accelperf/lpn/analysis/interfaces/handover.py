@@ -48,8 +48,8 @@ Stages are the single-server transitions and the places the net starts with toke
 place gives a unit is the one the unit before put back last. Where identical units are
 taken in turn (Protoacc's six field pipelines), a unit finds the turn where the units
 before it left it, not at the first pipeline as its own trace does: the model's
-rotation (:data:`.adapters.ROTATIONS`: the turns a message takes, one per dispatched
-field) renames its stages before the table is applied. Chained by
+rotation (``model.declared.round_robin``: the turns a message takes, one per
+dispatched field) renames its stages before the table is applied. Chained by
 :func:`.critical.record_times` with every stage's free time carried over and the
 pipelines so renamed, lists of messages take the simulation's cycles exactly
 (tests/test_lpn_interface_derived.py). What the table leaves out (stated in the module
@@ -63,10 +63,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..net import Model
+from ...net import Model
 from .classes import InputClass, values_of
 from .critical import derivable, record_times, record_values
-from .space import symbol_ranges
+from ..space import symbol_ranges
 
 ASSUMPTION = "a unit waits for the one before only through its first firing's stages " \
     "and each stage's own chain, timed between its type's derivation sizes"

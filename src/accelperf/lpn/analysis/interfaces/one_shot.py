@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import sympy
 
-from ..net import Model
-from .space import InputSpace
+from ...net import Model
+from ..space import InputSpace
 
 
 def one_shot_refusal(model: Model, space: InputSpace, pid: int) -> str | None:

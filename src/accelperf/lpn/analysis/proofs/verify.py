@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from ...errors import invalid
-from ..net import Model
+from ....errors import invalid
+from ...net import Model
 from .encoding import VerificationError, shared_places
 from .exhaustive import counted_space, decided_note, simulate_every_input
-from .formula import GeneratedInterface, Tokens, is_condition, translate
+from ..formula import GeneratedInterface, Tokens, is_condition, translate
 from .refine import DEFAULT_MAX_CLASSES, Budget, TraceClass, follow, partition
-from .space import InputSpace
+from ..space import InputSpace
 from .witness import (OnlyInput, Witness, only_input, simulate_witness, stopped_key,
                       unfinished_witness, why_not_proved)
 

@@ -133,9 +133,9 @@ def counted_space(model, space, budget: Budget, limit: int = EXHAUSTIVE_LIMIT):
     one symbolic: a bundle, which it makes only for counts past ``SMALL_COUNT`` values."""
     import sympy
 
-    from .classes import input_classes
+    from ..interfaces.classes import input_classes
     from .refine import Problem
-    from .symexec import AnalysisError, ExplosionError
+    from ..interfaces.symexec import AnalysisError, ExplosionError
     variables = space.variables(model)
     problem = Problem(model, space, variables, space.constraint_terms(variables), [], True)
     if space_size(problem) > limit or budget.over():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...errors import ModelError
+from ....errors import ModelError
 
 
 class AnalysisError(ModelError):

@@ -49,9 +49,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..net import Model
+from ...net import Model
 from .classes import InputClass
-from .space import symbol_ranges
+from ..space import symbol_ranges
 
 ASSUMPTION = "units fire in the order of the records"
 """The one assumption a path needs (see the module docstring), as ``--check`` names it."""

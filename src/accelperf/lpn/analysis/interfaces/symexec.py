@@ -52,17 +52,17 @@ from __future__ import annotations
 
 import sympy
 
-from ...errors import ModelError
-from ..expr import walk
-from ..expr_backends import to_sympy
-from ..graph import strong_components
-from ..net import Model, Transition
-from ..semantics import start_steps, stuck_places
+from ....errors import ModelError
+from ...expr import walk
+from ...expr_backends import to_sympy
+from ...graph import strong_components
+from ...net import Model, Transition
+from ...semantics import start_steps, stuck_places
 from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
 from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
                          SymToken)
-from .space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
+from ..space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
 
 

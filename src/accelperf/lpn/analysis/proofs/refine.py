@@ -6,59 +6,29 @@ run to the end is the counterexample at once, without being followed."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ...errors import invalid
-from ..net import Marking, Model
-from ..semantics import run as reference_run
+from ....errors import invalid
+from ...net import Marking, Model
+from ...semantics import run as reference_run
 from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
                        unfollowed)
-from .space import InputSpace
+from ..input_class import InputClass
+from ..space import InputSpace
 
 DEFAULT_MAX_CLASSES = 256
 """Classes after which :func:`partition` stops: the space is too varied to enumerate."""
 
-@dataclass(frozen=True)
-class TraceClass:
-    """One input class: its data conditions, the timing conditions under which its
-    inputs route tokens as its sample did, the constraints defining its times, and its
-    latency. ``gaps`` name what the conditions could not pin down (then the class's
-    formula is exact for its sample but not proved for the rest of it)."""
-
-    index: int
-    condition: tuple = field(repr=False)     # Z3 conditions on the input's variables
-    order: tuple = field(repr=False)         # Z3 conditions on commit/start times
-    timing: tuple = field(repr=False)        # Z3 constraints defining the commit times
-    latency: object = field(repr=False)      # Z3 Int
-    sample: dict = field(repr=False)         # {place: [{prop: value}]}
-    sample_latency: int = 0
-    routing: tuple = field(repr=False, default=())
-    firings: int = 0
-    gaps: tuple = ()
-
-    @property
-    def exact(self) -> bool:
-        return not self.gaps
-
-    def constraints(self) -> list:
-        """Membership and timing: every model is an input of the class with its times."""
-        return list(self.condition) + list(self.order) + list(self.timing)
-
-    def __repr__(self) -> str:
-        return (f"TraceClass({self.index}: {self.firings} firings, {len(self.condition)} "
-                f"condition(s), {len(self.order)} timing condition(s), sample latency "
-                f"{self.sample_latency}{'' if self.exact else ', not exact'})")
+TraceClass = InputClass
+"""The name this module's classes had: they are :class:`.input_class.InputClass` with
+refinement's fields filled."""
 
 
 def initial_marking(model: Model, space: InputSpace, sample: dict) -> dict:
-    """{place id: [property tuples]}: the model's own initial tokens, then the input's."""
-    tokens = {pid: list(ts) for pid, ts in model.initial.items()}
-    for p in space.places:
-        pid = model.place_id(p.place)
-        props = model.places[pid].token_type.properties
-        tokens.setdefault(pid, []).extend(tuple(v[k] for k in props)   # absent: no tokens
-                                          for v in sample.get(p.place, ()))
-    return tokens
+    """{place id: [property tuples]} (the reference engine's form): the model's own
+    initial tokens, then the sample's in the space's places (:meth:`.Model.with_tokens`)."""
+    given = {p.place: sample.get(p.place, ()) for p in space.places}   # absent: no tokens
+    return {pid: list(ts) for pid, ts in model.with_tokens(given).tokens.items()}
 
 
 class _Unfinished(Exception):
@@ -87,7 +57,7 @@ def _endless(model: Model, marking: dict) -> str | None:
     endless sample would otherwise be followed, token by token and with its Z3 terms,
     for all :data:`SAMPLE_MAX_COMMITS` commits (minutes on a small net); the fast engine
     says so in about a second, and the witness is checked by it again."""
-    from ..sim import SimulationError, simulate
+    from ...sim import SimulationError, simulate
     try:
         result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                       marking.items()}),
@@ -119,10 +89,12 @@ def _follow(model, space, variables, sample, index, budget):
             f"at moments no sample records" for name in unfollowed(model)]
     latency = z3.Int(f"{prefix}latency")
     timing = recorder.timing + maximum(latency, recorder.into_done)
-    return TraceClass(index, tuple(recorder.condition), tuple(recorder.order),
-                      tuple(timing), latency, sample, result.latency,
-                      tuple(map(tuple, recorder.routing)), len(result.firings),
-                      tuple(dict.fromkeys(gaps + recorder.gaps)))
+    return InputClass(index, tuple(recorder.condition), sample=sample,
+                      order=tuple(recorder.order), timing=tuple(timing), latency=latency,
+                      sample_latency=result.latency,
+                      routing=tuple(map(tuple, recorder.routing)),
+                      firings=len(result.firings),
+                      gaps=tuple(dict.fromkeys(gaps + recorder.gaps)))
 
 
 def drawn_sample(space: InputSpace, variables: dict, z3model) -> dict:
@@ -209,13 +181,13 @@ def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX
             progress(f"class {len(classes)}: {cls.firings} firings")
         # The timing constraints define the class's times as functions of the input, so
         # the order conditions can be negated over them.
-        region = list(cls.condition) + list(cls.order)
+        region = list(cls.conditions) + list(cls.order)
         _contains_sample(cls, region, variables, drawn)
         solver.add(list(cls.timing))
         solver.add(z3.Not(z3.And(*region)) if region else z3.BoolVal(False))
 
 
-def _contains_sample(cls: TraceClass, region: list, variables: dict, drawn) -> None:
+def _contains_sample(cls: InputClass, region: list, variables: dict, drawn) -> None:
     """A class's conditions must hold on its own sample (else the search would draw it
     again and again): a bug of this module if not."""
     import z3

@@ -8,8 +8,8 @@ import random
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..net import Model
-from ..sim import SimulationError, simulate
+from ...net import Model
+from ...sim import SimulationError, simulate
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def sampled_inputs(model: Model, interface, per_class: int = FORM_SAMPLES,
     end)."""
     from .classes import random_member
     from .solver import Solver
-    from .space import space_constraints
+    from ..space import space_constraints
     rng = random.Random(seed)
     solver = Solver(space_constraints(interface.space))
     out = []

@@ -36,10 +36,10 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..graph import cyclic_components
+from .graph import cyclic_components
 
 if TYPE_CHECKING:                   # net.py runs these checks in build(): no import back
-    from ..net import Model
+    from .net import Model
 
 class ModelCheckWarning(UserWarning):
     """A finding of :func:`structural_findings`, raised as a warning by ``Net.build()``."""

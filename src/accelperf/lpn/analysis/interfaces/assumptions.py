@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..net import Model
+from ...net import Model
 from .critical import ASSUMPTION, LOOP_ASSUMPTION, loop_chain, loop_paths, path_at
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .interface import ONE_SHOT

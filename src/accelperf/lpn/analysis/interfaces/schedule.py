@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..net import Model
-from .space import token_symbol
+from ...net import Model
+from ..space import token_symbol
 
 MIN_PERIODS = 3
 """Periods a probe must hold: the first, and two to prove the recurrence periodic."""

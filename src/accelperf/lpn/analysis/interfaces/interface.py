@@ -64,7 +64,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
-from ..net import Model
+from ...net import Model
 from .classes import InputClass, input_classes, random_member
 from .loops import Loop, find_loops
 from .critical import (FEW_SYMBOLS, critical_path, critical_paths, loop_paths,
@@ -73,7 +73,7 @@ from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
 from .solver import Solver
 from .steady import stream_slopes
-from .space import (InputSpace, count_symbol, mean_symbol, space_constraints,
+from ..space import (InputSpace, count_symbol, mean_symbol, space_constraints,
                     symbol_ranges, token_symbol)
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError
 

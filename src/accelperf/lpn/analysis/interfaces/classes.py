@@ -4,70 +4,22 @@ An input class is a set of inputs whose runs have the same *abstract trace*: eve
 transition commits the same number of times, and its n-th commit takes and gives the same
 numbers of tokens (A.1's α(e), up to harmless reorderings, which comparing per transition
 ignores). :func:`input_classes` finds them by symbolic execution (:mod:`.symexec`); each
-class carries its conditions in readable form and a sample input drawn by Z3.
+class (:class:`.input_class.InputClass`) carries its conditions in readable form and a
+sample input drawn by Z3.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import sympy
 
-from ..net import Marking, Model
+from ...net import Marking, Model
+from ..input_class import InputClass
 from .solver import Solver
-from .space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
+from ..space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer, StreamValueError
-
-
-@dataclass(frozen=True)
-class InputClass:
-    """One input class: its conditions, its abstract trace and a sample input."""
-
-    index: int
-    conditions: tuple                   # SymPy relations beyond the space's own
-    commits: tuple = field(repr=False)  # the symbolic run's commit records
-    sample: dict = field(default_factory=dict)   # {place: [{prop: value}]}: tokens
-    stuck: tuple = ()                   # places left holding work (the run deadlocks)
-    space: InputSpace = field(default=None, repr=False, compare=False)
-
-    def __repr__(self) -> str:
-        conds = " and ".join(self.readable_conditions()) or "the whole space"
-        counts = ", ".join(f"{t} x {n}" for t, n in self.commit_counts().items())
-        return f"InputClass({self.index}: {conds}; commits {counts})"
-
-    def readable_conditions(self) -> list[str]:
-        return [str(c) for c in self.conditions]
-
-    def commit_counts(self) -> dict:
-        """Commits per transition (SymPy where they depend on the input)."""
-        out = {}
-        for c in self.commits:
-            out[c.transition] = sympy.simplify(out.get(c.transition, 0) + c.times)
-        return out
-
-    def abstract_trace(self, values: dict | None = None) -> dict:
-        """Per transition, the (tokens taken per input arc, tokens given per output arc)
-        of each commit in order — A.1's α(e) with harmless reorderings factored out.
-        ``values`` ({symbol: value}) makes input-dependent counts concrete."""
-        values = values or {}
-        out: dict = {}
-        for c in self.commits:
-            n = int(sympy.sympify(c.times).subs(values))
-            conv = lambda v: int(sympy.sympify(v).subs(values))
-            step = (tuple(conv(v) for v in c.consumed),
-                    tuple((p, conv(v)) for p, v in c.produced))
-            out.setdefault(c.transition, []).extend([step] * n)
-        return out
-
-    def holds(self, values: dict) -> bool:
-        """Whether the input with these symbol values is in the class."""
-        return all(bool(sympy.sympify(c).subs(values)) for c in self.conditions)
-
-    def to_dict(self) -> dict:
-        return {"index": self.index, "conditions": self.readable_conditions(),
-                "commits": {t: str(n) for t, n in self.commit_counts().items()},
-                "sample": self.sample, "stuck": list(self.stuck)}
 
 
 def tokens_for(space: InputSpace, model: Model, values: dict, rng=None) -> dict:
@@ -100,13 +52,9 @@ def tokens_for(space: InputSpace, model: Model, values: dict, rng=None) -> dict:
 
 
 def marking_of(model: Model, tokens: dict) -> Marking:
-    """A marking for the simulator from tokens in the space's terms."""
-    marking = {pid: list(ts) for pid, ts in model.initial.items()}
-    for place, toks in tokens.items():
-        pid = model.place_id(place)
-        props = model.places[pid].token_type.properties
-        marking.setdefault(pid, []).extend(tuple(t[p] for p in props) for t in toks)
-    return Marking(model.name, {p: tuple(ts) for p, ts in marking.items()})
+    """A marking for the simulator from tokens in the space's terms
+    ({place: [{property: value}]}, :meth:`.Model.with_tokens`)."""
+    return model.with_tokens(tokens)
 
 
 def values_of(space: InputSpace, tokens: dict) -> dict:

@@ -4,8 +4,8 @@ Figs. 4–7).
 The module has ``latency(x)`` (cycles), ``seconds(x, frequency_hz)``, ``throughput(x,
 frequency_hz)`` (stream tokens per second) and ``phases(x)`` (which transition bounds each
 phase). ``x`` is what ``accelperf lpn simulate MODEL --input`` takes: the parsed JSON
-value (turned into tokens by a standalone copy of the model's Ψ where accelperf has one,
-see :mod:`.adapters`), a file path (read by accelperf, when it is installed), or tokens
+value (turned into tokens by a standalone copy of the model's Ψ where the model declares
+one, :mod:`accelperf.lpn.declared`), a file path (read by accelperf, when it is installed), or tokens
 ``{place: [{property: value}]}``. An input outside the extracted classes raises
 ``OutsideClasses`` naming the condition it breaks.
 
@@ -25,8 +25,7 @@ import textwrap
 
 import sympy
 
-from ..expr import parameter_name
-from .adapters import ADAPTERS
+from ...expr import parameter_name
 from .critical import ASSUMPTION
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .handover import handover
@@ -34,7 +33,7 @@ from .module_text import API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, rotation_sourc
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .steady import ASSUMPTION as STEADY_ASSUMPTION
-from .space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
+from ..space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
 
 
@@ -281,7 +280,7 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
                         form_note: str = "") -> str:
     """One module for several input types ({name: Interface}), each with its own
     formulas (OSDI'24 §5.3.1, Fig. 5: Protoacc's message types). With ``split`` the input
-    is cut into units by the model's splitter (:data:`.adapters.SPLITTERS`: Protoacc's
+    is cut into units by the model's splitter (``model.declared.units``: Protoacc's
     messages), each unit is matched to its type by the structure of its tokens, and the
     latencies add up; a unit of no extracted type raises OutsideClasses.
 
@@ -289,8 +288,7 @@ def typed_module_source(interfaces: dict, model, model_spec: str, frequency_hz: 
     plain (§4.2's max), None (issue 23 item 1) the more accurate of the two against
     simulation on every type's sampled inputs (:func:`.accuracy.choose_form`: one form
     for all types, the lower mean error), its two errors written into the docstring."""
-    from .adapters import SPLITTERS
-    splitter = SPLITTERS.get(model.name) if split else None
+    splitter = model.declared.units if split else None
     places = sorted({p.place for iface in interfaces.values() for p in iface.space.places})
     per_unit = "" if splitter is None else "\n" + textwrap.fill(
         "The input is priced unit by unit (" +
@@ -348,7 +346,7 @@ class OutsideClasses(ValueError):
     """The input is outside the input space or classes this interface was extracted for."""
 '''
     body = ""
-    adapter = ADAPTERS.get(model.name)
+    adapter = model.declared.reader
     if adapter is not None:
         src = textwrap.dedent(inspect.getsource(adapter))
         src = src.replace(f"def {adapter.__name__}(", "def _psi(", 1)

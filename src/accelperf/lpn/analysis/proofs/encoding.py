@@ -66,11 +66,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...errors import ModelError
-from ..expr import constant as _constant, evaluate
-from ..expr_backends import defined_when, to_z3
-from ..net import Model
-from ..semantics import start_steps
+from ....errors import ModelError
+from ...expr import constant as _constant, evaluate
+from ...expr_backends import defined_when, to_z3
+from ...net import Model
+from ...semantics import start_steps
 
 DATA_STEPS = ("guard", "weight", "read", "inhibit")
 """R2's steps that decide on token data (semantics.START_RULE): a class keeps how each
@@ -462,7 +462,7 @@ class Recorder:
 
 
 def _counts(e) -> bool:
-    from ..expr import counted_places
+    from ...expr import counted_places
     return bool(counted_places(e))
 
 
@@ -481,7 +481,7 @@ def unfollowed(model: Model) -> list[str]:
     """Transitions whose readiness at moments no sample records depends on data: their
     guard, weights or read and inhibitor counts read a token of a place other
     transitions also take, or their weights or read counts read a count."""
-    from ..expr import tokens_needed
+    from ...expr import tokens_needed
     takers = _takers(model)
     out = []
     for t in model.transitions:

@@ -13,7 +13,7 @@ import random
 import sympy
 import z3
 
-from ...errors import ModelError
+from ....errors import ModelError
 
 
 def _to_z3(expr, env: dict):

@@ -11,8 +11,6 @@ import inspect
 import re
 import textwrap
 
-from .adapters import ROTATIONS
-
 RUNS_SOURCE = '''
 def _runs(stream, gaps, period, first, ahead):
     """Cycles of a stream, one period (the tokens after which every stage has done
@@ -55,13 +53,13 @@ def _add_run(runs, top, n, cycles):
 
 
 def rotation_source(model) -> str:
-    """The module's round-robin hooks (:data:`.adapters.ROTATIONS`): the turns a unit
+    """The module's round-robin hooks (``model.declared.round_robin``): the turns a unit
     takes and its stages' names after so many, standalone; none without one."""
-    rotation = None if model is None else ROTATIONS.get(model.name)
+    rotation = None if model is None else model.declared.round_robin
     if rotation is None:
         return "\n\nROUND_ROBIN = 1\n\n\ndef _turns(toks):\n    return 0\n\n\n" \
                "def _rotate(stage, turns, units):\n    return stage\n"
-    turns, rotate, unit = rotation
+    turns, rotate, unit = rotation.turns, rotation.rotate, rotation.unit
     units = sum(1 for t in model.transitions
                 if re.fullmatch(re.escape(unit).replace(r"\{\}", "[0-9]+"), t.name))
     text = f"\n\nROUND_ROBIN = {units}   # identical units taken in turn\n\n\n"

@@ -43,7 +43,7 @@ import sympy
 
 from .classes import InputClass
 from .schedule import PeriodSchedule, period_schedule
-from .space import count_symbol, mean_symbol
+from ..space import count_symbol, mean_symbol
 
 ASSUMPTION = "a uniform stream (every token at the means) in steady state"
 """What :class:`StreamSlope` assumes, as the module's docstring and ``--check`` say it."""
