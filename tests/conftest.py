@@ -82,8 +82,18 @@ LONG_FILES = {f"tests/{k}": v for k, v in {
     "test_measure.py": 9}.items()}
 
 
+# Long tests that share one expensive extraction (tests/extracted.py caches it per worker
+# process): they run as one unit, under the first one's name.
+SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
+    "test_lpn_interface_link.py::test_emitted_link_modules_are_unchanged[jpeg-decoder-pcie]":
+        "test_lpn_interface_link.py::test_the_pcie_decoder_prices_its_file_layout",
+}.items()}
+
+
 def _unit(nodeid: str) -> str:
     """The work unit a test belongs to: itself when listed, else its file."""
+    if nodeid in SHARED:
+        return SHARED[nodeid]
     file = nodeid.split("::")[0]
     return nodeid if nodeid in LONG_TESTS or file in SPLIT_FILES else file
 
