@@ -149,14 +149,15 @@ class Solver:
             return sympy.true if z3.is_true(one) else sympy.false
         return sympy.Rational(one.numerator_as_long(), one.denominator_as_long())
 
-    def _nearest(self, s, var, target: int):
-        """The value of ``var`` nearest ``target`` (the lower on a tie) that keeps the
-        assertions of ``s`` satisfiable, or None when Z3 finds none in time."""
+    def _lowest(self, s, var, *first):
+        """The value of ``var`` that keeps the assertions of ``s`` satisfiable and
+        minimises the terms ``first`` in turn, then ``var`` itself (Z3's objectives are
+        lexicographic), or None when Z3 finds none in time."""
         o = z3.Optimize()
         o.set("timeout", self.timeout_ms)
         o.add(*s.assertions())
-        o.minimize(z3.If(var >= target, var - target, target - var))
-        o.minimize(var)                      # lexicographic: the tie goes low
+        for term in (*first, var):
+            o.minimize(term)
         if o.check() != z3.sat:
             return None
         return o.model().eval(var, model_completion=True)
@@ -175,12 +176,9 @@ class Solver:
             rng.shuffle(order)
         for sym in prefer_low:
             var = _to_z3(sym, self.env)
-            o = z3.Optimize()
-            o.set("timeout", self.timeout_ms)
-            o.add(*s.assertions())
-            o.minimize(var)
-            if o.check() == z3.sat:
-                s.add(var == o.model().eval(var, model_completion=True))
+            value = self._lowest(s, var)
+            if value is not None:
+                s.add(var == value)
         for sym in order:
             var = _to_z3(sym, self.env)
             if rng is not None:
@@ -194,7 +192,8 @@ class Solver:
                 # The value nearest the target, the lower of two: Z3's own model would
                 # depend on what the process asked Z3 before (a stream's fitted stage
                 # times, and so its emitted module, changed with the tests run first).
-                value = self._nearest(s, var, target)
+                value = self._lowest(s, var, z3.If(var >= target, var - target,
+                                                   target - var))
                 if value is None:
                     return None
                 s.add(var == value)
