@@ -184,6 +184,44 @@ def test_bounds_over_ranges_enclose_random_runs_of_random_nets(drawn):
             assert lower.simulated == lower.bound and lower.bound <= run.latency, description
 
 
+def arrival_order_net():
+    """One transition, no limit on concurrency, delay a: its tokens reach the done place
+    in the order of their a's, and each order is a class (24 for four tokens)."""
+    from accelperf.lpn import Net, Out
+    net = Net("arrivals")
+    tok = net.token_type("Tok", "a", "b")
+    p0, done = net.place("p0", tok), net.place("done", tok)
+    net.transition("t0", inputs={p0: 1}, outputs=[(done, Out(1, copy="p0"))],
+                   delay=lambda x: x.a, concurrency=None)
+    net.start, net.done = p0, done
+    net.tokens_from_input = lambda tokens: tokens
+    model = net.build()
+    return model, space_from_dict(model, {"places": {"p0": {"count": 4,
+                                                            "properties": {"a": [0, 3]}}}})
+
+
+def test_a_space_with_more_classes_than_the_limit_is_unknown_with_the_limit_named():
+    """The class limit is a budget, like the time budget: a space with more classes is
+    valid input that is too varied to prove, so the answer is "unknown" over the classes
+    found, with the limit in the note, never a ModelError. (A random net of the property
+    above once had more than 256 classes, and latency_bound raised.)"""
+    model, space = arrival_order_net()
+    full = latency_bound(model, space, "max")
+    assert (full.status, full.bound, full.classes) == ("proved", 3, 24)   # under the limit
+    for which in ("max", "min"):
+        r = latency_bound(model, space, which, max_classes=5)
+        assert r.status == "unknown" and r.classes == 5, r
+        assert "more than 5 input classes" in r.note and "found so far" in r.note, r.note
+        assert r.bound is not None and r.witness.simulated == r.bound    # a real input's
+        assert 0 <= r.bound <= 3
+    p = prove(model, space, "latency <= 3", max_classes=5)
+    assert p.holds is None and "more than 5 input classes" in p.note, p
+    refuted = prove(model, space, "latency <= 2", max_classes=5)     # a class breaks it
+    assert refuted.holds is False and refuted.counterexample.simulated == 3
+    with pytest.raises(ModelError, match="max_classes = 0 is invalid"):
+        latency_bound(model, space, "max", max_classes=0)
+
+
 def racing_net(slow: str, fast_concurrency: int = 1, guard: bool = False):
     """Two transitions race for one place's tokens; which token each gets depends on the
     timing of the data-dependent one (the shape of the old gap). Delays are >= 1: a

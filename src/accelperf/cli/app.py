@@ -4,7 +4,8 @@ Exit statuses: 0 success; 1 a run that failed (a deadlock, a simulation limit, a
 measurement that cannot be trusted or made, an internal error, a refuted proof or a failed
 interface check, a calibration that cannot reach its measurements); 2 bad input (one line
 on stderr naming the option or field, the value and what is allowed); 3 a proof left
-undecided (`lpn verify`: time budget, unknown classes); 130 interrupted (Ctrl-C).
+undecided (`lpn verify`: time budget, more input classes than the
+class search's limit, unknown classes); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

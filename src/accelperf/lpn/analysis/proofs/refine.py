@@ -17,7 +17,17 @@ from ..input_class import InputClass
 from ..space import InputSpace
 
 DEFAULT_MAX_CLASSES = 256
-"""Classes after which :func:`partition` stops: the space is too varied to enumerate."""
+"""Classes after which :func:`partition` stops: the space is too varied to enumerate. A
+budget like the time budget, not a check of the space (which is valid, only too varied
+to prove class by class): a result over the classes found so far is "unknown" and its
+note names the limit (:func:`class_limit`)."""
+
+
+def class_limit(max_classes: int) -> str:
+    """Why a class search stopped at ``max_classes`` with inputs left (the note's reason)."""
+    return (f"the space has more than {max_classes} input classes (the class search's "
+            f"limit, max_classes): narrow the ranges, split the space, or tie properties "
+            f"together with constraints")
 
 TraceClass = InputClass
 """The name this module's classes had: they are :class:`.input_class.InputClass` with
@@ -132,6 +142,8 @@ class Problem:
     classes: list
     complete: bool
     unfinished: tuple | None = None      # (Z3 model, message): an input that never ends
+    cut_short: str = ""                  # why the search stopped with inputs left, when
+    #                                      not the time budget (the class limit)
 
     @property
     def gaps(self) -> list[str]:
@@ -147,10 +159,13 @@ class Problem:
 def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_CLASSES,
               budget: Budget | None = None, progress=None) -> Problem:
     """Every class of the space: a sample is drawn outside the classes found so far until
-    none is left. Stops (``complete`` False) when the time budget runs out, and at the
+    none is left. Stops (``complete`` False) when the time budget runs out, when
+    ``max_classes`` classes leave inputs uncovered (``cut_short`` says so), and at the
     first sample that does not run to the end (``unfinished``: a counterexample to
     every bound)."""
     import z3
+    if not (isinstance(max_classes, int) and max_classes >= 1):
+        raise invalid("max_classes", max_classes, "an integer >= 1")
     budget = budget or Budget(None)
     variables = space.variables(model)
     base = space.constraint_terms(variables)
@@ -165,8 +180,8 @@ def partition(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX
         if verdict == z3.unknown or budget.over():
             return Problem(model, space, variables, base, classes, False)
         if len(classes) >= max_classes:
-            raise invalid("space", space.origin, f"at most {max_classes} input classes "
-                          f"(it has more): narrow the ranges or split the space")
+            return Problem(model, space, variables, base, classes, False,
+                           cut_short=class_limit(max_classes))
         drawn = solver.model()
         try:
             cls = _follow(model, space, variables, drawn_sample(space, variables, drawn),

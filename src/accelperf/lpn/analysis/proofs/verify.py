@@ -142,8 +142,9 @@ def latency_bound(model: Model, space: InputSpace, which: str = "max", *,
     witness = simulate_witness(problem, cls, m, value)
     note = why_not_proved(problem, f"the {which} {value} is the {which}")
     if timed_out:
-        note = (f"time budget ran out: {value} is the {which} over the "
-                f"{len(problem.classes)} class(es) found so far, not a proved bound")
+        note = _joined(f"time budget ran out: {value} is the {which} over the "
+                       f"{len(problem.classes)} class(es) found so far, not a proved bound",
+                       problem.cut_short)
     status = "proved" if problem.proved and not timed_out else "unknown"
     return BoundResult(which, value, witness, len(problem.classes),
                        time.monotonic() - began, status, note)

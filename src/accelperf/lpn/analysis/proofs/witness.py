@@ -175,8 +175,8 @@ def why_not_proved(problem: Problem, what: str) -> str:
         return (f"an input of the space does not run to the end ({problem.unfinished[1]}): "
                 f"{drawn} is the counterexample; no {what} holds for it")
     if not problem.complete:
-        return (f"time budget ran out: {what} over the {len(problem.classes)} class(es) "
-                f"found so far")
+        return (f"{problem.cut_short or 'time budget ran out'}: {what} over the "
+                f"{len(problem.classes)} class(es) found so far")
     if problem.gaps:
         shown = problem.gaps[:3]
         more = len(problem.gaps) - len(shown)
