@@ -62,9 +62,11 @@ LONG_TESTS = {f"tests/{k}": v for k, v in {
 # seconds of their long tests.
 SPLIT_FILES = {"tests/test_docs.py"}
 LONG_TESTS.update({f"tests/test_docs.py::test_every_code_block_runs[{k}]": v for k, v in {
-    # with tests/test_lpn_interface_stream.py (SHARED below; they were 172 + 105 apart)
-    "docs/how-to/packet-engine.md": 100, "docs/how-to/gpu-pays-off.md": 111,
-    "docs/explanation/interfaces.md": 75, "README.md": 60, "docs/how-to/verify.md": 43,
+    "docs/how-to/gpu-pays-off.md": 111,
+    # with tests/test_lpn_interface_stream.py and tests/test_lpn_interface_link.py (SHARED
+    # below; 172 + 105 and 75 + 59 apart)
+    "docs/how-to/packet-engine.md": 100, "docs/explanation/interfaces.md": 90,
+    "README.md": 60, "docs/how-to/verify.md": 43,
     "docs/how-to/logca-hierarchy.md": 33, "docs/how-to/calibrate.md": 30,
     "docs/how-to/logca-answers.md": 28, "docs/tutorial/logca.md": 15,
     "docs/explanation/logca.md": 15, "docs/how-to/density-bound.md": 10}.items()})
@@ -74,7 +76,6 @@ LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
 # sum of what --durations listed of them.
 LONG_FILES = {f"tests/{k}": v for k, v in {
     "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
-    "test_lpn_interface_link.py": 59,
     "test_logca_select.py": 59, "test_lpn_interface_derived.py": 46,
     "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
     "test_explore_delays.py": 12, "test_logca_design.py": 11, "test_lpn_stopping.py": 19,
@@ -87,19 +88,24 @@ LONG_FILES = {f"tests/{k}": v for k, v in {
 SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
     "test_lpn_interface_link.py::test_emitted_link_modules_are_unchanged[jpeg-decoder-pcie]":
         "test_lpn_interface_link.py::test_the_pcie_decoder_prices_its_file_layout",
-    # the AES-GCM stream's interface and label (reusing_stream_extractions)
+    # the AES-GCM stream's interface and label; the credit link's interface
+    # (tests/extracted.py: reusing_extractions)
     "test_lpn_interface_stream.py": "test_docs.py::test_every_code_block_runs["
                                     "docs/how-to/packet-engine.md]",
+    "test_lpn_interface_link.py": "test_docs.py::test_every_code_block_runs["
+                                  "docs/explanation/interfaces.md]",
 }.items()}
 
 
 def _unit(nodeid: str) -> str:
     """The work unit a test belongs to: its shared unit, else itself when listed, else
-    its file."""
+    its file's shared unit, else its file."""
     file = nodeid.split("::")[0]
-    if nodeid in SHARED or file in SHARED:
-        return SHARED.get(nodeid, SHARED.get(file))
-    return nodeid if nodeid in LONG_TESTS or file in SPLIT_FILES else file
+    if nodeid in SHARED:
+        return SHARED[nodeid]
+    if nodeid in LONG_TESTS or file in SPLIT_FILES:
+        return nodeid
+    return SHARED.get(file, file)
 
 
 def _unit_seconds(unit: str) -> float:

@@ -166,19 +166,18 @@ def test_the_block_reader_follows_the_convention(tmp_path):
     assert got[1].skip_reason == "slow" and got[0].skip_reason is None
 
 
-# Pages that extract the AES-GCM stream's interface (in-process, twice): they share the
-# extraction with tests/test_lpn_interface_stream.py (tests/extracted.py; one work unit in
-# tests/conftest.py).
-SHARE_THE_STREAM_EXTRACTION = {"docs/how-to/packet-engine.md"}
+# Pages that extract what a test file extracts too (the AES-GCM stream, the credit link):
+# they share it (tests/extracted.py), in one work unit with that file (tests/conftest.py).
+SHARE_EXTRACTIONS = {"docs/how-to/packet-engine.md", "docs/explanation/interfaces.md"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs(page, scratch):
-    from extracted import reusing_stream_extractions
+    from extracted import reusing_extractions
     namespace = {"__name__": "__docs__"}
     runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
-    shared = str(page.relative_to(ROOT)) in SHARE_THE_STREAM_EXTRACTION
-    with reusing_stream_extractions() if shared else contextlib.nullcontext():
+    shared = str(page.relative_to(ROOT)) in SHARE_EXTRACTIONS
+    with reusing_extractions() if shared else contextlib.nullcontext():
         for block in runnable:
             if block.skip_reason is not None:
                 continue

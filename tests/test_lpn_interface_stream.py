@@ -16,14 +16,14 @@ from accelperf.lpn.analysis.space import default_space, space_from_dict
 from accelperf.lpn.analysis.token_stream import StreamInterface
 from accelperf.lpn.library import build
 from accelperf.lpn.loader import load_model
-from extracted import request_key, reusing_stream_extractions
+from extracted import request_key, reusing_extractions
 
 
 @pytest.fixture(scope="module", autouse=True)
 def one_extraction():
     """The module's tests, the command line included, share one extraction and label (as
     `lpn interface aes-gcm` asks: the shipped space, the default max_classes)."""
-    with reusing_stream_extractions():
+    with reusing_extractions():
         yield
 
 
