@@ -49,6 +49,16 @@ def test_an_extraction_is_reused_only_for_the_same_request():
     assert request_key(model, other) != key
 
 
+def test_a_reused_extraction_is_what_a_fresh_one_gives():
+    from accelperf.lpn.analysis.emit import module_source
+    from accelperf.lpn.analysis.interface import extract_interface
+    model = build("vta")                        # a model extracted in milliseconds
+    fresh = module_source(extract_interface(model, default_space(model)), model, "vta")
+    first = token_stream.interface_for(model, default_space(model))
+    again = token_stream.interface_for(build("vta"), default_space(build("vta")))
+    assert again is first and module_source(first, model, "vta") == fresh
+
+
 def test_the_natural_model_gets_an_interface_for_any_number_of_packets(extracted):
     _, iface, _, module = extracted
     assert isinstance(iface, StreamInterface)
