@@ -1,18 +1,90 @@
-"""Interfaces of library models over their default spaces, extracted once per test
-session and shared by the test files that read them (the JPEG decoder's: seven). Models
-and interfaces are frozen dataclasses; a test that wants another must build it."""
+"""Interfaces of library models, extracted once per test process and shared by the tests
+that read them.
+
+* :func:`default_interface`: a library model's interface over its default space (the
+  JPEG decoder's is read by seven test files). Models and interfaces are frozen
+  dataclasses; a test that wants another must build it.
+* :func:`reusing_extractions`: while it is active, every caller of ``interface_for`` and
+  ``bottleneck_label`` in this process (the command line run in-process, a docs page's
+  Python, a test) gets one computation per distinct request, shared with
+  :func:`default_interface`. The AES-GCM stream's extraction is 6 s of SymPy and its
+  label 5.5 s (9,000 packet sizes; ``lpn interface aes-gcm`` computes it twice, in the
+  module and on screen): the stream tests, their CLI test and
+  docs/how-to/packet-engine.md asked for them 4 and 6 times. The credit link's is 8 to
+  16 s: its tests' fixture, their CLI test and docs/explanation/interfaces.md asked for it
+  3 times. tests/conftest.py runs each group as one work unit, so one worker computes it
+  once.
+
+The memo lives in this process's memory only: the first request is a fresh extraction,
+later equal requests (:func:`request_key`) get that very object, as from a pure function.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from functools import lru_cache
 
+import pytest
+
 from accelperf.lpn.analysis.interface import extract_interface
+from accelperf.lpn.analysis.interfaces import stream_emit, token_stream
+from accelperf.lpn.analysis.interfaces.symexec import DEFAULT_MAX_PATHS
 from accelperf.lpn.analysis.space import default_space
 from accelperf.lpn.library import build
+
+
+def request_key(model, space, max_classes: int = DEFAULT_MAX_PATHS) -> tuple:
+    """All ``interface_for(model, space, max_classes=...)`` reads: the net as built (its
+    repr spells every place, transition, delay expression and parameter value), the
+    model's hooks its repr leaves out (Ψ, the input reader, the declared readers, the
+    example input), every field of the space (its file name too: an interface keeps its
+    space) and ``max_classes``. Models do not compare with ``==`` (their delay
+    expressions are traced) and hold dicts, hence the reprs; a function's repr names its
+    address, so the memo keeps the model alive beside its interface."""
+    return (repr(model), repr(model.tokens_from_input), repr(model.input_reader),
+            repr(model.declared), repr(model.default_input),
+            tuple(repr(getattr(space, f.name)) for f in dataclasses.fields(space)),
+            max_classes)
+
+
+_INTERFACES: dict = {}      # request_key -> (the model, the interface extracted for it)
+_LABELS: dict = {}          # id(interface) -> (that interface, its bottleneck label)
+
+
+def _once(model, key: tuple, extract):
+    if key not in _INTERFACES:
+        _INTERFACES[key] = (model, extract())
+    return _INTERFACES[key][1]
 
 
 @lru_cache(maxsize=None)
 def default_interface(name: str):
     """(model, interface over its default space) of the library model ``name``."""
     model = build(name)
-    return model, extract_interface(model, default_space(model))
+    space = default_space(model)
+    # what interface_for gives for a model that is no stream priced token by token
+    return model, _once(model, request_key(model, space),
+                        lambda: extract_interface(model, space))
+
+
+@contextlib.contextmanager
+def reusing_extractions():
+    """``interface_for`` and ``bottleneck_label`` computed once per request in this
+    process while the block runs (see the module docstring)."""
+    fresh_interface, fresh_label = token_stream.interface_for, stream_emit.bottleneck_label
+
+    def interface_for(model, space, *, max_classes=DEFAULT_MAX_PATHS, progress=None):
+        return _once(model, request_key(model, space, max_classes), lambda: fresh_interface(
+            model, space, max_classes=max_classes, progress=progress))
+
+    def bottleneck_label(iface):
+        # the interface is kept beside its label, so its id is never reused for another
+        if id(iface) not in _LABELS:
+            _LABELS[id(iface)] = (iface, fresh_label(iface))
+        return _LABELS[id(iface)][1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(token_stream, "interface_for", interface_for)
+        patch.setattr(stream_emit, "bottleneck_label", bottleneck_label)
+        yield

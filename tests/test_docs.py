@@ -16,6 +16,7 @@ in the scratch directory, not in the checkout.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -110,7 +111,6 @@ SHELL_SYNTAX = re.compile(r"[|&;<>`$*?]")
 def _in_process(command: str, cwd: Path) -> tuple[int, str, str]:
     """`accelperf ARGS` through accelperf.cli.main in this process: the same code path as
     the console script, without a Python start-up and imports per line (tens of lines)."""
-    import contextlib
     import io
     import shlex
 
@@ -166,17 +166,25 @@ def test_the_block_reader_follows_the_convention(tmp_path):
     assert got[1].skip_reason == "slow" and got[0].skip_reason is None
 
 
+# Pages that extract what a test file extracts too (the AES-GCM stream, the credit link):
+# they share it (tests/extracted.py), in one work unit with that file (tests/conftest.py).
+SHARE_EXTRACTIONS = {"docs/how-to/packet-engine.md", "docs/explanation/interfaces.md"}
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs(page, scratch):
+    from extracted import reusing_extractions
     namespace = {"__name__": "__docs__"}
     runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
-    for block in runnable:
-        if block.skip_reason is not None:
-            continue
-        if block.lang == "console":
-            run_console(block, scratch)
-        else:
-            run_python(block, namespace, scratch)
+    shared = str(page.relative_to(ROOT)) in SHARE_EXTRACTIONS
+    with reusing_extractions() if shared else contextlib.nullcontext():
+        for block in runnable:
+            if block.skip_reason is not None:
+                continue
+            if block.lang == "console":
+                run_console(block, scratch)
+            else:
+                run_python(block, namespace, scratch)
 
 
 def test_the_site_builds_strictly(tmp_path):

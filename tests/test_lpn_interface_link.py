@@ -18,10 +18,18 @@ from accelperf.lpn.analysis.emit import load_module, module_source
 from accelperf.lpn.analysis.interface import PATH, find_loops
 from accelperf.lpn.analysis.space import default_space, symbol_ranges, token_symbol
 from accelperf.lpn.library import build
-from extracted import default_interface
+from extracted import default_interface, reusing_extractions
 from interface_terms import assert_no_term_measured
 
 LOOP = ("link.transmit", "link.fly", "link.receive", "link.return_credit")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_extraction():
+    """The credit link's CLI test reads the interface its fixture extracted (an equal
+    request: the default space and max_classes)."""
+    with reusing_extractions():
+        yield
 
 
 def _extracted(name):

@@ -10,22 +10,53 @@ import sys
 import pytest
 
 from accelperf.lpn import simulate
+from accelperf.lpn.analysis import stream_emit, token_stream
 from accelperf.lpn.analysis.emit import load_module
-from accelperf.lpn.analysis.space import load_space
-from accelperf.lpn.analysis.stream_emit import bottleneck_label, stream_module_source
-from accelperf.lpn.analysis.token_stream import StreamInterface, interface_for
+from accelperf.lpn.analysis.space import default_space, space_from_dict
+from accelperf.lpn.analysis.token_stream import StreamInterface
 from accelperf.lpn.library import build
+from accelperf.lpn.loader import load_model
+from extracted import request_key, reusing_extractions
 
-SPACE = os.path.join(os.path.dirname(__file__), "..", "src", "accelperf", "lpn", "analysis",
-                     "spaces", "aes-gcm.toml")
+
+@pytest.fixture(scope="module", autouse=True)
+def one_extraction():
+    """The module's tests, the command line included, share one extraction and label (as
+    `lpn interface aes-gcm` asks: the shipped space, the default max_classes)."""
+    with reusing_extractions():
+        yield
 
 
 @pytest.fixture(scope="module")
 def extracted():
     model = build("aes-gcm")
-    iface = interface_for(model, load_space(model, SPACE))
-    source = stream_module_source(iface, model, "aes-gcm", 1e9)
+    iface = token_stream.interface_for(model, default_space(model))
+    source = stream_emit.stream_module_source(iface, model, "aes-gcm", 1e9)
     return model, iface, source, load_module(source)
+
+
+def test_an_extraction_is_reused_only_for_the_same_request():
+    model = build("aes-gcm")
+    space = default_space(model)
+    key = request_key(model, space)
+    assert request_key(load_model("aes-gcm", {}), default_space(model)) == key
+    header = model.parameter("header_cycles").value
+    assert request_key(load_model("aes-gcm", {"header_cycles": header + 1}), space) != key
+    assert request_key(build("fig2-pipeline"), space) != key
+    assert request_key(model, space, max_classes=8) != key
+    other = space_from_dict(model, {"places": {"packets": {
+        "count": [1, 100000], "count_range": "stream", "properties": {"bytes": [1, 1500]}}}})
+    assert request_key(model, other) != key
+
+
+def test_a_reused_extraction_is_what_a_fresh_one_gives():
+    from accelperf.lpn.analysis.emit import module_source
+    from accelperf.lpn.analysis.interface import extract_interface
+    model = build("vta")                        # a model extracted in milliseconds
+    fresh = module_source(extract_interface(model, default_space(model)), model, "vta")
+    first = token_stream.interface_for(model, default_space(model))
+    again = token_stream.interface_for(build("vta"), default_space(build("vta")))
+    assert again is first and module_source(first, model, "vta") == fresh
 
 
 def test_the_natural_model_gets_an_interface_for_any_number_of_packets(extracted):
@@ -66,7 +97,7 @@ def test_fill_and_drain_are_terms(extracted):
 
 def test_the_bottleneck_label_names_ghash_and_where_the_header_takes_over(extracted):
     _, iface, source, _ = extracted
-    label = bottleneck_label(iface)
+    label = stream_emit.bottleneck_label(iface)
     assert label == "ghash; header at bytes 1..64; header = ghash at bytes 65..80"
     assert label in source
 
@@ -129,7 +160,6 @@ def test_the_explorer_panel_prices_n_alike_packets(extracted):
 def test_bad_stream_options_are_one_line(tmp_path):
     from accelperf.cli import main
     from accelperf.errors import ModelError
-    from accelperf.lpn.analysis.space import space_from_dict
     model = build("aes-gcm")
     for entry in ({"count": 1, "by_token": True}, {"count": [1, 9], "by_token": "yes"}):
         with pytest.raises(ModelError, match="by_token"):
