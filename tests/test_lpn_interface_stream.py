@@ -131,6 +131,32 @@ def test_cli_checks_every_term_against_simulation(tmp_path):
     assert out.exists()
 
 
+@pytest.mark.parametrize("options", [[], ["--json"]])
+def test_cli_computes_the_label_once_for_the_module_and_the_screen(options, tmp_path,
+                                                                   monkeypatch):
+    # the label is seconds of work over 9,000 sizes: the module's docstring and the
+    # printed summary share one computation
+    from click.testing import CliRunner
+    from accelperf.cli import cli
+    calls, label = [], stream_emit.bottleneck_label      # the memo: no new computation
+
+    def counted(iface):
+        calls.append(iface)
+        return label(iface)
+
+    monkeypatch.setattr(stream_emit, "bottleneck_label", counted)
+    out = tmp_path / "iface.py"
+    r = CliRunner().invoke(cli, ["lpn", "interface", "aes-gcm", "--out", str(out), *options])
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 1
+    text = label(calls[0])
+    assert f"Bottleneck over the space: {text}." in out.read_text()
+    if options:
+        assert json.loads(r.output[r.output.index("{"):])["bottleneck"] == text
+    else:
+        assert f"bottleneck: {text}" in r.output
+
+
 def test_the_explorer_panel_prices_n_alike_packets(extracted):
     """explore --space: the panel's JavaScript (per class, the max of the stage terms for
     n packets alike) against the simulation, run in Node where it is installed."""

@@ -90,8 +90,12 @@ def bottleneck_label(iface: StreamInterface) -> str:
 
 
 def stream_module_source(iface: StreamInterface, model, model_spec: str,
-                         frequency_hz: float) -> str:
-    """The module's text (see the module docstring)."""
+                         frequency_hz: float, label: str | None = None) -> str:
+    """The module's text (see the module docstring). ``label`` is
+    :func:`bottleneck_label` of ``iface`` where the caller has it already (seconds of
+    work over a wide space: `lpn interface` prints it too); else it is computed here."""
+    if label is None:
+        label = bottleneck_label(iface)
     lines = [f'"""Performance interface of {model.name} over a stream of 1..{iface.count[1]}'
              f' tokens of {iface.place!r},',
              "priced token by token (accelperf lpn interface; docs/how-to/packet-engine.md).",
@@ -99,7 +103,7 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
              "latency(x): the stream recurrence over the stages (fill, work, drain per token);",
              "terms(x): per stage, fill on the first token + work on all + drain on the last,",
              "each a lower bound where the stage never idles; bottleneck(x): the largest.",
-             f"Bottleneck over the space: {bottleneck_label(iface)}.",
+             f"Bottleneck over the space: {label}.",
              f"Assumption: units fire in the order of the records (tokens in input order).",
              '"""', "", "import json", "import math", "import sys",
              "from fractions import Fraction", "",
