@@ -102,6 +102,15 @@ def test_the_bottleneck_label_names_ghash_and_where_the_header_takes_over(extrac
     assert label in source
 
 
+def test_the_label_at_array_speed_is_sympy_s_point_by_point(extracted, monkeypatch):
+    # bytes 1..300 hold all three runs (1..64, 65..80, 81..): SymPy's path in 0.3 s
+    from test_exact_range import sympy_runs, with_ranges
+    part = with_ranges(extracted[1], bytes=(1, 300))
+    runs = stream_emit.bottleneck_runs(part)
+    assert runs == sympy_runs(part, monkeypatch)
+    assert runs == [(("header",), 1, 64), (("header", "ghash"), 65, 80), (("ghash",), 81, 300)]
+
+
 def test_the_module_runs_bare_and_refuses_bad_input(extracted, tmp_path):
     _, _, source, _ = extracted
     path = tmp_path / "iface.py"
