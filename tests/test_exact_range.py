@@ -11,7 +11,8 @@ import pytest
 import sympy
 
 from accelperf.lpn.analysis.interfaces import stream_emit, token_stream
-from accelperf.lpn.analysis.interfaces.exact_range import Inexact, exact_values, to_floats
+from accelperf.lpn.analysis.interfaces.exact_range import (Inexact, exact_values, to_floats,
+                                                           whole_range)
 from accelperf.lpn.analysis.space import default_space
 from accelperf.lpn.library import build
 
@@ -21,8 +22,8 @@ POINTS = np.arange(-20, 21, dtype=np.int64)
 
 def _number(rng, depth):
     if depth == 0 or rng.random() < 0.2:
-        return rng.choice([X, X, Y, sympy.Rational(rng.randint(-99, 99), rng.randint(1, 17)),
-                           sympy.Rational(rng.randint(1, 5), 3 ** 38)])  # past 2**53
+        small = sympy.Rational(rng.randint(-99, 99), rng.randint(1, 17))
+        return rng.choice([X, X, Y, small, sympy.Rational(rng.randint(1, 5), 3 ** 38)])
     a, b = _number(rng, depth - 1), _number(rng, depth - 1)
     return rng.choice([a + b, a * b, a - b, sympy.floor(a), sympy.ceiling(b),
                        sympy.Max(a, b, 3), sympy.Min(a, b), a ** 2])
@@ -37,6 +38,10 @@ def _condition(rng, depth):
     return c
 
 
+def _sympy_points(expr) -> list:
+    return [sympy.sympify(expr).xreplace({X: x, Y: 7}) for x in POINTS.tolist()]
+
+
 def test_every_point_is_the_float_and_truth_sympy_gives():
     rng = random.Random(88)
     exact = 0
@@ -48,10 +53,9 @@ def test_every_point_is_the_float_and_truth_sympy_gives():
             continue                              # a number past 2**62: SymPy's turn
         exact += 1
         if isinstance(got, np.ndarray):
-            truths = [bool(sympy.sympify(expr).xreplace({X: x, Y: 7})) for x in POINTS.tolist()]
-            assert got.tolist() == truths, expr
+            assert got.tolist() == [bool(at) for at in _sympy_points(expr)], expr
         else:
-            floats = [float(sympy.sympify(expr).xreplace({X: x, Y: 7})) for x in POINTS.tolist()]
+            floats = [float(at) for at in _sympy_points(expr)]
             assert to_floats(got).tolist() == floats, expr
     assert exact >= 40
 
@@ -62,7 +66,7 @@ def test_numbers_past_a_double_round_as_sympy_rounds(expr):
     # past 2**53 a numerator or denominator is no exact double: int / int per point
     got = exact_values(expr, {X: POINTS}, POINTS.size)
     assert max(got.den, got.largest()) > 2 ** 53
-    assert to_floats(got).tolist() == [float(expr.xreplace({X: x})) for x in POINTS.tolist()]
+    assert to_floats(got).tolist() == [float(at) for at in _sympy_points(expr)]
 
 
 @pytest.mark.parametrize("expr", [X * 0.5, sympy.sqrt(X), sympy.Symbol("z") + X, 1 / X,
@@ -70,6 +74,12 @@ def test_numbers_past_a_double_round_as_sympy_rounds(expr):
 def test_what_would_not_stay_exact_is_refused(expr):
     with pytest.raises(Inexact):
         exact_values(expr, {X: POINTS}, POINTS.size)
+
+
+def test_a_range_past_the_bound_is_refused():
+    with pytest.raises(Inexact):
+        whole_range(2 ** 62, 2 ** 62 + 3)
+    assert whole_range(-2, 2).tolist() == [-2, -1, 0, 1, 2]
 
 
 def with_ranges(iface, **ranges):

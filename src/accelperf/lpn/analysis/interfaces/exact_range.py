@@ -16,10 +16,10 @@ symbol left unvalued, a number past the bound) raises :class:`Inexact` and the c
 evaluates point by point in SymPy.
 
 :func:`to_floats` rounds ``N/D`` to the nearest double as ``float()`` of SymPy's exact
-``Rational`` does (mpmath's correctly rounded division at 53 bits): with ``|N|, D ≤ 2⁵³``
-both are exact doubles and one IEEE division is correctly rounded; past that, Python's
-``int / int`` is. The values are the very floats a per-point ``float(expr.xreplace(...))``
-gives, at array speed.
+``Rational`` does (mpmath's correctly rounded division at 53 bits): with
+``|N|, D ≤ 2⁵³`` both are exact doubles and one IEEE division is correctly rounded; past
+that, Python's ``int / int`` is. The values are the very floats a per-point
+``float(expr.xreplace(...))`` gives, at array speed.
 """
 
 from __future__ import annotations
@@ -91,6 +91,12 @@ _NUMERIC = (sympy.Add, sympy.Mul, sympy.Pow, sympy.floor, sympy.ceiling, sympy.M
             sympy.Min)
 
 
+def whole_range(lo: int, hi: int) -> np.ndarray:
+    """``lo..hi`` as the ``int64`` array :func:`exact_values` takes for a symbol."""
+    _checked(max(abs(lo), abs(hi)))
+    return np.arange(lo, hi + 1, dtype=np.int64)
+
+
 def exact_values(expr, values: dict, n: int, memo: dict | None = None):
     """``expr`` at ``n`` points: :class:`Ratios` for a number, a bool array for a
     condition. ``values`` maps each symbol to an ``int64`` array of ``n`` or one int;
@@ -159,4 +165,4 @@ def to_floats(r: Ratios) -> np.ndarray:
     return np.array([int(x) / r.den for x in r.num], dtype=np.float64)
 
 
-__all__ = ["Inexact", "Ratios", "exact_values", "to_floats"]
+__all__ = ["Inexact", "Ratios", "exact_values", "to_floats", "whole_range"]

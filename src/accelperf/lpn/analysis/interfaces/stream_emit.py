@@ -16,7 +16,7 @@ import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from .exact_range import Inexact, exact_values, to_floats
+from .exact_range import Inexact, exact_values, to_floats, whole_range
 from .token_stream import StreamInterface, stream_latency
 
 
@@ -90,7 +90,7 @@ def _top_stages_at_once(iface: StreamInterface, prop: str, lo: int, hi: int,
     caller's SymPy path says which)."""
     n = hi - lo + 1
     values = {iface.symbol(p): v for p, v in fixed.items()}
-    values[iface.symbol(prop)] = np.arange(lo, hi + 1, dtype=np.int64)
+    values[iface.symbol(prop)] = whole_range(lo, hi)
     memo: dict = {}
     tops: list = [None] * n
     free = np.ones(n, dtype=bool)
