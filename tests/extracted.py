@@ -7,10 +7,10 @@ that read them.
 * :func:`reusing_extractions`: while it is active, every caller of ``interface_for`` and
   ``bottleneck_label`` in this process (the command line run in-process, a docs page's
   Python, a test) gets one computation per distinct request, shared with
-  :func:`default_interface`. The AES-GCM stream's extraction is 6 s of SymPy and its
-  label 5.5 s (9,000 packet sizes; ``lpn interface aes-gcm`` computes it twice, in the
-  module and on screen): the stream tests, their CLI test and
-  docs/how-to/packet-engine.md asked for them 4 and 6 times. The credit link's is 8 to
+  :func:`default_interface`. The AES-GCM stream's extraction is 6 s of SymPy (its
+  label, over 9,000 packet sizes, was 5.5 s in SymPy and is milliseconds from exact
+  arrays, :mod:`accelperf.lpn.analysis.interfaces.exact_range`): the stream tests, their
+  CLI test and docs/how-to/packet-engine.md asked for them 4 and 6 times. The credit link's is 8 to
   16 s: its tests' fixture, their CLI test and docs/explanation/interfaces.md asked for it
   3 times. tests/conftest.py runs each group as one work unit, so one worker computes it
   once.

@@ -102,6 +102,15 @@ def test_the_bottleneck_label_names_ghash_and_where_the_header_takes_over(extrac
     assert label in source
 
 
+def test_the_label_at_array_speed_is_sympy_s_point_by_point(extracted, monkeypatch):
+    # bytes 1..300 hold all three runs (1..64, 65..80, 81..): SymPy's path in 0.3 s
+    from test_exact_range import sympy_runs, with_ranges
+    part = with_ranges(extracted[1], bytes=(1, 300))
+    runs = stream_emit.bottleneck_runs(part)
+    assert runs == sympy_runs(part, monkeypatch)
+    assert runs == [(("header",), 1, 64), (("header", "ghash"), 65, 80), (("ghash",), 81, 300)]
+
+
 def test_the_module_runs_bare_and_refuses_bad_input(extracted, tmp_path):
     _, _, source, _ = extracted
     path = tmp_path / "iface.py"
@@ -129,6 +138,32 @@ def test_cli_checks_every_term_against_simulation(tmp_path):
     assert doc["terms"]["[64,1500,576,40]"]["ghash"] == 604
     assert doc["failed_assumptions"] == {}
     assert out.exists()
+
+
+@pytest.mark.parametrize("options", [[], ["--json"]])
+def test_cli_computes_the_label_once_for_the_module_and_the_screen(options, tmp_path,
+                                                                   monkeypatch):
+    # the label is seconds of work over 9,000 sizes: the module's docstring and the
+    # printed summary share one computation
+    from click.testing import CliRunner
+    from accelperf.cli import cli
+    calls, label = [], stream_emit.bottleneck_label      # the memo: no new computation
+
+    def counted(iface):
+        calls.append(iface)
+        return label(iface)
+
+    monkeypatch.setattr(stream_emit, "bottleneck_label", counted)
+    out = tmp_path / "iface.py"
+    r = CliRunner().invoke(cli, ["lpn", "interface", "aes-gcm", "--out", str(out), *options])
+    assert r.exit_code == 0, r.output
+    assert len(calls) == 1
+    text = label(calls[0])
+    assert f"Bottleneck over the space: {text}." in out.read_text()
+    if options:
+        assert json.loads(r.output[r.output.index("{"):])["bottleneck"] == text
+    else:
+        assert f"bottleneck: {text}" in r.output
 
 
 def test_the_explorer_panel_prices_n_alike_packets(extracted):

@@ -32,13 +32,13 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
     from ..lpn.analysis.interfaces.emit import load_module
     from ..lpn.analysis.interfaces.stream_emit import (bottleneck_label, readable,
                                                       stream_module_source)
-    source = stream_module_source(iface, model, model_spec, frequency)
+    label = bottleneck_label(iface)     # seconds over a wide space: once, for both
+    source = stream_module_source(iface, model, model_spec, frequency, label)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     module = load_module(source)
-    label = bottleneck_label(iface)
     if check_inputs:
         _check(model, module, iface, values, inputs, tolerance, as_json)
         return

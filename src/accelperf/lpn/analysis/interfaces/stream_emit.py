@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
+from .exact_range import Inexact, exact_values, to_floats, whole_range
 from .token_stream import StreamInterface, stream_latency
 
 
@@ -60,16 +62,62 @@ def bottleneck_runs(iface: StreamInterface, limit: int = 100_000) -> list:
     if hi - lo > limit:
         return []
     fixed = {p: ps.properties[p][0] for p in iface.properties if p != prop}
+    try:
+        tops = _top_stages_at_once(iface, prop, lo, hi, fixed)
+    except Inexact:     # SymPy, value by value: the same floats, 100 times slower
+        tops = [_top_stages({name: w[0] for name, w in iface.stage_values(
+            {**fixed, prop: v}).items()}) for v in range(lo, hi + 1)]
     runs: list = []
-    for v in range(lo, hi + 1):
-        works = {name: w[0] for name, w in iface.stage_values({**fixed, prop: v}).items()}
-        top = max(works.values())
-        best = tuple(n for n, w in works.items() if w == top)
+    for v, best in zip(range(lo, hi + 1), tops):
         if runs and runs[-1][0] == best:
             runs[-1][2] = v
         else:
             runs.append([best, v, v])
     return [tuple(r) for r in runs]
+
+
+def _top_stages(works: dict) -> tuple:
+    top = max(works.values())
+    return tuple(n for n, w in works.items() if w == top)
+
+
+def _top_stages_at_once(iface: StreamInterface, prop: str, lo: int, hi: int,
+                        fixed: dict) -> list:
+    """Per value ``lo..hi`` of ``prop``, :func:`_top_stages` of the works that
+    ``iface.stage_values`` gives, from exact whole-number arrays (:mod:`.exact_range`):
+    the same floats, compared the same way. Raises :class:`Inexact` where an
+    expression is not evaluated exactly there, or a value is in no class (then the
+    caller's SymPy path says which)."""
+    n = hi - lo + 1
+    values = {iface.symbol(p): v for p, v in fixed.items()}
+    values[iface.symbol(prop)] = whole_range(lo, hi)
+    memo: dict = {}
+    tops: list = [None] * n
+    free = np.ones(n, dtype=bool)
+    for c in iface.classes:                     # the first class whose conditions hold
+        inside = free.copy()
+        for cond in c.conditions:
+            inside &= exact_values(cond, values, n, memo)
+        free &= ~inside
+        if not inside.any():
+            continue
+        works = {}
+        for s in c.stages:
+            # stage_values turns all four into floats: where one is not exact here,
+            # the SymPy path is asked (it may fail on it)
+            for e in (s.start, s.finish, s.release):
+                exact_values(e, values, n, memo)
+            works[s.transition] = to_floats(exact_values(s.work, values, n, memo))
+        names = list(works)
+        if not names:
+            raise Inexact(f"token class {c.index} has no stage")
+        table = np.array([works[k] for k in names])
+        ties = table == table.max(axis=0)
+        for i in np.flatnonzero(inside):
+            tops[i] = tuple(k for k, tie in zip(names, ties[:, i]) if tie)
+    if free.any():
+        raise Inexact(f"{prop} = {lo + int(np.flatnonzero(free)[0])} is in no class")
+    return tops
 
 
 def bottleneck_label(iface: StreamInterface) -> str:
@@ -90,8 +138,12 @@ def bottleneck_label(iface: StreamInterface) -> str:
 
 
 def stream_module_source(iface: StreamInterface, model, model_spec: str,
-                         frequency_hz: float) -> str:
-    """The module's text (see the module docstring)."""
+                         frequency_hz: float, label: str | None = None) -> str:
+    """The module's text (see the module docstring). ``label`` is
+    :func:`bottleneck_label` of ``iface`` where the caller has it already (seconds of
+    work over a wide space: `lpn interface` prints it too); else it is computed here."""
+    if label is None:
+        label = bottleneck_label(iface)
     lines = [f'"""Performance interface of {model.name} over a stream of 1..{iface.count[1]}'
              f' tokens of {iface.place!r},',
              "priced token by token (accelperf lpn interface; docs/how-to/packet-engine.md).",
@@ -99,7 +151,7 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
              "latency(x): the stream recurrence over the stages (fill, work, drain per token);",
              "terms(x): per stage, fill on the first token + work on all + drain on the last,",
              "each a lower bound where the stage never idles; bottleneck(x): the largest.",
-             f"Bottleneck over the space: {bottleneck_label(iface)}.",
+             f"Bottleneck over the space: {label}.",
              f"Assumption: units fire in the order of the records (tokens in input order).",
              '"""', "", "import json", "import math", "import sys",
              "from fractions import Fraction", "",
