@@ -352,3 +352,39 @@ def test_the_fit_follows_the_accelerated_times_not_only_their_ratio():
     miss = np.log(choose(part, jackknife=False).model.T1(part.g) / part.t1)
     assert np.abs(miss).max() < OUTLIER_LOG, miss
     assert np.abs(miss[part.g >= 2**23]).max() < 0.1, miss
+
+
+def test_the_mmap_threshold_is_a_host_step_complete_at_32_mib():
+    """Issue 36: glibc maps an allocation of 32 MiB or more fresh each call; the term's bend
+    is complete there (94%) and nearly absent at half of it, where a store's is half way."""
+    from accelperf.logca.hierarchy import miss_share
+    from accelperf.logca.termfit import MMAP, THRESHOLD_WORKING_SET
+    assert MMAP.threshold and MMAP.capacity_bytes == 32 * 2**20
+    m = miss_share(np.array([2**24, 2**25]), MMAP.capacity_bytes, THRESHOLD_WORKING_SET, 8.0)
+    assert m[0] < 0.07 and m[1] > 0.93
+    assert repr(MMAP) == "<threshold mmap: 32 MiB>"
+
+
+def test_a_host_that_faults_its_output_past_32_mib_keeps_the_threshold():
+    # every other size fitted: the held-out 32 MiB point (the first past the threshold) is
+    # predicted from the model; interpolating its neighbours misses it several-fold
+    g = 2.0 ** np.arange(12, 29)
+    t0, t1, echo = synthetic(g)
+    t0 = t0 + np.where(g >= 2**25, 4e-10 * g, 0.0)          # 0.4 µs per 4 KiB page
+    d = prepare_data(g, t0, t1, echo, None, None)
+    check = holdout_check(d)
+    kept = {t.term for t in check.fit.terms if t.kept}
+    assert "threshold:mmap" in kept, check.fit.terms
+    at_32 = next(p for p in check.model.points if p.granularity_bytes == 2**25)
+    assert abs(at_32.relative_error) < 0.15
+    assert check.model.mean < check.baseline.mean
+    # a host without the step: the term is offered and left out, with its sentence
+    plain = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
+    term = next(t for t in plain.terms if t.term == "threshold:mmap")
+    assert not term.kept and term.reason.startswith("left out")
+
+
+def test_the_threshold_is_not_mentioned_where_no_size_reaches_it():
+    g = 2.0 ** np.arange(12, 24)
+    fit = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
+    assert all(not t.term.startswith("threshold:") for t in fit.terms)

@@ -22,6 +22,21 @@ extension is a *term* the data must earn:
   ``MIN_SIDE`` measured sizes on each side. The bend is not fitted: with the sizes a factor
   2 or 4 apart the data cannot place it between two sizes (on the H200 data a free w moved
   the 16→32 MiB step of the scale kernel's host to 61 MiB, 94% off at 32 MiB).
+* ``threshold:mmap``: a step h of the host's cost per byte once g reaches glibc's largest
+  mmap threshold, ``MMAP_THRESHOLD`` = 32 MiB on a 64-bit host (``DEFAULT_MMAP_THRESHOLD_MAX``
+  = 4 MiB·sizeof(long)). malloc serves a request of that size or more with a fresh mmap,
+  whose pages the kernel faults in and zeroes one by one on first touch, every call; below
+  it the dynamic threshold rises to the size freed and the heap reuses the same pages. A
+  host operation that allocates its output (PyTorch's ``2 * x``) then pays ~0.4 µs per 4 KiB
+  page: the scale kernel's host takes 168 µs at 16 MiB and 3.7 ms at 32 MiB on the H200 box
+  (examples/measurements/gpu-h200-harness/), 9 GB/s, the rate of page faults, not of any
+  cache. It is a host layer (:class:`.hierarchy.MemoryLayer` with ``threshold``) whose bend
+  is complete at μ rather than half way there: working set ``THRESHOLD_WORKING_SET`` = √2
+  centres the logistic at μ/√2, 94% of the step taken at μ and 6% at μ/2. Centred at μ, as
+  a store's, half the step would be missing at 32 MiB itself (the fit on every other size
+  predicted the scale kernel's 32 MiB speedup 45% low; interpolating its neighbours, 70%).
+  The size is the library's, not fitted; where the host is not glibc, or the operation
+  allocates no output, cross-validation leaves the term out like any other.
 
 Choice by prediction, not in-sample fit (AIC rewarded 28 parameters on 27 residuals):
 forward selection from plain LogCA, adding at each step the term, or the pair of terms, that
@@ -78,6 +93,14 @@ MAD_NORMAL = 1.4826          # the MAD of a normal sample times this is its stan
 MIN_GAIN = 0.02
 MIN_SIDE = 2
 TERMS = ("host-constant", "floor", "accel-beta", "per-byte-latency")
+MMAP_THRESHOLD = 32 * 2**20      # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts
+THRESHOLD_WORKING_SET = math.sqrt(2.0)
+MMAP = MemoryLayer("mmap", MMAP_THRESHOLD, threshold=True)
+
+
+def term_name(layer: MemoryLayer) -> str:
+    """A layer's term: ``layer:NAME`` for a store, ``threshold:NAME`` for a threshold."""
+    return f"{'threshold' if layer.threshold else 'layer'}:{layer.name}"
 
 
 @dataclass(frozen=True)
@@ -94,13 +117,14 @@ class Spec:
     def terms(self) -> tuple[str, ...]:
         flags = (self.host_constant, self.floor, self.accel_beta, self.per_byte_latency)
         return tuple(t for t, on in zip(TERMS, flags) if on) + \
-            tuple(f"layer:{l.name}" for l in self.layers)
+            tuple(term_name(l) for l in self.layers)
 
     def with_term(self, term: str, layers: tuple[MemoryLayer, ...]) -> "Spec":
+        """With ``term`` added; ``layers`` are the candidates' in the order of their bends."""
         from dataclasses import replace
-        if term.startswith("layer:"):
-            added = {l.name for l in self.layers} | {term[6:]}
-            return replace(self, layers=tuple(l for l in layers if l.name in added))
+        if term.startswith(("layer:", "threshold:")):
+            added = {term_name(l) for l in self.layers} | {term}
+            return replace(self, layers=tuple(l for l in layers if term_name(l) in added))
         return replace(self, **{term.replace("-", "_"): True})
 
     def free(self, has_echo: bool) -> np.ndarray:
@@ -216,6 +240,7 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
         above = g > layer.capacity_bytes
         ratio = np.median(t0[above] / host[above]) if above.any() else 1.0
         x[N_FIXED + 2 * k] = math.log(float(np.clip(ratio, 0.2, 50)))
+        x[N_FIXED + 2 * k + 1] = math.log(THRESHOLD_WORKING_SET) if layer.threshold else 0.0
     return x
 
 
