@@ -202,6 +202,10 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
                                                 "predicted_speedup"}
         assert d["cv"]["folds"] == 4 and d["cv"]["mean"] >= 0
     assert p["mean"] < 0.05                      # --select follows the floor
+    # --select also reports the curve anchored at the training sizes (g1 and prediction)
+    anchored = d["anchored"]
+    assert anchored["g1"] > 0 and anchored["predict"]["mean"] < 0.05
+    assert len(anchored["predict"]["per_granularity"]) == len(p["per_granularity"])
 
 
 # ---------------------------------------------------------------- the --hierarchy fit (hierfit)
@@ -388,3 +392,15 @@ def test_the_threshold_is_not_mentioned_where_no_size_reaches_it():
     g = 2.0 ** np.arange(12, 24)
     fit = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
     assert all(not t.term.startswith("threshold:") for t in fit.terms)
+
+
+def test_the_cli_names_the_threshold_step_and_the_anchored_g1(tmp_path, capsys):
+    g = 2.0 ** np.arange(12, 29)
+    t0, t1, echo = synthetic(g)
+    t0 = t0 + np.where(g >= 2**25, 4e-10 * g, 0.0)
+    write_csv(tmp_path / "d.csv", g, t0, t1, echo)
+    assert main(["logca", "fit", str(tmp_path / "d.csv"), "--select"]) == 0
+    out = capsys.readouterr().out
+    assert "h[mmap]" in out                     # not eaten as a Rich markup tag
+    assert "threshold:mmap: kept" in out
+    assert "anchored at the measured sizes" in out

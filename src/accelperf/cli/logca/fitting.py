@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ...units import format_size, parse_frequency, powers_of_two
@@ -188,7 +189,7 @@ MEANINGS = {"C": "host seconds per byte^Î²", "beta": "host complexity exponent Î
             "latency": "how the copy time grows with g", "unit": "",
             "c0": "host per-call constant, s", "floor": "kernel's least time (launch), s",
             "beta_A": "the accelerator's complexity exponent",
-            "h": "host's extra cost per byte beyond the layer"}
+            "h": "host's extra cost per byte beyond the layer or threshold"}
 
 
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> None:
@@ -217,7 +218,9 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     for col in ("parameter", "value", "meaning"):
         table.add_column(col, justify="left" if col == "meaning" else "right")
     for k, v in result.parameters().items():
-        table.add_row(k, v if isinstance(v, str) else f"{v:.5g}", MEANINGS.get(k.split("[")[0], ""))
+        # escaped: Rich would read h[mmap] as a markup tag and print "h"
+        table.add_row(escape(k), v if isinstance(v, str) else f"{v:.5g}",
+                      MEANINGS.get(k.split("[")[0], ""))
     console.print(table)
     for t in result.terms:
         console.print(f"{t.term}: {t.reason}")
