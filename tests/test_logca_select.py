@@ -404,3 +404,21 @@ def test_the_cli_names_the_threshold_step_and_the_anchored_g1(tmp_path, capsys):
     assert "h[mmap]" in out                     # not eaten as a Rich markup tag
     assert "threshold:mmap: kept" in out
     assert "anchored at the measured sizes" in out
+
+
+def test_nested_layers_start_at_a_positive_host_time():
+    """Two layers whose steps each start below 1 (a host faster per byte beyond them) once
+    started H below 0 and the solver refused its start (a traceback from logca fit with a
+    hierarchy that lists the single core's L1d beside the 16 cores')."""
+    from accelperf.logca.holdout import alternate_split, fold_indices
+    from accelperf.logca.termfit import _start, subset
+    harness = GPU.parent / "gpu-h200-harness" / "gpu-scale.csv"
+    t = read_timings(harness)
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    part = subset(d, alternate_split(d.n)[0])
+    spec = Spec(layers=(MemoryLayer("L1d", 49152.0), MemoryLayer("L1d x16", 786432.0)))
+    for train, _ in fold_indices(part.n, part.n):
+        fold = subset(part, train)
+        t0, t1 = times(_start(fold, spec, True), spec, fold.g, True)
+        assert np.all(t0 > 0) and np.all(t1 > 0)
+        assert np.all(np.isfinite(solve(fold, spec).model.speedup(fold.g)))

@@ -236,11 +236,17 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
     x[LN_A] = (math.log(C) - math.log(K)) if spec.accel_beta else \
         float(np.median(np.log(host[big]) - np.log(kernel[big])))
     x[LN_A] = float(np.clip(x[LN_A], -29, 29))
+    # Each step relative to the steps inside it (H multiplies them): taken alone, two
+    # layers' ratios of 0.2 started H at 1 − 0.8 − 0.8 < 0, a negative host time.
+    H = np.ones_like(g)
     for k, layer in enumerate(spec.layers):
         above = g > layer.capacity_bytes
-        ratio = np.median(t0[above] / host[above]) if above.any() else 1.0
-        x[N_FIXED + 2 * k] = math.log(float(np.clip(ratio, 0.2, 50)))
+        ratio = np.median(t0[above] / (host[above] * H[above])) if above.any() else 1.0
+        step = float(np.clip(ratio, 0.2, 50)) * float(np.min(H)) - float(np.min(H))
+        x[N_FIXED + 2 * k] = math.log1p(step)
         x[N_FIXED + 2 * k + 1] = math.log(THRESHOLD_WORKING_SET) if layer.threshold else 0.0
+        H = H + step * miss_share(g, layer.capacity_bytes, math.exp(x[N_FIXED + 2 * k + 1]),
+                                  SHARPNESS)
     return x
 
 
