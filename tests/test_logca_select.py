@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -422,3 +423,62 @@ def test_nested_layers_start_at_a_positive_host_time():
         t0, t1 = times(_start(fold, spec, True), spec, fold.g, True)
         assert np.all(t0 > 0) and np.all(t1 > 0)
         assert np.all(np.isfinite(solve(fold, spec).model.speedup(fold.g)))
+
+
+def test_a_falling_host_step_is_the_threads_note_a_falling_accelerator_step_a_check():
+    from accelperf.logca.fitsanity import sanity_warnings
+    g = 2.0 ** np.arange(12, 20)
+    d = prepare_data(g, *synthetic(g), None, None)
+    base = LogCA(L=3e-11, o=1.5e-5, C=2e-10, A=20, beta=1.0, unit="seconds",
+                 latency="dependent")
+    layers = (MemoryLayer("L1d", 49152.0), MemoryLayer("memory", math.inf))
+    host = sanity_warnings(d, HierarchicalLogCA(base, layers, host_steps=(-0.8,)), layers)
+    accel = sanity_warnings(d, HierarchicalLogCA(base, layers, accel_steps=(-0.8,)), layers)
+    assert any(w.startswith("note: the fitted host cost per byte falls 80% beyond layer "
+                            "'L1d'") and "threads" in w for w in host), host
+    assert not any(w.startswith("check the measurement: the fitted") for w in host)
+    assert any(w.startswith("check the measurement: the fitted accelerator cost per byte "
+                            "falls 80%") for w in accel), accel
+
+
+# ---------------------------------------------------------------- the host's layers from a header
+def test_the_host_layers_are_read_from_the_measurement_header():
+    """`accelperf measure gpu` names the caches and threads; the layers are those of
+    examples/measurements/gpu-h200/host-layers.toml, written out by hand."""
+    from accelperf.density import hierarchy
+    from accelperf.logca.hierarchy import layers_from_hierarchy
+    from accelperf.logca.host_caches import layers_from_caches, layers_from_metadata
+    t = read_timings(GPU.parent / "gpu-h200-harness" / "gpu-scale.csv")
+    from_header = layers_from_metadata(t.metadata)
+    by_hand = layers_from_hierarchy(hierarchy(str(GPU / "host-layers.toml")))
+    assert [l.capacity_bytes for l in from_header] == [l.capacity_bytes for l in by_hand]
+    assert [l.name for l in from_header[:-1]] == ["L1d", "L1d x16", "L2 x16", "L3"]
+    # an L2 shared by two cores holds two threads' shares; a one-thread host has no x1 layers
+    eight = layers_from_caches("L1d 32K (1 CPU), L1i 32K (1 CPU), L2 512K (2 CPUs), "
+                               "L3 8M (8 CPUs)", 8)
+    assert [(l.name, l.capacity_bytes) for l in eight[:-1]] == [
+        ("L1d", 32768.0), ("L1d x8", 262144.0), ("L2 x4", 2097152.0), ("L3", 8388608.0)]
+    one = layers_from_caches("L1d 32K (1 CPU), L2 1M (1 CPU)", 1)
+    assert [l.name for l in one[:-1]] == ["L1d", "L2"]
+
+
+@pytest.mark.parametrize("header, why", [
+    ({}, "no 'host cpu: ... caches ...' line"),
+    ({"host cpu": "x, 4 CPUs; caches L1d 32K (1 CPU)"}, "threads = None"),
+    ({"host cpu": "x; caches none", "torch threads": "4"}, "host caches = 'none'")])
+def test_a_header_without_caches_or_threads_is_refused(header, why):
+    from accelperf.errors import ModelError
+    from accelperf.logca.host_caches import layers_from_metadata
+    with pytest.raises(ModelError, match=re.escape(why)):
+        layers_from_metadata(header)
+
+
+def test_hierarchy_data_on_the_command_line(tmp_path, capsys):
+    data = GPU.parent / "gpu-h200-harness" / "gpu-fft.csv"
+    assert main(["logca", "fit", str(data), "--select", "--hierarchy", "data", "--json"]) == 0
+    terms = {t["term"] for t in json.loads(capsys.readouterr().out)["terms"]}
+    assert {"layer:L1d", "layer:L1d x16", "layer:L2 x16", "layer:L3"} <= terms
+    write_csv(tmp_path / "bare.csv", *(lambda g: (g, *synthetic(g)))(2.0 ** np.arange(12, 20)))
+    assert main(["logca", "fit", str(tmp_path / "bare.csv"), "--select", "--hierarchy",
+                 "data"]) == 2
+    assert "no 'host cpu: ... caches ...' line" in capsys.readouterr().err

@@ -199,7 +199,8 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     from ...logca.fit import prepare_data
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
-    layers, notes = load_layers(hier, probe) if (hier is not None or probe) else ((), [])
+    layers, notes = load_layers(hier, probe, timings.metadata) \
+        if (hier is not None or probe) else ((), [])
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}")
     # the model's curve pinned to the measured speedups: between measured sizes it keeps
