@@ -482,3 +482,36 @@ def test_hierarchy_data_on_the_command_line(tmp_path, capsys):
     assert main(["logca", "fit", str(tmp_path / "bare.csv"), "--select", "--hierarchy",
                  "data"]) == 2
     assert "no 'host cpu: ... caches ...' line" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dependent", [True, False])
+def test_the_fit_jacobian_is_the_times_derivative(dependent):
+    """The closed-form derivatives the solver uses against central differences of the
+    very times it fits, with every term on and a floor that binds at the small sizes."""
+    from accelperf.logca.termfit import MMAP, log_times_and_jacobian, shares
+    layers = (MemoryLayer("L1d", 49152.0), MMAP)
+    g = np.geomspace(4096, 2**28, 23)
+    for spec in (Spec(host_constant=True, floor=True, accel_beta=True, layers=layers),
+                 Spec(floor=True, layers=layers[:1]), Spec()):
+        n = 8 + 2 * len(spec.layers)
+        x = np.array([math.log(3e-11), 1.1, math.log(6e-6), 2e-5, 3e-11, math.log(40),
+                      math.log(2e-5), 0.9, math.log(1.5), 0.0, math.log(4.0),
+                      math.log(math.sqrt(2))][:n])
+        m = shares(x, spec, g)
+        l0, l1, j0, j1 = log_times_and_jacobian(x, spec, g, dependent, m)
+        t0, t1 = times(x, spec, g, dependent)
+        np.testing.assert_allclose([l0, l1], np.log([t0, t1]), rtol=1e-13)
+        for i in range(n):
+            # o and a constant L are seconds (1e-11 s moves T1 by 1e-6 of itself); a per-byte
+            # L is 3e-11 s/B
+            h = 1e-11 if i == 3 or (i == 4 and not dependent) else \
+                1e-6 * abs(x[i]) if i == 4 else 1e-6 * max(1.0, abs(x[i]))
+            up, down = x.copy(), x.copy()
+            up[i] += h
+            down[i] -= h
+            num = [(np.log(a) - np.log(b)) / (2 * h) for a, b in
+                   zip(times(up, spec, g, dependent), times(down, spec, g, dependent))]
+            if i % 2 == 1 and i >= 8:
+                continue                       # a bend: held by every solve, no column
+            np.testing.assert_allclose(j0[:, i], num[0], rtol=1e-5, atol=1e-7, err_msg=i)
+            np.testing.assert_allclose(j1[:, i], num[1], rtol=1e-5, atol=1e-7, err_msg=i)
