@@ -8,8 +8,9 @@ sizes in ln g - ln speedup), with g1 against the measured crossing (log-log inte
 where the measured speedup passes 1, over all sizes). An offload measurement has host,
 accelerated and echo (copies-only) runs at MIN_SIZES sizes or more: a kernel-only run
 (``--resident``, no copies) or a short one (the 7-size ``--energy`` run) is skipped with a
-line that says so. The host's layers come from DIR/host-layers.toml, else from the shipped
-one. Per directory, the mean errors over its kernels; then over all kernels of all
+line that says so. The host's layers come from DIR/host-layers.toml, else from the caches
+the CSV's header names (``logca fit --hierarchy data``), else from the shipped
+host-layers.toml. Per directory, the mean errors over its kernels; then over all kernels of all
 directories, the interpolation's and, last, the model's. Targets (issue 36): mean <= 15%,
 every kernel <= 30%, below the interpolation on average; g1 within 25%; one kernel's fit
 under 10 s.
@@ -41,7 +42,9 @@ from accelperf.density import hierarchy
 from accelperf.logca.anchored import AnchoredSpeedup
 from accelperf.logca.choose import choose, holdout_check
 from accelperf.logca.fit import FitResult, fit_logca, prepare_data
+from accelperf.errors import ModelError
 from accelperf.logca.hierarchy import layers_from_hierarchy
+from accelperf.logca.host_caches import layers_from_metadata
 from accelperf.logca.hierfit import fit_hierarchical
 from accelperf.logca.holdout import alternate_split, interpolate_neighbours, predict
 from accelperf.logca.termfit import subset
@@ -49,6 +52,19 @@ from accelperf.measure.data import read_timings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
 MIN_SIZES = 10          # a 5-size training half: the fewest the cross-validated choice uses
+
+
+def host_layers(path: Path):
+    """The host's layers for a measurement: its directory's host-layers.toml, else the
+    caches its header names (:mod:`accelperf.logca.host_caches`, as ``logca fit
+    --hierarchy data``), else the shipped H200 box's."""
+    toml = path.parent / "host-layers.toml"
+    if toml.exists():
+        return layers_from_hierarchy(hierarchy(str(toml)))
+    try:
+        return layers_from_metadata(read_timings(path, "min").metadata)
+    except ModelError:
+        return layers_from_hierarchy(hierarchy(str(SHIPPED / "host-layers.toml")))
 
 
 def earlier_variants(d, layers) -> dict:
@@ -141,12 +157,9 @@ def main(directories: list[Path], nested: bool = False) -> None:
     line = nested_line if nested else kernel_line
     model_errors, base_errors, anchored_errors = [], [], []
     for directory in directories:
-        toml = directory / "host-layers.toml"
-        layers = layers_from_hierarchy(hierarchy(str(toml if toml.exists() else
-                                                     SHIPPED / "host-layers.toml")))
         if len(directories) > 1:
             print(f"== {directory}")
-        here = [r for r in (line(p, layers) for p in sorted(directory.glob("*.csv")))
+        here = [r for r in (line(p, host_layers(p)) for p in sorted(directory.glob("*.csv")))
                 if r is not None]
         if not here:
             raise SystemExit(f"{directory}: no offload measurement CSV")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -202,6 +203,10 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
                                                 "predicted_speedup"}
         assert d["cv"]["folds"] == 4 and d["cv"]["mean"] >= 0
     assert p["mean"] < 0.05                      # --select follows the floor
+    # --select also reports the curve anchored at the training sizes (g1 and prediction)
+    anchored = d["anchored"]
+    assert anchored["g1"] > 0 and anchored["predict"]["mean"] < 0.05
+    assert len(anchored["predict"]["per_granularity"]) == len(p["per_granularity"])
 
 
 # ---------------------------------------------------------------- the --hierarchy fit (hierfit)
@@ -352,3 +357,161 @@ def test_the_fit_follows_the_accelerated_times_not_only_their_ratio():
     miss = np.log(choose(part, jackknife=False).model.T1(part.g) / part.t1)
     assert np.abs(miss).max() < OUTLIER_LOG, miss
     assert np.abs(miss[part.g >= 2**23]).max() < 0.1, miss
+
+
+def test_the_mmap_threshold_is_a_host_step_complete_at_32_mib():
+    """Issue 36: glibc maps an allocation of 32 MiB or more fresh each call; the term's bend
+    is complete there (94%) and nearly absent at half of it, where a store's is half way."""
+    from accelperf.logca.hierarchy import miss_share
+    from accelperf.logca.termfit import MMAP, THRESHOLD_WORKING_SET
+    assert MMAP.threshold and MMAP.capacity_bytes == 32 * 2**20
+    m = miss_share(np.array([2**24, 2**25]), MMAP.capacity_bytes, THRESHOLD_WORKING_SET, 8.0)
+    assert m[0] < 0.07 and m[1] > 0.93
+    assert repr(MMAP) == "<threshold mmap: 32 MiB>"
+
+
+def test_a_host_that_faults_its_output_past_32_mib_keeps_the_threshold():
+    # every other size fitted: the held-out 32 MiB point (the first past the threshold) is
+    # predicted from the model; interpolating its neighbours misses it several-fold
+    g = 2.0 ** np.arange(12, 29)
+    t0, t1, echo = synthetic(g)
+    t0 = t0 + np.where(g >= 2**25, 4e-10 * g, 0.0)          # 0.4 µs per 4 KiB page
+    d = prepare_data(g, t0, t1, echo, None, None)
+    check = holdout_check(d)
+    kept = {t.term for t in check.fit.terms if t.kept}
+    assert "threshold:mmap" in kept, check.fit.terms
+    at_32 = next(p for p in check.model.points if p.granularity_bytes == 2**25)
+    assert abs(at_32.relative_error) < 0.15
+    assert check.model.mean < check.baseline.mean
+    # a host without the step: the term is offered and left out, with its sentence
+    plain = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
+    term = next(t for t in plain.terms if t.term == "threshold:mmap")
+    assert not term.kept and term.reason.startswith("left out")
+
+
+def test_the_threshold_is_not_mentioned_where_no_size_reaches_it():
+    g = 2.0 ** np.arange(12, 24)
+    fit = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
+    assert all(not t.term.startswith("threshold:") for t in fit.terms)
+
+
+def test_the_cli_names_the_threshold_step_and_the_anchored_g1(tmp_path, capsys):
+    g = 2.0 ** np.arange(12, 29)
+    t0, t1, echo = synthetic(g)
+    t0 = t0 + np.where(g >= 2**25, 4e-10 * g, 0.0)
+    write_csv(tmp_path / "d.csv", g, t0, t1, echo)
+    assert main(["logca", "fit", str(tmp_path / "d.csv"), "--select"]) == 0
+    out = capsys.readouterr().out
+    assert "h[mmap]" in out                     # not eaten as a Rich markup tag
+    assert "threshold:mmap: kept" in out
+    assert "anchored at the measured sizes" in out
+
+
+def test_nested_layers_start_at_a_positive_host_time():
+    """Two layers whose steps each start below 1 (a host faster per byte beyond them) once
+    started H below 0 and the solver refused its start (a traceback from logca fit with a
+    hierarchy that lists the single core's L1d beside the 16 cores')."""
+    from accelperf.logca.holdout import alternate_split, fold_indices
+    from accelperf.logca.termfit import _start, subset
+    harness = GPU.parent / "gpu-h200-harness" / "gpu-scale.csv"
+    t = read_timings(harness)
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    part = subset(d, alternate_split(d.n)[0])
+    spec = Spec(layers=(MemoryLayer("L1d", 49152.0), MemoryLayer("L1d x16", 786432.0)))
+    for train, _ in fold_indices(part.n, part.n):
+        fold = subset(part, train)
+        t0, t1 = times(_start(fold, spec, True), spec, fold.g, True)
+        assert np.all(t0 > 0) and np.all(t1 > 0)
+        assert np.all(np.isfinite(solve(fold, spec).model.speedup(fold.g)))
+
+
+def test_a_falling_host_step_is_the_threads_note_a_falling_accelerator_step_a_check():
+    from accelperf.logca.fitsanity import sanity_warnings
+    g = 2.0 ** np.arange(12, 20)
+    d = prepare_data(g, *synthetic(g), None, None)
+    base = LogCA(L=3e-11, o=1.5e-5, C=2e-10, A=20, beta=1.0, unit="seconds",
+                 latency="dependent")
+    layers = (MemoryLayer("L1d", 49152.0), MemoryLayer("memory", math.inf))
+    host = sanity_warnings(d, HierarchicalLogCA(base, layers, host_steps=(-0.8,)), layers)
+    accel = sanity_warnings(d, HierarchicalLogCA(base, layers, accel_steps=(-0.8,)), layers)
+    assert any(w.startswith("note: the fitted host cost per byte falls 80% beyond layer "
+                            "'L1d'") and "threads" in w for w in host), host
+    assert not any(w.startswith("check the measurement: the fitted") for w in host)
+    assert any(w.startswith("check the measurement: the fitted accelerator cost per byte "
+                            "falls 80%") for w in accel), accel
+
+
+# ---------------------------------------------------------------- the host's layers from a header
+def test_the_host_layers_are_read_from_the_measurement_header():
+    """`accelperf measure gpu` names the caches and threads; the layers are those of
+    examples/measurements/gpu-h200/host-layers.toml, written out by hand."""
+    from accelperf.density import hierarchy
+    from accelperf.logca.hierarchy import layers_from_hierarchy
+    from accelperf.logca.host_caches import layers_from_caches, layers_from_metadata
+    t = read_timings(GPU.parent / "gpu-h200-harness" / "gpu-scale.csv")
+    from_header = layers_from_metadata(t.metadata)
+    by_hand = layers_from_hierarchy(hierarchy(str(GPU / "host-layers.toml")))
+    assert [l.capacity_bytes for l in from_header] == [l.capacity_bytes for l in by_hand]
+    assert [l.name for l in from_header[:-1]] == ["L1d", "L1d x16", "L2 x16", "L3"]
+    # an L2 shared by two cores holds two threads' shares; a one-thread host has no x1 layers
+    eight = layers_from_caches("L1d 32K (1 CPU), L1i 32K (1 CPU), L2 512K (2 CPUs), "
+                               "L3 8M (8 CPUs)", 8)
+    assert [(l.name, l.capacity_bytes) for l in eight[:-1]] == [
+        ("L1d", 32768.0), ("L1d x8", 262144.0), ("L2 x4", 2097152.0), ("L3", 8388608.0)]
+    one = layers_from_caches("L1d 32K (1 CPU), L2 1M (1 CPU)", 1)
+    assert [l.name for l in one[:-1]] == ["L1d", "L2"]
+
+
+@pytest.mark.parametrize("header, why", [
+    ({}, "no 'host cpu: ... caches ...' line"),
+    ({"host cpu": "x, 4 CPUs; caches L1d 32K (1 CPU)"}, "threads = None"),
+    ({"host cpu": "x; caches none", "torch threads": "4"}, "host caches = 'none'")])
+def test_a_header_without_caches_or_threads_is_refused(header, why):
+    from accelperf.errors import ModelError
+    from accelperf.logca.host_caches import layers_from_metadata
+    with pytest.raises(ModelError, match=re.escape(why)):
+        layers_from_metadata(header)
+
+
+def test_hierarchy_data_on_the_command_line(tmp_path, capsys):
+    data = GPU.parent / "gpu-h200-harness" / "gpu-fft.csv"
+    assert main(["logca", "fit", str(data), "--select", "--hierarchy", "data", "--json"]) == 0
+    terms = {t["term"] for t in json.loads(capsys.readouterr().out)["terms"]}
+    assert {"layer:L1d", "layer:L1d x16", "layer:L2 x16", "layer:L3"} <= terms
+    write_csv(tmp_path / "bare.csv", *(lambda g: (g, *synthetic(g)))(2.0 ** np.arange(12, 20)))
+    assert main(["logca", "fit", str(tmp_path / "bare.csv"), "--select", "--hierarchy",
+                 "data"]) == 2
+    assert "no 'host cpu: ... caches ...' line" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dependent", [True, False])
+def test_the_fit_jacobian_is_the_times_derivative(dependent):
+    """The closed-form derivatives the solver uses against central differences of the
+    very times it fits, with every term on and a floor that binds at the small sizes."""
+    from accelperf.logca.termfit import MMAP, log_times_and_jacobian, shares
+    layers = (MemoryLayer("L1d", 49152.0), MMAP)
+    g = np.geomspace(4096, 2**28, 23)
+    for spec in (Spec(host_constant=True, floor=True, accel_beta=True, layers=layers),
+                 Spec(floor=True, layers=layers[:1]), Spec()):
+        n = 8 + 2 * len(spec.layers)
+        x = np.array([math.log(3e-11), 1.1, math.log(6e-6), 2e-5, 3e-11, math.log(40),
+                      math.log(2e-5), 0.9, math.log(1.5), 0.0, math.log(4.0),
+                      math.log(math.sqrt(2))][:n])
+        m = shares(x, spec, g)
+        l0, l1, j0, j1 = log_times_and_jacobian(x, spec, g, dependent, m)
+        t0, t1 = times(x, spec, g, dependent)
+        np.testing.assert_allclose([l0, l1], np.log([t0, t1]), rtol=1e-13)
+        for i in range(n):
+            # o and a constant L are seconds (1e-11 s moves T1 by 1e-6 of itself); a per-byte
+            # L is 3e-11 s/B
+            h = 1e-11 if i == 3 or (i == 4 and not dependent) else \
+                1e-6 * abs(x[i]) if i == 4 else 1e-6 * max(1.0, abs(x[i]))
+            up, down = x.copy(), x.copy()
+            up[i] += h
+            down[i] -= h
+            num = [(np.log(a) - np.log(b)) / (2 * h) for a, b in
+                   zip(times(up, spec, g, dependent), times(down, spec, g, dependent))]
+            if i % 2 == 1 and i >= 8:
+                continue                       # a bend: held by every solve, no column
+            np.testing.assert_allclose(j0[:, i], num[0], rtol=1e-5, atol=1e-7, err_msg=i)
+            np.testing.assert_allclose(j1[:, i], num[1], rtol=1e-5, atol=1e-7, err_msg=i)

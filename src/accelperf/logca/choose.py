@@ -30,8 +30,8 @@ from ..units import format_size
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
 from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
-from .termfit import (MIN_GAIN, MIN_SIDE, TERMS, Solved, Spec, cross_validate, free_count,
-                      solve, subset, times)
+from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, THRESHOLD_WORKING_SET, Solved, Spec,
+                      cross_validate, free_count, solve, subset, term_name, times)
 
 OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
 
@@ -104,29 +104,34 @@ def supported_layers(layers, g) -> tuple[tuple[MemoryLayer, ...], list[str]]:
         if math.isinf(layer.capacity_bytes):
             continue
         below = int(np.sum(g < layer.capacity_bytes))
-        above = int(np.sum(g > layer.capacity_bytes))
+        above = int(np.sum(g >= layer.capacity_bytes if layer.threshold
+                           else g > layer.capacity_bytes))
         if below >= MIN_SIDE and above >= MIN_SIDE:
             kept.append(layer)
+        elif layer.threshold and above == 0:
+            continue                # no size reaches it: nothing to say about it
         else:
-            said.append(f"layer:{layer.name}: left out, its bend at "
+            said.append(f"{term_name(layer)}: left out, its bend at "
                         f"{format_size(layer.capacity_bytes)} has {below} measured size(s) "
                         f"below and {above} above (needs {MIN_SIDE} on each side)")
     return tuple(kept), said
 
 
 def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = None,
-           jackknife: bool = True) -> ChosenFit:
+           jackknife: bool = True, thresholds=(MMAP,)) -> ChosenFit:
     """Forward selection of terms, one or two a step, by ``folds``-fold cross-validation
     (None: leave one size out, at most 12 folds); refuses every candidate with more free
-    parameters than a fold has sizes."""
+    parameters than a fold has sizes. ``layers``: the host's memory hierarchy (stores);
+    ``thresholds``: the host's software thresholds (:data:`.termfit.MMAP`: glibc's)."""
     k = folds or min(d.n, 12)
     if k > d.n or k < 2:
         raise ModelError(f"folds = {folds} is invalid: between 2 and the number of sizes "
                          f"({d.n})", field="folds")
-    usable, layer_notes = supported_layers(layers, d.g)
+    candidates = _by_bend(tuple(layers) + tuple(thresholds))
+    usable, layer_notes = supported_layers(candidates, d.g)
     has_echo = d.echo is not None
     pool = [t for t in TERMS if not (t == "per-byte-latency" and has_echo)] + \
-        [f"layer:{l.name}" for l in usable]
+        [term_name(l) for l in usable]
     spec = Spec()
     best, refits = cross_validate(d, spec, k)
     if best is None:
@@ -172,9 +177,17 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
     for note in layer_notes:
         term, _, reason = note.partition(": ")
         notes[term] = TermChoice(term, False, reason)
-    order = list(TERMS) + [f"layer:{l.name}" for l in layers if not math.isinf(l.capacity_bytes)]
+    order = list(TERMS) + [term_name(l) for l in candidates
+                           if not math.isinf(l.capacity_bytes)]
     terms = tuple(notes[t] for t in order if t in notes)
-    return _finish(d, spec, best, k, terms, name, refits if jackknife else (), layers)
+    return _finish(d, spec, best, k, terms, name, refits if jackknife else (), candidates)
+
+
+def _by_bend(layers) -> tuple[MemoryLayer, ...]:
+    """Stores and thresholds in the order of their bends' centres (a threshold's lies below
+    its size, :data:`.termfit.THRESHOLD_WORKING_SET`); the unbounded layer is no term."""
+    return tuple(sorted(layers, key=lambda l: l.capacity_bytes /
+                        (THRESHOLD_WORKING_SET if l.threshold else 1.0)))
 
 
 def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits, layers):

@@ -89,15 +89,22 @@ SEARCH_RANGE = (1.0, 1e15)
 
 @dataclass(frozen=True)
 class MemoryLayer:
-    """A layer's name and the capacity μ (bytes) of its store; the outermost may be inf."""
+    """A layer's name and the capacity μ (bytes) of its store; the outermost may be inf.
+
+    ``threshold``: not a store but a size at or above which the host's cost per byte steps,
+    set by its software (glibc maps an allocation of 32 MiB or more fresh from the kernel,
+    :data:`.termfit.MMAP_THRESHOLD`). A store's bend is half way at μ (the data outgrow it
+    past μ); a threshold's is complete at μ, so a fit gives it the working set
+    ``THRESHOLD_WORKING_SET``."""
 
     name: str
     capacity_bytes: float
+    threshold: bool = False
 
     def __repr__(self) -> str:
         size = "unbounded" if math.isinf(self.capacity_bytes) else \
             format_size(self.capacity_bytes)
-        return f"<layer {self.name}: {size}>"
+        return f"<{'threshold' if self.threshold else 'layer'} {self.name}: {size}>"
 
 
 @dataclass(frozen=True)
@@ -264,8 +271,8 @@ class HierarchicalLogCA:
 
     def parameters(self) -> dict:
         return {"base": self.base.parameters(),
-                "layers": [{"name": l.name, "capacity_bytes": l.capacity_bytes}
-                           for l in self.layers],
+                "layers": [{"name": l.name, "capacity_bytes": l.capacity_bytes,
+                            "threshold": l.threshold} for l in self.layers],
                 "host_steps": list(self.host_steps), "accel_steps": list(self.accel_steps),
                 "link_steps": list(self.link_steps),
                 "working_set": self.working_set, "sharpness": self.sharpness,

@@ -22,6 +22,21 @@ extension is a *term* the data must earn:
   ``MIN_SIDE`` measured sizes on each side. The bend is not fitted: with the sizes a factor
   2 or 4 apart the data cannot place it between two sizes (on the H200 data a free w moved
   the 16→32 MiB step of the scale kernel's host to 61 MiB, 94% off at 32 MiB).
+* ``threshold:mmap``: a step h of the host's cost per byte once g reaches glibc's largest
+  mmap threshold, ``MMAP_THRESHOLD`` = 32 MiB on a 64-bit host (``DEFAULT_MMAP_THRESHOLD_MAX``
+  = 4 MiB·sizeof(long)). malloc serves a request of that size or more with a fresh mmap,
+  whose pages the kernel faults in and zeroes one by one on first touch, every call; below
+  it the dynamic threshold rises to the size freed and the heap reuses the same pages. A
+  host operation that allocates its output (PyTorch's ``2 * x``) then pays ~0.4 µs per 4 KiB
+  page: the scale kernel's host takes 168 µs at 16 MiB and 3.7 ms at 32 MiB on the H200 box
+  (examples/measurements/gpu-h200-harness/), 9 GB/s, the rate of page faults, not of any
+  cache. It is a host layer (:class:`.hierarchy.MemoryLayer` with ``threshold``) whose bend
+  is complete at μ rather than half way there: working set ``THRESHOLD_WORKING_SET`` = √2
+  centres the logistic at μ/√2, 94% of the step taken at μ and 6% at μ/2. Centred at μ, as
+  a store's, half the step would be missing at 32 MiB itself (the fit on every other size
+  predicted the scale kernel's 32 MiB speedup 45% low; interpolating its neighbours, 70%).
+  The size is the library's, not fitted; where the host is not glibc, or the operation
+  allocates no output, cross-validation leaves the term out like any other.
 
 Choice by prediction, not in-sample fit (AIC rewarded 28 parameters on 27 residuals):
 forward selection from plain LogCA, adding at each step the term, or the pair of terms, that
@@ -78,6 +93,14 @@ MAD_NORMAL = 1.4826          # the MAD of a normal sample times this is its stan
 MIN_GAIN = 0.02
 MIN_SIDE = 2
 TERMS = ("host-constant", "floor", "accel-beta", "per-byte-latency")
+MMAP_THRESHOLD = 32 * 2**20      # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts
+THRESHOLD_WORKING_SET = math.sqrt(2.0)
+MMAP = MemoryLayer("mmap", MMAP_THRESHOLD, threshold=True)
+
+
+def term_name(layer: MemoryLayer) -> str:
+    """A layer's term: ``layer:NAME`` for a store, ``threshold:NAME`` for a threshold."""
+    return f"{'threshold' if layer.threshold else 'layer'}:{layer.name}"
 
 
 @dataclass(frozen=True)
@@ -94,13 +117,14 @@ class Spec:
     def terms(self) -> tuple[str, ...]:
         flags = (self.host_constant, self.floor, self.accel_beta, self.per_byte_latency)
         return tuple(t for t, on in zip(TERMS, flags) if on) + \
-            tuple(f"layer:{l.name}" for l in self.layers)
+            tuple(term_name(l) for l in self.layers)
 
     def with_term(self, term: str, layers: tuple[MemoryLayer, ...]) -> "Spec":
+        """With ``term`` added; ``layers`` are the candidates' in the order of their bends."""
         from dataclasses import replace
-        if term.startswith("layer:"):
-            added = {l.name for l in self.layers} | {term[6:]}
-            return replace(self, layers=tuple(l for l in layers if l.name in added))
+        if term.startswith(("layer:", "threshold:")):
+            added = {term_name(l) for l in self.layers} | {term}
+            return replace(self, layers=tuple(l for l in layers if term_name(l) in added))
         return replace(self, **{term.replace("-", "_"): True})
 
     def free(self, has_echo: bool) -> np.ndarray:
@@ -155,6 +179,48 @@ def times(x, spec: Spec, g, dependent: bool):
         kernel = np.maximum(math.exp(x[LN_FLOOR]), kernel)
     latency = x[LAT] * g if dependent else x[LAT]
     return c0 + host * H, x[O] + latency + kernel
+
+
+def shares(x, spec: Spec, g) -> list[np.ndarray]:
+    """Each layer's miss share m_k(g) at the bend that x places (a solve holds the bends)."""
+    return [miss_share(g, layer.capacity_bytes, math.exp(x[N_FIXED + 2 * k + 1]), SHARPNESS)
+            for k, layer in enumerate(spec.layers)]
+
+
+def log_times_and_jacobian(x, spec: Spec, g, dependent: bool, m: list[np.ndarray]):
+    """(ln T0, ln T1, ∂ln T0/∂x, ∂ln T1/∂x) at g, the miss shares ``m`` given
+    (:func:`shares`): the derivatives in closed form, where finite differences took half of
+    a fit's time (one model evaluation per free entry per step). With a floor the kernel is
+    the larger of two pieces; the derivative is the piece that is larger at g."""
+    lng = np.log(g)
+    host = np.exp(x[LN_C] + x[BETA] * lng)
+    lifted = [math.exp(x[N_FIXED + 2 * k]) * mk for k, mk in enumerate(m)]
+    H = 1.0 + sum((math.exp(x[N_FIXED + 2 * k]) - 1) * mk for k, mk in enumerate(m))
+    c0 = math.exp(x[LN_C0]) if spec.host_constant else 0.0
+    t0 = c0 + host * H
+    beta_a = BETA_A if spec.accel_beta else BETA
+    kernel = np.exp(x[LN_C] - x[LN_A] + x[beta_a] * lng)
+    on = np.ones_like(g)
+    floor = 0.0
+    if spec.floor:
+        floor = math.exp(x[LN_FLOOR])
+        on = (kernel >= floor).astype(float)
+    t1 = x[O] + (x[LAT] * g if dependent else x[LAT]) + np.maximum(floor, kernel)
+    j0 = np.zeros((g.size, x.size))
+    j0[:, LN_C] = host * H / t0
+    j0[:, BETA] = host * H * lng / t0
+    j0[:, LN_C0] = c0 / t0
+    for k, lk in enumerate(lifted):
+        j0[:, N_FIXED + 2 * k] = host * lk / t0
+    j1 = np.zeros((g.size, x.size))
+    moving = on * kernel / t1
+    j1[:, LN_C] = moving
+    j1[:, LN_A] = -moving
+    j1[:, beta_a] += moving * lng
+    j1[:, LN_FLOOR] = (1.0 - on) * floor / t1
+    j1[:, O] = 1.0 / t1
+    j1[:, LAT] = (g if dependent else 1.0) / t1
+    return np.log(t0), np.log(t1), j0, j1
 
 
 def model_of(x, spec: Spec, dependent: bool, name: str | None = None) -> HierarchicalLogCA:
@@ -212,10 +278,17 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
     x[LN_A] = (math.log(C) - math.log(K)) if spec.accel_beta else \
         float(np.median(np.log(host[big]) - np.log(kernel[big])))
     x[LN_A] = float(np.clip(x[LN_A], -29, 29))
+    # Each step relative to the steps inside it (H multiplies them): taken alone, two
+    # layers' ratios of 0.2 started H at 1 − 0.8 − 0.8 < 0, a negative host time.
+    H = np.ones_like(g)
     for k, layer in enumerate(spec.layers):
         above = g > layer.capacity_bytes
-        ratio = np.median(t0[above] / host[above]) if above.any() else 1.0
-        x[N_FIXED + 2 * k] = math.log(float(np.clip(ratio, 0.2, 50)))
+        ratio = np.median(t0[above] / (host[above] * H[above])) if above.any() else 1.0
+        step = float(np.clip(ratio, 0.2, 50)) * float(np.min(H)) - float(np.min(H))
+        x[N_FIXED + 2 * k] = math.log1p(step)
+        x[N_FIXED + 2 * k + 1] = math.log(THRESHOLD_WORKING_SET) if layer.threshold else 0.0
+        H = H + step * miss_share(g, layer.capacity_bytes, math.exp(x[N_FIXED + 2 * k + 1]),
+                                  SHARPNESS)
     return x
 
 
@@ -236,19 +309,28 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
     host_part[[LN_C, BETA, LN_C0]] = True
     host_part[N_FIXED:] = True
 
+    m = shares(x0, spec, d.g)                   # the bends are held: one set per solve
+
     def residuals(x, which, parts):
-        """The log-time residuals as a function of the ``which`` entries of x."""
-        def of(v):
-            y = x.copy()
-            y[which] = v
-            m0, m1 = times(y, spec, d.g, dependent)
-            r0, r1 = np.log(m0) - ln_t0, np.log(m1) - ln_t1
-            return {"host": r0, "accel": r1, "both": np.concatenate([r0, r1])}[parts]
-        return of
+        """The log-time residuals and their Jacobian as functions of the ``which``
+        entries of x."""
+        last = {}
+
+        def evaluate(v):
+            if last.get("v") is None or not np.array_equal(last["v"], v):
+                y = x.copy()
+                y[which] = v
+                l0, l1, j0, j1 = log_times_and_jacobian(y, spec, d.g, dependent, m)
+                r = {"host": (l0 - ln_t0, j0), "accel": (l1 - ln_t1, j1),
+                     "both": (np.concatenate([l0 - ln_t0, l1 - ln_t1]), np.vstack([j0, j1]))}
+                last["v"], last["r"] = np.array(v, copy=True), r[parts]
+            return last["r"]
+        return (lambda v: evaluate(v)[0]), (lambda v: evaluate(v)[1][:, which])
 
     def run(x, which, parts, scale=F_SCALE):
+        fun, jac = residuals(x, which, parts)
         with np.errstate(all="ignore"):
-            sol = optimize.least_squares(residuals(x, which, parts), x[which],
+            sol = optimize.least_squares(fun, x[which], jac=jac,
                                          bounds=(lower[which], upper[which]), loss="soft_l1",
                                          f_scale=scale, max_nfev=300)
         y = x.copy()
@@ -265,7 +347,7 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
     # normalised MAD), at least F_SCALE: a kernel whose times all lie 15% about the curve
     # is not 15%-outliers everywhere, and only points beyond that are discounted.
     with np.errstate(all="ignore"):
-        r = residuals(x, free, "both")(x[free])
+        r = residuals(x, free, "both")[0](x[free])
     x = run(x, free, "both", max(F_SCALE, MAD_NORMAL * float(np.median(np.abs(r)))))
     span = upper - lower
     near = free & np.isfinite(span) & ((x - lower < 1e-4 * span) | (upper - x < 1e-4 * span))

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from ...units import format_size, parse_frequency, powers_of_two
@@ -176,6 +177,10 @@ def print_holdout(extra: dict) -> None:
         p = extra["predict"]
         console.print(f"predicted at {len(p['per_granularity'])} test granularities: speedup "
                       f"error mean {p['mean']:.2%}, max {p['max']:.2%}")
+    if "predict" in extra.get("anchored", {}):
+        p = extra["anchored"]["predict"]
+        console.print(f"anchored at the measured sizes: speedup error mean {p['mean']:.2%}, "
+                      f"max {p['max']:.2%}")
 
 
 MEANINGS = {"C": "host seconds per byte^β", "beta": "host complexity exponent β",
@@ -184,21 +189,28 @@ MEANINGS = {"C": "host seconds per byte^β", "beta": "host complexity exponent �
             "latency": "how the copy time grows with g", "unit": "",
             "c0": "host per-call constant, s", "floor": "kernel's least time (launch), s",
             "beta_A": "the accelerator's complexity exponent",
-            "h": "host's extra cost per byte beyond the layer"}
+            "h": "host's extra cost per byte beyond the layer or threshold"}
 
 
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> None:
     """`logca fit --select`: the terms chosen by cross-validated prediction."""
+    from ...logca.anchored import AnchoredSpeedup
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
-    layers, notes = load_layers(hier, probe) if (hier is not None or probe) else ((), [])
+    layers, notes = load_layers(hier, probe, timings.metadata) \
+        if (hier is not None or probe) else ((), [])
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}")
-    extra = {"cv": {"folds": result.folds, "mean": result.cv_error}}
+    # the model's curve pinned to the measured speedups: between measured sizes it keeps
+    # the model's shape and passes through every point (logca/anchored.py)
+    anchored = AnchoredSpeedup.of(result.model, result.granularity, result.speedup_measured)
+    extra = {"cv": {"folds": result.folds, "mean": result.cv_error},
+             "anchored": {"g1": anchored.g1()}}
     if test is not None:
         extra["predict"] = predict_test(result.speedup, test).to_dict()
+        extra["anchored"]["predict"] = predict_test(anchored.speedup, test).to_dict()
     warnings = notes + list(result.warnings)
     if as_json:
         click.echo(dump_json(dict(result.to_dict(), warnings=warnings, **extra)))
@@ -207,7 +219,9 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     for col in ("parameter", "value", "meaning"):
         table.add_column(col, justify="left" if col == "meaning" else "right")
     for k, v in result.parameters().items():
-        table.add_row(k, v if isinstance(v, str) else f"{v:.5g}", MEANINGS.get(k.split("[")[0], ""))
+        # escaped: Rich would read h[mmap] as a markup tag and print "h"
+        table.add_row(escape(k), v if isinstance(v, str) else f"{v:.5g}",
+                      MEANINGS.get(k.split("[")[0], ""))
     console.print(table)
     for t in result.terms:
         console.print(f"{t.term}: {t.reason}")
@@ -216,7 +230,8 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     c = result.g1
     ci = "" if c.interval is None else f" (95% jackknife {size_range(*c.interval)})"
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
-                  f"{crossing_size(c.model)}{ci}")
+                  f"{crossing_size(c.model)}{ci}, anchored at the measured sizes "
+                  f"{crossing_size(extra['anchored']['g1'])}")
     print_holdout(extra)
     for w in warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")

@@ -14,14 +14,19 @@ from ...outputs import replacing
 from ..common import console, crossing_size, size_or_dash
 
 
+FROM_DATA = "data"      # --hierarchy data: the caches named in the measurement's header
+
+
 def hierarchy_options(func):
     func = click.option("--probe", is_flag=True,
                         help="Take the layers from a quick probe of this machine's caches "
                              "(as accelperf density probe --quick; a few seconds).")(func)
-    return click.option("--hierarchy", "hier", default=None, metavar="NAME|FILE.toml",
+    return click.option("--hierarchy", "hier", default=None, metavar="NAME|FILE.toml|data",
                         help="Fit per-layer costs with the memory layers of this density "
-                             "hierarchy (the TOML `density bound` reads); chosen over plain "
-                             "LogCA by AIC.")(func)
+                             "hierarchy (the TOML `density bound` reads), or `data`: the "
+                             "host caches the data file's header names (accelperf measure "
+                             "gpu writes them), as the library's threads see them; chosen "
+                             "over plain LogCA by AIC.")(func)
 
 
 def data_option(func):
@@ -75,7 +80,8 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     timings = read_timings(data, statistic)
     # the data's own faults (too few sizes) before a probe spends seconds on the caches
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
-    layers, notes = load_layers(hier, probe) if (hier is not None or probe) else ((), [])
+    layers, notes = load_layers(hier, probe, timings.metadata) if (hier is not None or probe) \
+        else ((), [])
     if select:
         from ...logca.choose import choose
         return choose(d, layers, name=f"fit of {Path(data).name}"), notes
@@ -85,10 +91,15 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     return result, notes
 
 
-def load_layers(hier: str | None, probe: bool) -> tuple[tuple, list[str]]:
-    """(layers, warnings): from the hierarchy file or built-in, or from a quick probe, whose
+def load_layers(hier: str | None, probe: bool, metadata: dict | None = None
+                ) -> tuple[tuple, list[str]]:
+    """(layers, warnings): from the hierarchy file or built-in, from the caches the data's
+    header names (``--hierarchy data``: ``metadata``), or from a quick probe, whose
     warnings name each layer it could not separate from the next."""
     from ...logca.hierarchy import layers_from_hierarchy
+    if hier == FROM_DATA:
+        from ...logca.host_caches import layers_from_metadata
+        return layers_from_metadata(metadata or {}), []
     if hier is not None:
         from ...density import hierarchy
         return layers_from_hierarchy(hierarchy(hier)), []
