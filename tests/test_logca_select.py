@@ -434,7 +434,7 @@ def test_a_falling_host_step_is_the_threads_note_a_falling_accelerator_step_a_ch
     layers = (MemoryLayer("L1d", 49152.0), MemoryLayer("memory", math.inf))
     host = sanity_warnings(d, HierarchicalLogCA(base, layers, host_steps=(-0.8,)), layers)
     accel = sanity_warnings(d, HierarchicalLogCA(base, layers, accel_steps=(-0.8,)), layers)
-    assert any(w.startswith("note: the fitted host cost per byte falls 80% beyond layer "
+    assert any(w.startswith("the fitted host cost per byte falls 80% beyond layer "
                             "'L1d'") and "threads" in w for w in host), host
     assert not any(w.startswith("check the measurement: the fitted") for w in host)
     assert any(w.startswith("check the measurement: the fitted accelerator cost per byte "

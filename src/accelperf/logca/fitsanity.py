@@ -7,7 +7,7 @@ Each flags a physically odd measurement as "check the measurement", with the num
   do (a miss costs more, not less); seen when small buffers were misaligned (copies 9x slow
   below 512 KiB) and a hierarchical fit explained it as "accelerator -90% beyond L2";
 * a fitted step a_k or l_k < -1/2 (a cost per byte halves beyond a layer); a host step
-  h_k < -1/2 is a note instead: a multi-threaded library starts its threads at some size
+  h_k < -1/2 is said without "check the measurement": a multi-threaded library starts its threads at some size
   (the FFT's host time on the H200 box falls from 163 µs at 32 KiB to 91 µs at 64 KiB),
   and the bend nearest it carries the threads' gain;
 * a bend (the host's cost per byte jumping BEND_FACTOR-fold between neighbouring sizes) far
@@ -53,7 +53,7 @@ def sanity_warnings(d, model=None, layers=()) -> list[str]:
                 if h < -0.5 and label == "host":
                     # a multi-threaded library runs small calls on one thread (PyTorch below
                     # its grain; the FFT's host time falls at 64 KiB on the H200 box)
-                    out.append(f"note: the fitted host cost per byte falls {-h:.0%} beyond "
+                    out.append(f"the fitted host cost per byte falls {-h:.0%} beyond "
                                f"layer {layer.name!r} ({format_size(layer.capacity_bytes)}): "
                                f"no cache does that, a library starting its threads near that "
                                f"size does; read the step as the threads' gain")
