@@ -89,8 +89,22 @@ def test_a_run_past_its_budget_stops_with_exit_3_and_where_it_was(cli, tmp_path)
     assert "give --timeout a longer one" in err
 
 
-def test_the_budget_interrupts_a_z3_check_from_its_timer():
-    """The budget's timer stops a check Z3 would spend minutes on (pigeonhole 11)."""
+@pytest.fixture(params=["default", "ignored"])
+def sigint(request):
+    """The process's SIGINT handler as found: Python's, or ignored (a clean-clone suite run
+    once had it ignored in one worker, and the budget never fired there)."""
+    import signal
+    before = signal.getsignal(signal.SIGINT)
+    if request.param == "ignored":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    yield signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, before)
+
+
+def test_the_budget_interrupts_a_z3_check_from_its_timer(sigint):
+    """The budget's timer stops a check Z3 would spend minutes on (pigeonhole 11), whatever
+    SIGINT handler the process had, and leaves that handler in place."""
+    import signal
     import z3
     holes = 11
     x = [[z3.Bool(f"p{i}_{j}") for j in range(holes)] for i in range(holes + 1)]
@@ -105,6 +119,7 @@ def test_the_budget_interrupts_a_z3_check_from_its_timer():
             s.check()
     assert time.monotonic() - began < 10
     assert z3.Solver().check() == z3.sat          # Z3 is usable afterwards
+    assert signal.getsignal(signal.SIGINT) is sigint
 
 
 def test_the_default_budget_is_documented_and_parsed():

@@ -85,6 +85,11 @@ def stoppable(seconds: float | None):
     writer.setblocking(False)
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False) \
         if main else None
+    # Python's own SIGINT handler for the run: the budget raises through interrupt_main(),
+    # which does nothing while SIGINT is ignored or left to the C default (a process that
+    # ignored it, e.g. after a forked worker's set-up ran in it, would never stop)
+    previous_handler = signal.signal(signal.SIGINT, signal.default_int_handler) \
+        if main else None
 
     def watch():
         while True:
@@ -133,6 +138,7 @@ def stoppable(seconds: float | None):
             timer.cancel()
         if main:
             signal.set_wakeup_fd(previous_fd)
+            signal.signal(signal.SIGINT, previous_handler)
         writer.close()                      # the watcher reads the end of the socket
         watcher.join(timeout=1)
         reader.close()

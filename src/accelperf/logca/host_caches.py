@@ -16,9 +16,10 @@ operation does not see them as one core does:
 Only the innermost data cache appears as one core's: the next (a core's L2, 2 MiB on the
 H200 box) lies above the grain, where the work is already spread over the threads.
 Instruction caches hold no data and are left out. The layers are sorted by size, and a
-layer no larger than the one inside it is dropped (it adds no bend). This is the list examples/measurements/gpu-h200/host-layers.toml writes out
-by hand (48 KiB, 768 KiB, 32 MiB, 300 MiB on the H200 box); `logca fit --hierarchy data`
-reads it from the measurement itself. Only the sizes matter to a fit: the bends are placed
+layer no larger than the one inside it is dropped (it adds no bend). This is the list
+examples/measurements/gpu-h200/host-layers.toml writes out by hand (48 KiB, 768 KiB,
+32 MiB, 300 MiB on the H200 box); `logca fit --hierarchy data` reads it from the
+measurement itself. Only the sizes matter to a fit: the bends are placed
 at the capacities, the costs beyond them are fitted.
 """
 
@@ -70,10 +71,11 @@ def layers_from_metadata(metadata: dict) -> tuple[MemoryLayer, ...]:
     _, found, summary = cpu.partition("caches ")
     if not found:
         raise invalid("data header", "no 'host cpu: ... caches ...' line",
-                      "a measurement from accelperf measure gpu, or --hierarchy FILE.toml")
+                      "a measurement from accelperf measure gpu, or a hierarchy file of "
+                      "the host")
     raw = next((metadata[k] for k in THREAD_KEYS if k in metadata), None)
     if raw is None or not str(raw).strip().isdigit():
         raise invalid("data header", f"threads = {raw}",
-                      "a 'torch threads: N' line (accelperf measure gpu writes it), or "
-                      "--hierarchy FILE.toml")
+                      "a 'torch threads: N' line (accelperf measure gpu writes it), or a "
+                      "hierarchy file of the host")
     return layers_from_caches(summary, int(str(raw).strip()))
