@@ -31,6 +31,21 @@ def cli(capsys):
     return run
 
 
+@pytest.fixture(autouse=True)
+def sigint_left_as_found(request):
+    """A test that leaves SIGINT's handler changed is named in a warning and the handler put
+    back: a clean-clone run once had SIGINT ignored in one worker, and the run budgets
+    (accelperf.cli.stopping) of the tests after it never fired."""
+    import signal
+    import warnings
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        warnings.warn(f"{request.node.nodeid} left SIGINT's handler as {after!r}")
+
+
 # ------------------------------------------------------------------ scheduling on workers
 # `make test` runs on 2 cores (CI). Left to pytest-xdist's `load`, the long tests land
 # wherever collection order puts them, often last on one worker while the other idles
