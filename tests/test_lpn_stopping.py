@@ -107,6 +107,25 @@ def test_the_budget_interrupts_a_z3_check_from_its_timer():
     assert z3.Solver().check() == z3.sat          # Z3 is usable afterwards
 
 
+def test_the_budget_interrupts_an_interface_question_in_its_own_context():
+    """The interface asks each question in a Z3 context of its own (its answer must not
+    depend on what the process asked before), which interrupting the main context does
+    not reach: a question Z3 spends its whole 20 s on (x³ + y³ = z³ over the positive
+    integers) stops with the budget."""
+    import sympy
+
+    from accelperf.cli.stopping import BudgetSpent
+    from accelperf.lpn.analysis.interfaces.solver import Solver
+    x, y, z = sympy.symbols("x y z", integer=True, positive=True)
+    solver = Solver([], timeout_ms=20_000)
+    began = time.monotonic()
+    with pytest.raises(BudgetSpent):
+        with stoppable(0.2):
+            solver.possible([sympy.Eq(x ** 3 + y ** 3, z ** 3)])
+    assert time.monotonic() - began < 10
+    assert solver.possible([sympy.Eq(x + y, z)])     # it answers afterwards
+
+
 def test_the_default_budget_is_documented_and_parsed():
     from accelperf.cli.stopping import DEFAULT_BUDGET
     assert duration(DEFAULT_BUDGET) == 600
