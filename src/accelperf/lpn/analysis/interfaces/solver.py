@@ -131,8 +131,8 @@ class Solver:
     context Z3 shares by default its search on a hard question depended on everything
     the process had asked before: whether the credit link's credit-round term is ever
     negative ran out of its 10 s in a fresh process (unknown: its max(0, ...) kept) and
-    was proved never in milliseconds after the AES-GCM stream or the pipeline over a
-    link had been extracted (dropped), and the module's text changed with it."""
+    was proved never after the AES-GCM stream or the pipeline over a link had been
+    extracted (dropped), and the module's text changed with it."""
 
     def __init__(self, base: list, timeout_ms: int = 10_000):
         self.base = list(base)
