@@ -122,6 +122,29 @@ def test_the_budget_interrupts_a_z3_check_from_its_timer(sigint):
     assert signal.getsignal(signal.SIGINT) is sigint
 
 
+def test_the_budget_interrupts_an_interface_question_in_its_own_context():
+    """The interface asks each question in a Z3 context of its own (its answer must not
+    depend on what the process asked before), which interrupting the main context does
+    not reach: a question Z3 spends its whole 20 s on (x³ + y³ = z³ over the positive
+    integers) stops with the budget."""
+    import sympy
+    import z3
+
+    from accelperf.cli.stopping import BudgetSpent
+    from accelperf.lpn.analysis.interfaces.solver import Solver
+    x, y, z = sympy.symbols("x y z", integer=True, positive=True)
+    solver = Solver([], timeout_ms=20_000)
+    hard = [sympy.Eq(x ** 3 + y ** 3, z ** 3)]
+    began = time.monotonic()
+    with pytest.raises(BudgetSpent):
+        with stoppable(0.2):
+            solver.possible(hard)
+    assert time.monotonic() - began < 10
+    assert solver.possible([sympy.Eq(x + y, z)])     # it answers afterwards
+    # answers are remembered per question (a function of it alone), an interrupted one not
+    assert solver._answers == {(sympy.Eq(x + y, z),): z3.sat}
+
+
 def test_the_default_budget_is_documented_and_parsed():
     from accelperf.cli.stopping import DEFAULT_BUDGET
     assert duration(DEFAULT_BUDGET) == 600

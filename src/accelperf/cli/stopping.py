@@ -69,7 +69,10 @@ class Stopper:
 
 def _interrupt_z3() -> None:
     import z3
-    z3.main_ctx().interrupt()
+
+    from ..lpn.analysis.interfaces.solver import interrupt_questions
+    z3.main_ctx().interrupt()           # the proofs' checks
+    interrupt_questions()               # the interface's, each in a context of its own
 
 
 @contextmanager
@@ -79,6 +82,9 @@ def stoppable(seconds: float | None):
     :class:`Stopper` that progress lines go to. Off the main thread signals cannot be
     caught, so there only the budget applies."""
     import z3
+
+    # imported here: the timer's thread must not wait on the import lock to stop a check
+    from ..lpn.analysis.interfaces import solver  # noqa: F401
     stopper = Stopper(seconds)
     main = threading.current_thread() is threading.main_thread()
     reader, writer = socket.socketpair()

@@ -9,6 +9,7 @@ a stream's means are reals.
 from __future__ import annotations
 
 import random
+import threading
 
 import sympy
 import z3
@@ -16,27 +17,27 @@ import z3
 from ....errors import ModelError
 
 
-def _to_z3(expr, env: dict):
-    """SymPy -> Z3 for what the operator table's SymPy column produces."""
+def _to_z3(expr, env: dict, ctx: z3.Context):
+    """SymPy -> Z3 (in ``ctx``) for what the operator table's SymPy column produces."""
     if expr is sympy.true or expr == sympy.true:
-        return z3.BoolVal(True)
+        return z3.BoolVal(True, ctx)
     if expr is sympy.false or expr == sympy.false:
-        return z3.BoolVal(False)
+        return z3.BoolVal(False, ctx)
     if isinstance(expr, sympy.Symbol):
         if expr not in env:
-            env[expr] = (z3.Int if expr.is_integer else z3.Real)(expr.name)
+            env[expr] = (z3.Int if expr.is_integer else z3.Real)(expr.name, ctx)
         return env[expr]
     if isinstance(expr, sympy.Integer):
-        return z3.IntVal(int(expr))
+        return z3.IntVal(int(expr), ctx)
     if isinstance(expr, sympy.Rational):
-        return z3.RealVal(f"{expr.p}/{expr.q}")
+        return z3.RealVal(f"{expr.p}/{expr.q}", ctx)
     if isinstance(expr, sympy.Piecewise):
         out = None
         for value, cond in reversed(expr.args):
-            v, c = _to_z3(value, env), _to_z3(cond, env)
+            v, c = _to_z3(value, env, ctx), _to_z3(cond, env, ctx)
             out = v if out is None else z3.If(c, v, out)
         return out
-    args = [_to_z3(a, env) for a in expr.args]
+    args = [_to_z3(a, env, ctx) for a in expr.args]
     if isinstance(expr, sympy.Add):
         return z3.Sum(args)
     if isinstance(expr, sympy.Mul):
@@ -81,67 +82,118 @@ def _to_z3(expr, env: dict):
                      f"analysis cannot hand to Z3")
 
 
+def _signs(env: dict) -> list:
+    """What SymPy knows of each symbol's sign, for Z3. SymPy folds a range's lower bound
+    into its symbol's assumptions (``n >= 1`` is True for a positive count), so without
+    this a stream's count could be 0 or negative to Z3, and a class's sample an empty
+    stream (issue 27: every stage's effective delay 0 there, and the first stage named
+    the bottleneck)."""
+    out = []
+    for sym, var in env.items():
+        if sym.is_positive:
+            out.append(var > 0)
+        elif sym.is_nonnegative:
+            out.append(var >= 0)
+    return out
+
+
+_ASKING: set = set()
+"""The contexts of the questions Z3 is answering now (one, but for threads), for
+:func:`interrupt_questions`."""
+_ASKING_LOCK = threading.Lock()
+
+
+def interrupt_questions() -> None:
+    """Stop every question Z3 is answering now (its check returns ``unknown``): what
+    Ctrl-C and a run's time budget do (:mod:`accelperf.cli.stopping`). Each question has
+    a context of its own, which ``z3.main_ctx().interrupt()`` does not reach."""
+    with _ASKING_LOCK:
+        for ctx in _ASKING:
+            ctx.interrupt()
+
+
+def _check(s) -> z3.CheckSatResult:
+    """``s.check()``, interruptible by :func:`interrupt_questions`."""
+    with _ASKING_LOCK:
+        _ASKING.add(s.ctx)
+    try:
+        return s.check()
+    finally:
+        with _ASKING_LOCK:
+            _ASKING.discard(s.ctx)
+
+
 class Solver:
-    """Satisfiability of path conditions on top of the space's own constraints."""
+    """Satisfiability of path conditions on top of the space's own constraints.
+
+    Every question is asked in a Z3 context of its own, so its answer is a function of
+    the question alone (and the emitted module one of the model and space). In the one
+    context Z3 shares by default its search on a hard question depended on everything
+    the process had asked before: whether the credit link's credit-round term is ever
+    negative ran out of its 10 s in a fresh process (unknown: its max(0, ...) kept) and
+    was proved never after the AES-GCM stream or the pipeline over a link had been
+    extracted (dropped), and the module's text changed with it."""
 
     def __init__(self, base: list, timeout_ms: int = 10_000):
-        self.env: dict = {}
-        self.base = [_to_z3(c, self.env) for c in base]
+        self.base = list(base)
+        ctx, env = z3.Context(), {}
+        for c in self.base:                 # what Z3 cannot take is refused now
+            _to_z3(c, env, ctx)
         self.timeout_ms = timeout_ms
         self.queries = 0
+        # conditions -> Z3's answer: a function of the question, so asked once (a
+        # class's conditions are asked again term by term; 29% of Fig. 2's questions)
+        self._answers: dict = {}
 
-    def _solver(self, conditions):
-        s = z3.Solver()
+    def _solver(self, conditions) -> tuple:
+        """(a Z3 solver holding the space and ``conditions`` in a fresh context, its
+        variables {symbol: Z3 variable})."""
+        ctx, env = z3.Context(), {}
+        s = z3.Solver(ctx=ctx)
         s.set("timeout", self.timeout_ms)
-        s.add(*self.base)
-        s.add(*[_to_z3(c, self.env) for c in conditions])
-        s.add(*self._signs())
-        return s
+        s.add(*[_to_z3(c, env, ctx) for c in [*self.base, *conditions]])
+        s.add(*_signs(env))
+        return s, env
 
-    def _signs(self) -> list:
-        """What SymPy knows of each symbol's sign, for Z3. SymPy folds a range's lower
-        bound into its symbol's assumptions (``n >= 1`` is True for a positive count), so
-        without this a stream's count could be 0 or negative to Z3, and a class's sample
-        an empty stream (issue 27: every stage's effective delay 0 there, and the first
-        stage named the bottleneck)."""
-        out = []
-        for sym, var in self.env.items():
-            if sym.is_positive:
-                out.append(var > 0)
-            elif sym.is_nonnegative:
-                out.append(var >= 0)
-        return out
+    def _answer(self, conditions) -> z3.CheckSatResult:
+        self.queries += 1
+        key = tuple(conditions)
+        if key not in self._answers:
+            s = self._solver(conditions)[0]
+            answer = _check(s)
+            if answer != z3.unknown or s.reason_unknown() != "interrupted":
+                self._answers[key] = answer
+            return answer
+        return self._answers[key]
 
     def possible(self, conditions) -> bool:
         """Whether some input of the space meets every condition (unknown counts as
         possible, so no input is silently dropped)."""
-        self.queries += 1
-        return self._solver(conditions).check() != z3.unsat
+        return self._answer(conditions) != z3.unsat
 
     def decided_possible(self, conditions) -> bool:
         """Whether Z3 finds an input of the space that meets every condition (unknown
         counts as impossible: for a point to be relied on, not a class to be kept)."""
-        self.queries += 1
-        return self._solver(conditions).check() == z3.sat
+        return self._answer(conditions) == z3.sat
 
     def constant(self, expr, ranges: dict):
         """The one value ``expr`` takes when each of its symbols may be anything in its
         range ({symbol: (lo, hi)}, the space's constraints left out), or None when it can
         take two (or Z3 cannot tell)."""
-        env: dict = {}
-        s = z3.Solver()
+        ctx, env = z3.Context(), {}
+        s = z3.Solver(ctx=ctx)
         s.set("timeout", self.timeout_ms)
-        value = _to_z3(sympy.sympify(expr), env)
+        value = _to_z3(sympy.sympify(expr), env, ctx)
         for sym, var in env.items():
             if sym not in ranges:
                 return None
             lo, hi = ranges[sym]
             s.add(var >= lo, var <= hi)
-        if s.check() != z3.sat:
+        if _check(s) != z3.sat:
             return None
         one = s.model().eval(value, model_completion=True)
         s.add(value != one)
-        if s.check() != z3.unsat:
+        if _check(s) != z3.unsat:
             return None
         if z3.is_int_value(one):
             return sympy.Integer(one.as_long())
@@ -153,12 +205,12 @@ class Solver:
         """The value of ``var`` that keeps the assertions of ``s`` satisfiable and
         minimises the terms ``first`` in turn, then ``var`` itself (Z3's objectives are
         lexicographic), or None when Z3 finds none in time."""
-        o = z3.Optimize()
+        o = z3.Optimize(ctx=s.ctx)
         o.set("timeout", self.timeout_ms)
         o.add(*s.assertions())
         for term in (*first, var):
             o.minimize(term)
-        if o.check() != z3.sat:
+        if _check(o) != z3.sat:
             return None
         return o.model().eval(var, model_completion=True)
 
@@ -168,48 +220,48 @@ class Solver:
         conditions, or None. Symbols in ``prefer_low`` take their lowest possible value;
         with ``rng`` each other symbol is pinned in turn to a random value of its range
         when that stays satisfiable (a random point, not always the solver's first)."""
-        s = self._solver(conditions)
-        if s.check() == z3.unsat:
+        s, env = self._solver(conditions)
+        if _check(s) == z3.unsat:
             return None
         order = [sym for sym in ranges if sym not in prefer_low]
         if rng is not None:
             rng.shuffle(order)
         for sym in prefer_low:
-            var = _to_z3(sym, self.env)
+            var = _to_z3(sym, env, s.ctx)
             value = self._lowest(s, var)
             if value is not None:
                 s.add(var == value)
         for sym in order:
-            var = _to_z3(sym, self.env)
+            var = _to_z3(sym, env, s.ctx)
             if rng is not None:
                 lo, hi = ranges[sym]
                 target = rng.randint(lo, hi)
                 s.push()
                 s.add(var == target)
-                if s.check() == z3.sat:
+                if _check(s) == z3.sat:
                     continue
                 s.pop()
-                # The value nearest the target, the lower of two: Z3's own model would
-                # depend on what the process asked Z3 before (a stream's fitted stage
-                # times, and so its emitted module, changed with the tests run first).
+                # The value nearest the target, the lower of two: Z3's own model is
+                # whichever its search met first (a stream's fitted stage times, and so
+                # its emitted module, changed with what the process had asked before).
                 value = self._lowest(s, var, z3.If(var >= target, var - target,
                                                    target - var))
                 if value is None:
                     return None
                 s.add(var == value)
                 continue
-            if s.check() != z3.sat:
+            if _check(s) != z3.sat:
                 return None
             s.add(var == s.model().eval(var, model_completion=True))
-        if s.check() != z3.sat:
+        if _check(s) != z3.sat:
             return None
         m = s.model()
         out = {}
         for sym in ranges:
-            v = m.eval(_to_z3(sym, self.env), model_completion=True)
+            v = m.eval(_to_z3(sym, env, s.ctx), model_completion=True)
             out[sym] = int(v.as_long()) if z3.is_int_value(v) else \
                 sympy.Rational(v.numerator_as_long(), v.denominator_as_long())
         return out
 
 
-__all__ = ["Solver"]
+__all__ = ["Solver", "interrupt_questions"]
