@@ -143,6 +143,15 @@ def test_the_budget_interrupts_an_interface_question_in_its_own_context():
     assert solver.possible([sympy.Eq(x + y, z)])     # it answers afterwards
     # answers are remembered per question (a function of it alone), an interrupted one not
     assert solver._answers == {(sympy.Eq(x + y, z),): z3.sat}
+    # the budget's interrupt of the main context found no check running there; a proof
+    # asked next in this process is sound (it drew a sample outside its space, AC symbols
+    # -3, until stoppable took the pending interrupt on leaving)
+    from accelperf.lpn.analysis.proofs.verify import latency_bound
+    from accelperf.lpn.analysis.space import load_space
+    from accelperf.lpn.library import build
+    jpeg = build("jpeg-decoder")
+    space = load_space(jpeg, ROOT / "examples" / "spaces" / "jpeg-decoder-18-blocks.toml")
+    assert latency_bound(jpeg, space, "max").bound == 3836
 
 
 def test_the_default_budget_is_documented_and_parsed():
