@@ -405,6 +405,7 @@ def test_the_cli_names_the_threshold_step_and_the_anchored_g1(tmp_path, capsys):
     assert "h[mmap]" in out                     # not eaten as a Rich markup tag
     assert "threshold:mmap: kept" in out
     assert "anchored at the measured sizes" in out
+    assert "(at " in out                        # where the worst speedup miss is
 
 
 def test_nested_layers_start_at_a_positive_host_time():
@@ -515,3 +516,15 @@ def test_the_fit_jacobian_is_the_times_derivative(dependent):
                 continue                       # a bend: held by every solve, no column
             np.testing.assert_allclose(j0[:, i], num[0], rtol=1e-5, atol=1e-7, err_msg=i)
             np.testing.assert_allclose(j1[:, i], num[1], rtol=1e-5, atol=1e-7, err_msg=i)
+
+
+def test_a_host_constant_at_its_least_value_says_the_data_show_none():
+    from accelperf.logca.choose import _bound_warning
+    g = 2.0 ** np.arange(12, 26)
+    t0, t1, echo = synthetic(g)
+    t0 = 2e-10 * g ** 1.05                                   # no per-call cost at all
+    d = prepare_data(g, t0, t1, echo, None, None)
+    s = solve(d, Spec(host_constant=True, floor=True))
+    assert "c0" in s.at_bound
+    said = _bound_warning(s, "c0", d)
+    assert said.startswith("c0 = ") and "at its least value" in said and "no per-call" in said

@@ -222,6 +222,11 @@ def _bound_warning(s: Solved, label: str, d: FitData) -> str:
         return (f"c0 = {value:.4g} is at the least measured host time, its bound (T0 = c0 + "
                 f"C·g^β exceeds c0 at every size): the host's time at the smallest sizes is "
                 f"its per-call cost alone")
+    if label == "c0":
+        # its lower bound, a thousandth of the least time measured (termfit._bounds)
+        return (f"c0 = {value:.4g} is at its least value, a thousandth of the least time "
+                f"measured: the times show no per-call cost of the host; the term changes "
+                f"nothing here")
     return (f"{label} = {value:.4g} is on its bound: the data push it beyond what the model "
             f"allows; read the fit with care")
 
