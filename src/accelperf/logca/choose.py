@@ -30,7 +30,7 @@ from ..units import format_size
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
 from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
-from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, THRESHOLD_WORKING_SET, Solved, Spec,
+from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, Solved, Spec, bend_working_set,
                       cross_validate, free_count, solve, subset, term_name, times)
 
 OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
@@ -184,10 +184,9 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
 
 
 def _by_bend(layers) -> tuple[MemoryLayer, ...]:
-    """Stores and thresholds in the order of their bends' centres (a threshold's lies below
-    its size, :data:`.termfit.THRESHOLD_WORKING_SET`); the unbounded layer is no term."""
-    return tuple(sorted(layers, key=lambda l: l.capacity_bytes /
-                        (THRESHOLD_WORKING_SET if l.threshold else 1.0)))
+    """Stores and thresholds in the order of their bends' centres, μ/w (a threshold's lies
+    below its size, :func:`.termfit.bend_working_set`)."""
+    return tuple(sorted(layers, key=lambda l: l.capacity_bytes / bend_working_set(l)))
 
 
 def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits, layers):

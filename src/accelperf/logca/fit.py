@@ -78,6 +78,11 @@ class SpeedupErrors:
     def max_error(self) -> float:
         return float(np.max(np.abs(self.relative_error)))
 
+    @property
+    def worst_granularity(self) -> float:
+        """The size where the speedup is missed most (the max error's)."""
+        return float(self.granularity[int(np.argmax(np.abs(self.relative_error)))])
+
 
 @dataclass(frozen=True)
 class FitResult(SpeedupErrors):

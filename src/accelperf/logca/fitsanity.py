@@ -7,9 +7,9 @@ Each flags a physically odd measurement as "check the measurement", with the num
   do (a miss costs more, not less); seen when small buffers were misaligned (copies 9x slow
   below 512 KiB) and a hierarchical fit explained it as "accelerator -90% beyond L2";
 * a fitted step a_k or l_k < -1/2 (a cost per byte halves beyond a layer); a host step
-  h_k < -1/2 is said without "check the measurement": a multi-threaded library starts its threads at some size
-  (the FFT's host time on the H200 box falls from 163 µs at 32 KiB to 91 µs at 64 KiB),
-  and the bend nearest it carries the threads' gain;
+  h_k < -1/2 is said without "check the measurement": a multi-threaded library starts its
+  threads at some size (the FFT's host time on the H200 box falls from 163 µs at 32 KiB to
+  91 µs at 64 KiB), and the bend nearest it carries the threads' gain;
 * a bend (the host's cost per byte jumping BEND_FACTOR-fold between neighbouring sizes) far
   from every layer of the hierarchy given (no capacity within a factor FAR of it);
 * a g1 that the fitted points contradict (:func:`g1_contradiction`): where the measured

@@ -162,23 +162,10 @@ class Solved:
 
 
 # ---------------------------------------------------------------------- the times
-def times(x, spec: Spec, g, dependent: bool):
-    """(T0, T1) of vector x at g, as :class:`.hierarchy.HierarchicalLogCA` computes them
-    (tests check the two agree), without building a model at each solver step."""
-    lng = np.log(g)
-    host = np.exp(x[LN_C] + x[BETA] * lng)
-    H = np.ones_like(g)
-    for k, layer in enumerate(spec.layers):
-        step, lnw = x[N_FIXED + 2 * k], x[N_FIXED + 2 * k + 1]
-        H = H + (math.exp(step) - 1) * miss_share(g, layer.capacity_bytes, math.exp(lnw),
-                                                  SHARPNESS)
-    c0 = math.exp(x[LN_C0]) if spec.host_constant else 0.0
-    beta_a = x[BETA_A] if spec.accel_beta else x[BETA]
-    kernel = np.exp(x[LN_C] - x[LN_A] + beta_a * lng)
-    if spec.floor:
-        kernel = np.maximum(math.exp(x[LN_FLOOR]), kernel)
-    latency = x[LAT] * g if dependent else x[LAT]
-    return c0 + host * H, x[O] + latency + kernel
+def bend_working_set(layer: MemoryLayer) -> float:
+    """The working set w a fit holds a layer's bend at: 1 for a store (half way at its
+    capacity), ``THRESHOLD_WORKING_SET`` for a threshold (complete at its size)."""
+    return THRESHOLD_WORKING_SET if layer.threshold else 1.0
 
 
 def shares(x, spec: Spec, g) -> list[np.ndarray]:
@@ -187,36 +174,47 @@ def shares(x, spec: Spec, g) -> list[np.ndarray]:
             for k, layer in enumerate(spec.layers)]
 
 
+def _pieces(x, spec: Spec, g, dependent: bool, m: list[np.ndarray]):
+    """The pieces of both times, the one definition :func:`times` and
+    :func:`log_times_and_jacobian` share: ln g, the host's C·g^β, H, c0, the kernel's own
+    C·g^β_A/A, the floor (0 without one) and the copies' o + L(g)."""
+    lng = np.log(g)
+    host = np.exp(x[LN_C] + x[BETA] * lng)
+    H = 1.0 + sum((math.exp(x[N_FIXED + 2 * k]) - 1) * mk for k, mk in enumerate(m))
+    c0 = math.exp(x[LN_C0]) if spec.host_constant else 0.0
+    kernel = np.exp(x[LN_C] - x[LN_A] + x[BETA_A if spec.accel_beta else BETA] * lng)
+    floor = math.exp(x[LN_FLOOR]) if spec.floor else 0.0
+    copies = x[O] + (x[LAT] * g if dependent else x[LAT])
+    return lng, host, H, c0, kernel, floor, copies
+
+
+def times(x, spec: Spec, g, dependent: bool):
+    """(T0, T1) of vector x at g, as :class:`.hierarchy.HierarchicalLogCA` computes them
+    (tests check the two agree), without building a model at each solver step."""
+    _, host, H, c0, kernel, floor, copies = _pieces(x, spec, g, dependent, shares(x, spec, g))
+    return c0 + host * H, copies + np.maximum(floor, kernel)
+
+
 def log_times_and_jacobian(x, spec: Spec, g, dependent: bool, m: list[np.ndarray]):
     """(ln T0, ln T1, ∂ln T0/∂x, ∂ln T1/∂x) at g, the miss shares ``m`` given
     (:func:`shares`): the derivatives in closed form, where finite differences took half of
     a fit's time (one model evaluation per free entry per step). With a floor the kernel is
     the larger of two pieces; the derivative is the piece that is larger at g."""
-    lng = np.log(g)
-    host = np.exp(x[LN_C] + x[BETA] * lng)
-    lifted = [math.exp(x[N_FIXED + 2 * k]) * mk for k, mk in enumerate(m)]
-    H = 1.0 + sum((math.exp(x[N_FIXED + 2 * k]) - 1) * mk for k, mk in enumerate(m))
-    c0 = math.exp(x[LN_C0]) if spec.host_constant else 0.0
+    lng, host, H, c0, kernel, floor, copies = _pieces(x, spec, g, dependent, m)
     t0 = c0 + host * H
-    beta_a = BETA_A if spec.accel_beta else BETA
-    kernel = np.exp(x[LN_C] - x[LN_A] + x[beta_a] * lng)
-    on = np.ones_like(g)
-    floor = 0.0
-    if spec.floor:
-        floor = math.exp(x[LN_FLOOR])
-        on = (kernel >= floor).astype(float)
-    t1 = x[O] + (x[LAT] * g if dependent else x[LAT]) + np.maximum(floor, kernel)
+    t1 = copies + np.maximum(floor, kernel)
+    on = (kernel >= floor).astype(float)        # the kernel's own piece is the larger
     j0 = np.zeros((g.size, x.size))
     j0[:, LN_C] = host * H / t0
     j0[:, BETA] = host * H * lng / t0
     j0[:, LN_C0] = c0 / t0
-    for k, lk in enumerate(lifted):
-        j0[:, N_FIXED + 2 * k] = host * lk / t0
+    for k, mk in enumerate(m):
+        j0[:, N_FIXED + 2 * k] = host * (math.exp(x[N_FIXED + 2 * k]) * mk) / t0
     j1 = np.zeros((g.size, x.size))
     moving = on * kernel / t1
     j1[:, LN_C] = moving
     j1[:, LN_A] = -moving
-    j1[:, beta_a] += moving * lng
+    j1[:, BETA_A if spec.accel_beta else BETA] += moving * lng
     j1[:, LN_FLOOR] = (1.0 - on) * floor / t1
     j1[:, O] = 1.0 / t1
     j1[:, LAT] = (g if dependent else 1.0) / t1
@@ -286,7 +284,7 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
         ratio = np.median(t0[above] / (host[above] * H[above])) if above.any() else 1.0
         step = float(np.clip(ratio, 0.2, 50)) * float(np.min(H)) - float(np.min(H))
         x[N_FIXED + 2 * k] = math.log1p(step)
-        x[N_FIXED + 2 * k + 1] = math.log(THRESHOLD_WORKING_SET) if layer.threshold else 0.0
+        x[N_FIXED + 2 * k + 1] = math.log(bend_working_set(layer))
         H = H + step * miss_share(g, layer.capacity_bytes, math.exp(x[N_FIXED + 2 * k + 1]),
                                   SHARPNESS)
     return x
@@ -321,9 +319,13 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
                 y = x.copy()
                 y[which] = v
                 l0, l1, j0, j1 = log_times_and_jacobian(y, spec, d.g, dependent, m)
-                r = {"host": (l0 - ln_t0, j0), "accel": (l1 - ln_t1, j1),
-                     "both": (np.concatenate([l0 - ln_t0, l1 - ln_t1]), np.vstack([j0, j1]))}
-                last["v"], last["r"] = np.array(v, copy=True), r[parts]
+                if parts == "host":
+                    r = (l0 - ln_t0, j0)
+                elif parts == "accel":
+                    r = (l1 - ln_t1, j1)
+                else:
+                    r = (np.concatenate([l0 - ln_t0, l1 - ln_t1]), np.vstack([j0, j1]))
+                last["v"], last["r"] = np.array(v, copy=True), r
             return last["r"]
         return (lambda v: evaluate(v)[0]), (lambda v: evaluate(v)[1][:, which])
 

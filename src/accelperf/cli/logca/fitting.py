@@ -225,11 +225,9 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
     console.print(table)
     for t in result.terms:
         console.print(f"{t.term}: {t.reason}")
-    import numpy as np
-    worst = result.granularity[int(np.argmax(np.abs(result.speedup_model /
-                                                   result.speedup_measured - 1)))]
     console.print(f"speedup error: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
-                  f"(at {format_size(worst)}) over {len(result.granularity)} granularities")
+                  f"(at {format_size(result.worst_granularity)}) over "
+                  f"{len(result.granularity)} granularities")
     c = result.g1
     ci = "" if c.interval is None else f" (95% jackknife {size_range(*c.interval)})"
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
