@@ -29,11 +29,11 @@ import math
 import re
 
 from ..errors import invalid
+from ..units import parse_size
 from .hierarchy import MemoryLayer
 
-CACHE = re.compile(r"L(?P<level>\d)(?P<kind>[diu]?)\s+(?P<size>\d+(?:\.\d+)?)(?P<unit>[KMG]?)"
+CACHE = re.compile(r"L(?P<level>\d)(?P<kind>[diu]?)\s+(?P<size>\d+(?:\.\d+)?[KMG]?)"
                    r"\s*\((?P<shared>\d+) CPUs?\)")
-UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 THREAD_KEYS = ("torch threads", "threads")
 
 
@@ -42,7 +42,7 @@ def layers_from_caches(summary: str, threads: int) -> tuple[MemoryLayer, ...]:
     ``threads`` threads, innermost first, then the unbounded memory beyond."""
     if not (isinstance(threads, int) and threads >= 1):
         raise invalid("threads", threads, "a whole number of threads >= 1")
-    caches = [(int(m["level"]), m["kind"], float(m["size"]) * UNITS[m["unit"]],
+    caches = [(int(m["level"]), m["kind"], parse_size(m["size"], "host cache size"),
                int(m["shared"])) for m in CACHE.finditer(summary)]
     data = [(level, size, shared) for level, kind, size, shared in caches
             if kind != "i" and size > 0 and shared >= 1]
