@@ -200,8 +200,9 @@ def test_resident_times_the_kernel_alone_and_writes_no_echo(cli, fake, tmp_path)
             g = int(r["granularity_bytes"])
             assert float(r["seconds_min"]) == pytest.approx(KERNEL_S + g / DEVICE_RATE
                                                             + SYNC_S, rel=1e-9)
-    # the copies: one per input at each size's set-up, none while timing
-    assert fake.made["backend"].copies == {"in": 3, "out": 0}
+    # the copies: one per input at each visit's set-up (3 sizes x 2 repeats), none while
+    # timing
+    assert fake.made["backend"].copies == {"in": 6, "out": 0}
     assert "kernel alone" in header(out)["accel"] and read_timings(out).echo is None
 
 
@@ -292,7 +293,8 @@ def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
     code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out", str(out))
     assert code == 130 and "timings finished so far are kept" in err
     kept = rows(out)
-    assert 0 < len(kept) < 15 and "interrupted with Ctrl-C" in out.read_text()
+    assert 0 < len(kept) <= 15 and "interrupted with Ctrl-C" in out.read_text()
+    assert 0 < sum(int(r["repeats"]) for r in kept) < 15 * 5      # the repeats finished
     failing(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"), after=0)
     code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out",
                        str(tmp_path / "oom.csv"))
@@ -409,8 +411,24 @@ def test_remeasure_keeps_the_lower_minimum_and_stops_after_the_limit():
                              "the curve (kept)")
 
 
+def test_a_spike_in_one_repeat_is_dropped_by_the_interleaved_repeats(cli, fake, tmp_path):
+    """Repeat r visits every size before repeat r + 1: a slow phase during one visit of a
+    size slows one of its repeats, and the minimum is the other's."""
+    fake.options["spikes"] = {16 * KIB: 1.9e-3}          # the first visit of 16 KiB only
+    out = tmp_path / "once.csv"
+    code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--repeats", "2",
+                       "--out", str(out))
+    assert code == 0, err
+    row = next(r for r in rows(out) if r["mode"] == "host" and r["granularity_bytes"] ==
+               str(16 * KIB))
+    assert float(row["seconds_min"]) == pytest.approx(16 * KIB / HOST_RATE, rel=1e-9)
+    assert float(row["seconds_max"]) == pytest.approx(1.9e-3, rel=1e-9)
+    assert header(out)["re-measured"].startswith("none")
+    assert fake.made["backend"].prepared[16 * KIB] == 2
+
+
 def test_a_spike_is_measured_again_before_it_is_written(cli, fake, tmp_path):
-    fake.options["spikes"] = {16 * KIB: 1.9e-3}
+    fake.options.update(spikes={16 * KIB: 1.9e-3}, spike_for=2)     # in both repeats
     out = tmp_path / "spike.csv"
     code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--repeats", "2",
                        "--out", str(out))
@@ -420,7 +438,7 @@ def test_a_spike_is_measured_again_before_it_is_written(cli, fake, tmp_path):
     assert host[16 * KIB] == pytest.approx(16 * KIB / HOST_RATE, rel=1e-9)
     note = header(out)["re-measured"]
     assert note.startswith("host 16384 B: minimum 0.0019 s was") and "1 time" in note
-    assert fake.made["backend"].prepared[16 * KIB] == 2
+    assert fake.made["backend"].prepared[16 * KIB] == 4        # 2 repeats, then 2 again
 
 
 def test_a_spike_that_stays_is_kept_and_named(cli, fake, tmp_path):
@@ -452,6 +470,25 @@ def test_the_torch_cpu_backend_runs_every_kernel_and_logca_fit_reads_it(cli, tmp
         assert "device_seconds_min" not in rows(out)[0]
     code, stdout, err = cli("logca", "fit", str(tmp_path / "cpu-scale.csv"))
     assert code in (0, 1) and "Traceback" not in err and stdout
+
+
+def test_the_example_user_kernels_run_on_the_torch_cpu_backend(cli, tmp_path, monkeypatch):
+    """examples/gpu_kernels.py, whose H200 measurements are shipped, through the harness as
+    a user runs them (tools/gpu/measure_user_kernels.sh), with the CPU as the device."""
+    pytest.importorskip("torch", reason="PyTorch is not installed (pip install "
+                                        "'accelperf[gpu]')")
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    for kernel in ("cumsum", "softmax", "histogram", "gemv", "gelu"):
+        out = tmp_path / f"{kernel}.csv"
+        code, _, err = cli("measure", "gpu", "--device", "cpu", "--kernel",
+                           f"python:gpu_kernels:{kernel}", "--from", "8KiB", "--to", "16KiB",
+                           "--repeats", "1", "--out", str(out))
+        assert code == 0, err
+        assert set(read_timings(out).granularity) == {8192, 16384}
+    for script in ("measure_h200.sh", "measure_user_kernels.sh", "common.sh"):
+        check = subprocess.run(["bash", "-n", str(ROOT / "tools" / "gpu" / script)],
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
 
 
 def test_logca_fit_reads_the_extra_columns(cli, tmp_path):

@@ -12,28 +12,7 @@
 # step is capped (`timeout -s INT`: the harness then writes the sizes it finished and exits
 # 130; killed 5 s later if it has not), so a slow kernel cannot eat the others' time: the
 # caps, the kill grace and the fits' caps add up to 360 s at the very worst.
-set -u
-OUT=${OUT:-gpu-out}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-PY=${PYTHON:-python3}
-DEVICE=${DEVICE:-cuda}     # DEVICE=cpu tries the sequence without a GPU
-start=$SECONDS
-
-step() {   # step CAP_SECONDS NAME ARGS...: one harness run, its status and time on one line
-    local cap=$1 name=$2; shift 2
-    local t0=$SECONDS
-    echo "[$((SECONDS - start))s] $name: accelperf measure gpu $*"
-    timeout -s INT -k 5 "$cap" "$PY" -m accelperf measure gpu --device "$DEVICE" "$@" \
-        --out "$OUT/$name.csv" \
-        2> "$OUT/$name.log"
-    local rc=$?
-    echo "[$((SECONDS - start))s] $name: exit $rc in $((SECONDS - t0)) s; $(tail -n 1 "$OUT/$name.log")"
-}
-
-nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.max,pcie.link.width.max \
-    --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
-"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "threads", torch.get_num_threads())'
+source "$(dirname "$0")/common.sh"
 
 step 40 gpu-scale          --kernel scale --from 4KiB --to 256MiB --pinned     # ~15 s
 step 75 gpu-sort           --kernel sort  --from 4KiB --to 64MiB  --pinned     # ~40 s
