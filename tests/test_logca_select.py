@@ -189,9 +189,9 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
     train, test = tmp_path / "train.csv", tmp_path / "test.csv"
     write_csv(train, g[::2], *synthetic(g[::2]))
     write_csv(test, g[1::2], *synthetic(g[1::2]))
-    for extra in ([], ["--select"]):
+    for extra in (["--bootstrap", "0"], ["--select"]):
         code = main(["logca", "fit", str(train), "--predict", str(test), "--cv", "4",
-                     "--bootstrap", "0", "--json", *extra])
+                     "--json", *extra])
         out, err = capsys.readouterr()
         assert code == 0, err
         assert "RuntimeWarning" not in err
@@ -357,6 +357,23 @@ def test_the_fit_follows_the_accelerated_times_not_only_their_ratio():
     miss = np.log(choose(part, jackknife=False).model.T1(part.g) / part.t1)
     assert np.abs(miss).max() < OUTLIER_LOG, miss
     assert np.abs(miss[part.g >= 2**23]).max() < 0.1, miss
+
+
+def test_the_kernel_is_restarted_from_the_fitted_host():
+    """On the H100's GEMM the first guess of the host's C·g^β (from the sizes inside L1d)
+    started the kernel C·g^β/A below the floor at every size, where the max() gives A no
+    gradient: the fit kept A = 8e10 and the copies alone, its accelerated time 43% under
+    the 128 MiB point it was fitted to. Started again from the fitted host, the kernel
+    carries the large sizes."""
+    from accelperf.logca.holdout import alternate_split
+    from accelperf.logca.termfit import subset
+    t = read_timings(GPU.parent / "gpu-h100-harness" / "gpu-gemm.csv")
+    d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
+    part = subset(d, alternate_split(d.n)[0])
+    model = solve(part, Spec(floor=True, layers=(MemoryLayer("L1d", 49152.0),))).model
+    big = part.g >= 2**23
+    assert np.abs(np.log(model.T1(part.g[big]) / part.t1[big])).max() < 0.1
+    assert model.kernel_time(part.g[-1]) > 10 * model.floor
 
 
 def test_the_mmap_threshold_is_a_host_step_complete_at_32_mib():
@@ -528,3 +545,30 @@ def test_a_host_constant_at_its_least_value_says_the_data_show_none():
     assert "c0" in s.at_bound
     said = _bound_warning(s, "c0", d)
     assert said.startswith("c0 = ") and "at its least value" in said and "no per-call" in said
+
+
+def test_select_draws_its_figure_and_refuses_the_options_it_does_not_use(tmp_path, capsys):
+    """--out was silently dropped with --select (no figure, exit 0); --bootstrap and the
+    other plain-fit options were ignored without a word."""
+    data = str(GPU / "gpu-sort.csv")
+    figure = tmp_path / "sort.png"
+    assert main(["logca", "fit", data, "--select", "--out", str(figure)]) == 0
+    assert figure.stat().st_size > 10_000
+    for extra, flag in ((["--bootstrap", "500"], "--bootstrap = 500"),
+                        (["--host-constant"], "--host-constant is"),
+                        (["--monte-carlo", "10"], "--monte-carlo = 10"),
+                        (["--latency", "dependent"], "--latency = dependent"),
+                        (["--frequency", "3GHz"], "--frequency = 3GHz")):
+        capsys.readouterr()
+        assert main(["logca", "fit", data, "--select", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and flag in err[0] and "not used with --select" in err[0]
+
+
+def test_the_fit_figure_labels_speedups_below_one():
+    from accelperf.plot.fit import chosen_fit_figure
+    t = read_timings(GPU / "gpu-sort.csv")
+    fit = choose(prepare_data(t.granularity, t.host, t.accel, t.echo, None, None),
+                 jackknife=False)
+    formatter = chosen_fit_figure(fit).axes[0].yaxis.get_major_formatter()
+    assert [formatter(v, 0) for v in (0.3, 0.5, 2.0, 500.0)] == ["0.3", "0.5", "2", "500"]

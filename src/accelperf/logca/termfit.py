@@ -268,14 +268,7 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
     else:
         o, L, inv_a = linear_accel(g, host, t1, dependent)
     x[O], x[LAT] = max(o, 1e-3 * float(t1.min())), max(L, 0.0)
-    kernel = np.clip(t1 - x[O] - (x[LAT] * g if dependent else x[LAT]), 0.05 * t1, None)
-    x[LN_FLOOR] = math.log(float(np.median(kernel[:3])))
-    big = slice(g.size // 2, None)
-    K, beta_k, _, _ = power_law(g[big], kernel[big])
-    x[BETA_A] = float(np.clip(beta_k, *BETA_RANGE))
-    x[LN_A] = (math.log(C) - math.log(K)) if spec.accel_beta else \
-        float(np.median(np.log(host[big]) - np.log(kernel[big])))
-    x[LN_A] = float(np.clip(x[LN_A], -29, 29))
+    x = kernel_start(x, d, spec, dependent)
     # Each step relative to the steps inside it (H multiplies them): taken alone, two
     # layers' ratios of 0.2 started H at 1 − 0.8 − 0.8 < 0, a negative host time.
     H = np.ones_like(g)
@@ -287,6 +280,27 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
         x[N_FIXED + 2 * k + 1] = math.log(bend_working_set(layer))
         H = H + step * miss_share(g, layer.capacity_bytes, math.exp(x[N_FIXED + 2 * k + 1]),
                                   SHARPNESS)
+    return x
+
+
+def kernel_start(x, d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
+    """x with the kernel's floor, β_A and A started from what the accelerated times leave
+    after the copies, against the host's C·g^β as x has it. Called again once the host's
+    terms are fitted: from the first guess of C and β (the sizes inside the first layer
+    only) the kernel C·g^β/A could start below the floor at every size, where the floor's
+    max() leaves A no gradient; the H100 GEMM's fit stayed there with A = 8e10, its
+    accelerated time the copies alone, 43% under its 128 MiB point."""
+    x = x.copy()
+    g, t1 = d.g, d.t1
+    kernel = np.clip(t1 - x[O] - (x[LAT] * g if dependent else x[LAT]), 0.05 * t1, None)
+    x[LN_FLOOR] = math.log(float(np.median(kernel[:3])))
+    big = slice(g.size // 2, None)
+    K, beta_k, _, _ = power_law(g[big], kernel[big])
+    x[BETA_A] = float(np.clip(beta_k, *BETA_RANGE))
+    ln_host = x[LN_C] + x[BETA] * np.log(g[big])
+    x[LN_A] = (x[LN_C] - math.log(K)) if spec.accel_beta else \
+        float(np.median(ln_host - np.log(kernel[big])))
+    x[LN_A] = float(np.clip(x[LN_A], -29, 29))
     return x
 
 
@@ -329,7 +343,7 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
             return last["r"]
         return (lambda v: evaluate(v)[0]), (lambda v: evaluate(v)[1][:, which])
 
-    def run(x, which, parts, scale=F_SCALE):
+    def run(x, which, parts, scale=F_SCALE, cost=False):
         fun, jac = residuals(x, which, parts)
         with np.errstate(all="ignore"):
             sol = optimize.least_squares(fun, x[which], jac=jac,
@@ -337,14 +351,23 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
                                          f_scale=scale, max_nfev=300)
         y = x.copy()
         y[which] = sol.x
-        return y
+        return (y, sol.cost) if cost else y
 
     # The host's terms first (its own times), then the accelerator's with the host held,
     # then everything on both log times: each start comes from the step before, so the
     # joint solve begins near both curves.
     x = run(x0, free & host_part, "host")
-    x = run(x, free & ~host_part, "accel")
-    x = run(x, free, "both")
+    accel = free & ~host_part
+    y, cost = run(x, accel, "accel", cost=True)
+    if spec.floor and np.all(_pieces(y, spec, d.g, dependent, m)[4] < math.exp(y[LN_FLOOR])):
+        # The kernel ended under its floor at every size, where the max() leaves A no
+        # gradient: a step can land there from a start made with the host's first guess.
+        # Again from the kernel's start against the host as fitted; the lower cost wins.
+        x[accel] = np.clip(kernel_start(x, d, spec, dependent), lower + margin,
+                           upper - margin)[accel]
+        again, cost_again = run(x, accel, "accel", cost=True)
+        y = again if cost_again < cost else y
+    x = run(y, free, "both")
     # Refit with the loss's scale at the fit's own typical miss (robust regression's
     # normalised MAD), at least F_SCALE: a kernel whose times all lie 15% about the curve
     # is not 15%-outliers everywhere, and only points beyond that are discounted.

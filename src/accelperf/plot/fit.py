@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..logca.fit import FitResult
 from .axes import granularity_axis
@@ -50,7 +50,8 @@ def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") 
     """Log speedup axis, granularity axis, title, grid and legend of a fit figure."""
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
-    ax.yaxis.set_major_formatter(ScalarFormatter())
+    # %g: ScalarFormatter picked one format for every tick and printed 0.3 and 0.5 as 0
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     granularity_axis(ax, lo, hi)
     ax.set_ylabel("speedup T0 / T1")

@@ -74,7 +74,8 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     check_hierarchy_options(hier, probe)
     test = None if predict_csv is None else read_test(predict_csv, statistic)
     if select:
-        return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json)
+        refuse_unused_with_select()
+        return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out)
     if hier is not None or probe:
         return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
                                out, as_json, draws)
@@ -192,8 +193,29 @@ MEANINGS = {"C": "host seconds per byte^Î²", "beta": "host complexity exponent Î
             "h": "host's extra cost per byte beyond the layer or threshold"}
 
 
-def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> None:
-    """`logca fit --select`: the terms chosen by cross-validated prediction."""
+# Options of the plain and layered fits that --select has no use for, and what it does
+# instead: given on the command line with --select, each is an error, not silently dropped.
+NOT_WITH_SELECT = {
+    "bootstrap": "its g1 interval is the jackknife over the cross-validation refits",
+    "draws": "its g1 interval is the jackknife over the cross-validation refits",
+    "host_constant": "the host constant is a term it chooses (host-constant)",
+    "latency": "the echo run, or the per-byte-latency term it chooses, decides the latency",
+    "frequency": "its parameters are in seconds",
+}
+
+
+def refuse_unused_with_select() -> None:
+    ctx = click.get_current_context()
+    for name, instead in NOT_WITH_SELECT.items():
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
+            given = flag if ctx.params[name] is True else f"{flag} = {ctx.params[name]}"
+            raise ModelError(f"{given} is not used with --select: {instead}; leave it out")
+
+
+def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None) -> None:
+    """`logca fit --select`: the terms chosen by cross-validated prediction; with ``out``
+    its figure (measured points, the model, g1 and its interval)."""
     from ...logca.anchored import AnchoredSpeedup
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
@@ -212,6 +234,9 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json) -> Non
         extra["predict"] = predict_test(result.speedup, test).to_dict()
         extra["anchored"]["predict"] = predict_test(anchored.speedup, test).to_dict()
     warnings = notes + list(result.warnings)
+    if out is not None:
+        from ...plot.fit import chosen_fit_figure
+        save(chosen_fit_figure(result), out)
     if as_json:
         click.echo(dump_json(dict(result.to_dict(), warnings=warnings, **extra)))
         return
