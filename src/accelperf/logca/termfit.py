@@ -285,11 +285,12 @@ def _start(d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
 
 def kernel_start(x, d: FitData, spec: Spec, dependent: bool) -> np.ndarray:
     """x with the kernel's floor, β_A and A started from what the accelerated times leave
-    after the copies, against the host's C·g^β as x has it. Called again once the host's
-    terms are fitted: from the first guess of C and β (the sizes inside the first layer
-    only) the kernel C·g^β/A could start below the floor at every size, where the floor's
-    max() leaves A no gradient; the H100 GEMM's fit stayed there with A = 8e10, its
-    accelerated time the copies alone, 43% under its 128 MiB point."""
+    after the copies, against the host's C·g^β as x has it. :func:`solve` calls it again,
+    with the host's terms fitted, when the accelerator's stage ends with the kernel under
+    its floor at every size, where the floor's max() leaves A no gradient: started from
+    the first guess of C and β (the sizes inside the first layer only), the H100 GEMM's
+    fit stepped there and stayed with A = 8e10, its accelerated time the copies alone, 43%
+    under its 128 MiB point."""
     x = x.copy()
     g, t1 = d.g, d.t1
     kernel = np.clip(t1 - x[O] - (x[LAT] * g if dependent else x[LAT]), 0.05 * t1, None)
