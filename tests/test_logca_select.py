@@ -119,6 +119,8 @@ def test_an_outlier_is_named_and_not_fitted():
     fit = choose(prepare_data(g, t0, t1, echo, None, None), jackknife=False)
     named = [w for w in fit.warnings if w.startswith("outlier at 256 KiB")]
     assert named and "host time measured" in named[0]
+    # and how to measure it again: the size as `measure gpu --from/--to` takes it
+    assert "`accelperf measure gpu --from 256KiB --to 256KiB`" in named[0]
     others = np.delete(np.abs(fit.relative_error), 6)
     assert others.max() < 0.1                    # the rest are still followed
 

@@ -310,7 +310,7 @@ def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
     (["--kernel", "python:os:no_such_function"], "os has no function no_such_function"),
     (["--kernel", "python:a b:f"], "--kernel = 'python:a b:f' is invalid"),
     (["--from", "2B", "--to", "16B"], "--from = '2 B' is invalid: at least 4 B for scale"),
-    (["--from", "64KiB", "--to", "4KiB"], "need from < to"),
+    (["--from", "64KiB", "--to", "4KiB"], "need from <= to"),
     (["--repeats", "0"], "--repeats"),
     (["--device", "tpu"], "--device"),
     (["--to", "4GiB"], "largest granularity (--to)"),
@@ -439,6 +439,15 @@ def test_a_spike_is_measured_again_before_it_is_written(cli, fake, tmp_path):
     note = header(out)["re-measured"]
     assert note.startswith("host 16384 B: minimum 0.0019 s was") and "1 time" in note
     assert fake.made["backend"].prepared[16 * KIB] == 4        # 2 repeats, then 2 again
+
+
+def test_one_size_is_measured_again_by_itself(cli, fake, tmp_path):
+    """--from = --to: the one size that `logca fit` names as an outlier, measured again."""
+    out = tmp_path / "one.csv"
+    code, _, err = cli("measure", "gpu", "--from", "16KiB", "--to", "16KiB", "--repeats", "1",
+                       "--out", str(out))
+    assert code == 0, err
+    assert {int(r["granularity_bytes"]) for r in rows(out)} == {16 * KIB}
 
 
 def test_a_spike_that_stays_is_kept_and_named(cli, fake, tmp_path):

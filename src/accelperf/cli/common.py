@@ -317,9 +317,14 @@ def progress_run(total: int | None, label: str, func):
         return func(lambda text: bar.update(task, description=text, advance=1))
 
 
-def granularities(lo: float, hi: float) -> list[int]:
-    """The powers of two from ``lo`` to ``hi``: the whole-byte sizes a measurement runs."""
-    check_range(lo, hi)
+def granularities(lo: float, hi: float, one_size: bool = False) -> list[int]:
+    """The powers of two from ``lo`` to ``hi``: the whole-byte sizes a measurement runs;
+    with ``one_size`` also ``lo == hi``, one size (measured again, `logca fit`'s outlier
+    warning suggests it)."""
+    if one_size and lo > hi:
+        raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from <= to")
+    if not one_size:
+        check_range(lo, hi)
     if lo < 1:
         raise invalid("--from", f"{lo:g} B", "a measurement runs on whole bytes: at least 1B")
     sizes = [int(g) for g in powers_of_two(lo, hi)]

@@ -206,7 +206,8 @@ def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, o
     from ..measure.gpu import check_plan, measure_gpu
     from ..measure.gpu_torch import torch_backend
     check_output(out, "--out", (".csv",))
-    plan = check_plan(kernel, granularities(lo, hi), repeats, pinned, resident, energy)
+    plan = check_plan(kernel, granularities(lo, hi, one_size=True), repeats, pinned,
+                      resident, energy)
     backend = torch_backend(device)
     if plan.kernel.startswith("python:"):
         from ..measure.gpu import user_kernel

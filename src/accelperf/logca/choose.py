@@ -244,8 +244,16 @@ def _outliers(d: FitData, s: Solved) -> list[str]:
             if abs(math.log(t / e)) > OUTLIER_LOG:
                 out.append(f"outlier at {format_size(g)}: {label} time measured "
                            f"{_seconds(t)}, the fit expects {_seconds(e)} ({t / e:.3g}x); "
-                           f"the robust loss discounts it (re-measure that size)")
+                           f"the robust loss discounts it (measure that size again and "
+                           f"replace its rows: for a GPU run, `accelperf measure gpu "
+                           f"--from {_asked(g)} --to {_asked(g)}` with its other options)")
     return out
+
+
+def _asked(g: float) -> str:
+    """The power of two `accelperf measure gpu` was asked for to measure granularity g (a
+    GEMM's exact 8n² lies within 1% of it), as its --from takes it."""
+    return format_size(2.0 ** round(math.log2(g))).replace(" ", "")
 
 
 def _seconds(t: float) -> str:
