@@ -67,3 +67,41 @@ def test_bad_anchor_points_are_refused():
         AnchoredSpeedup.of(Curve(lambda g: g), G, np.full(G.size - 1, 1.0))
     with pytest.raises(ModelError, match="anchor points"):
         AnchoredSpeedup.of(Curve(lambda g: g), G, np.zeros(G.size))
+
+
+def test_no_g1_between_two_points_that_are_both_below_1():
+    """A model whose shape bulges above 1 between two measured sizes both below 1 (the CPU
+    standing in for a GPU: 0.40 and 0.76 gave an anchored g1 of 75.5 KiB between them)."""
+    bump = Curve(lambda g: 0.5 + 3.0 * np.exp(-np.log(g / (G[1] * 1.4)) ** 2 / 0.05))
+    s = np.full(G.size, 0.5)
+    a = AnchoredSpeedup.of(bump, G, s)
+    grid = np.geomspace(G[0], G[-1], 2000)
+    assert float(np.max(a.speedup(grid))) > 1                # the shape does pass 1 there
+    assert a.g1() is None
+    s[5:] = 2.0                                              # a real crossing further on
+    g1 = AnchoredSpeedup.of(bump, G, s).g1()
+    assert G[4] < g1 < G[5]
+
+
+# ---------------------------------------------------------------- the g1 to quote
+def test_the_g1_to_quote_is_the_anchored_one_where_the_points_cross_1():
+    from accelperf.logca.quote import g1_to_quote
+    g = np.array([1e3, 2e3, 4e3, 8e3])
+    q = g1_to_quote(g, [0.5, 0.8, 1.2, 2.0], model_g1=2.5e3, anchored_g1=3.1e3)
+    assert q.granularity == 3.1e3 and q.basis == "anchored"
+    assert "between 1.95 KiB (0.8) and 3.91 KiB (1.2)" in q.reason
+    back = g1_to_quote(g, [0.5, 1.2, 0.8, 0.9], model_g1=None, anchored_g1=1.5e3)
+    assert "below 1 again at 3.91 KiB (0.8)" in back.reason
+
+
+def test_the_g1_to_quote_says_when_it_is_an_extrapolation_or_none():
+    from accelperf.logca.quote import g1_to_quote
+    g = np.array([1e3, 2e3, 4e3, 8e3])
+    never = g1_to_quote(g, [0.1, 0.2, 0.3, 0.4], model_g1=None, anchored_g1=None)
+    assert never.granularity is None and str(never).startswith("none (the measured speedup "
+                                                               "stays below 1 (0.4 at")
+    beyond = g1_to_quote(g, [0.1, 0.2, 0.3, 0.4], model_g1=1e5, anchored_g1=None)
+    assert beyond.basis == "model, extrapolated" and "measure larger sizes" in beyond.reason
+    always = g1_to_quote(g, [1.5, 2, 3, 4], model_g1=None, anchored_g1=None)
+    assert str(always).startswith("below the sizes measured (pays off at every size")
+    assert g1_to_quote(g, [1.5, 2, 3, 4], 200.0, None).granularity == 200.0

@@ -209,6 +209,7 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
     anchored = d["anchored"]
     assert anchored["g1"] > 0 and anchored["predict"]["mean"] < 0.05
     assert len(anchored["predict"]["per_granularity"]) == len(p["per_granularity"])
+    assert set(d["g1_to_quote"]) == {"granularity_bytes", "basis", "reason"}
 
 
 # ---------------------------------------------------------------- the --hierarchy fit (hierfit)
@@ -574,3 +575,24 @@ def test_the_fit_figure_labels_speedups_below_one():
                  jackknife=False)
     formatter = chosen_fit_figure(fit).axes[0].yaxis.get_major_formatter()
     assert [formatter(v, 0) for v in (0.3, 0.5, 2.0, 500.0)] == ["0.3", "0.5", "2", "500"]
+
+
+def test_the_fit_says_what_a_user_gets_wrong(tmp_path, capsys):
+    """A new user's findings: another kernel's file given to --predict, a --hierarchy typo,
+    a threshold step that falls, and h[mmap] in a warning eaten as Rich markup."""
+    user = GPU.parent / "gpu-h200-user"
+    assert main(["logca", "fit", str(user / "gpu-softmax.csv"), "--select", "--predict",
+                 str(user / "gpu-gemv.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "measured kernel 'gemv', the data 'softmax'" in " ".join(out.split())
+    assert main(["logca", "fit", str(user / "gpu-gemv.csv"), "--select", "--hierarchy",
+                 "date"]) == 2
+    err = capsys.readouterr().err
+    assert "'data' (the caches the measurement's header names)" in err
+    assert main(["logca", "fit", str(user / "gpu-gemv.csv"), "--select", "--hierarchy",
+                 "data"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "h[mmap] = -0.9 is on its bound" in out
+    assert "past the mmap threshold (32 MiB), where the threshold can only raise it" in out
+    assert "a library starting its threads near that size does; read the step as the " \
+           "threads' gain" in out                           # the L1d x16 fall, a store's

@@ -307,6 +307,7 @@ def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
 @pytest.mark.parametrize("args, words", [
     (["--kernel", "nope"], "--kernel = 'nope' is invalid: scale, sort, fft, gemm or python"),
     (["--kernel", "python:no_such_module_x:f"], "cannot import no_such_module_x"),
+    (["--kernel", "python:no_such_module_x:f"], "add that directory to PYTHONPATH"),
     (["--kernel", "python:os:no_such_function"], "os has no function no_such_function"),
     (["--kernel", "python:a b:f"], "--kernel = 'python:a b:f' is invalid"),
     (["--from", "2B", "--to", "16B"], "--from = '2 B' is invalid: at least 4 B for scale"),

@@ -199,7 +199,7 @@ def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, o
     \b
     Examples:
       accelperf measure gpu --kernel sort --from 4KiB --to 64MiB --out gpu-sort.csv
-      accelperf logca fit gpu-sort.csv
+      accelperf logca fit gpu-sort.csv --select --hierarchy data
       accelperf measure gpu --kernel scale --resident --out scale-resident.csv
       accelperf measure gpu --device cpu --from 4KiB --to 64KiB --repeats 2 --out cpu.csv
     """

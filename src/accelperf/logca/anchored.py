@@ -22,7 +22,8 @@ the measured range and one decade beyond each end, then Brent's method to 1e-12 
 curve at or above 1 over the whole scan gives the scan's start, a bound: it pays off below
 the least size measured):
 between two measured sizes whose speedups lie either side of 1 it is the crossing of the
-model's shape pinned to both, never one the points contradict (the fitted curve alone gave
+model's shape pinned to both, and between two on the same side of 1 there is none: never
+one the points contradict (the fitted curve alone gave
 g1 = 1 B on the H100 FFT's every-other sizes, where its own 4 KiB point measured 0.80).
 """
 
@@ -74,7 +75,22 @@ class AnchoredSpeedup:
         up = np.flatnonzero((s[:-1] < 0) & (s[1:] >= 0))
         if up.size == 0:
             return float(lo) if s[0] >= 0 else None
-        i = int(up[0])
-        root = optimize.brentq(lambda x: float(self.speedup(math.exp(x))) - 1,
-                               math.log(grid[i]), math.log(grid[i + 1]), xtol=1e-12)
-        return math.exp(root)
+        measured = np.asarray(self.speedup(self.granularity), float)
+        for i in up:
+            root = math.exp(optimize.brentq(lambda x: float(self.speedup(math.exp(x))) - 1,
+                                            math.log(grid[i]), math.log(grid[i + 1]),
+                                            xtol=1e-12))
+            if self._shown_by_points(root, measured):
+                return root
+        return None
+
+    def _shown_by_points(self, g: float, measured: np.ndarray) -> bool:
+        """Whether a crossing at g is one the measured points show: beyond them, the
+        model's shape says where; between two of them, only if their speedups lie either
+        side of 1 (the model's shape bulging above 1 between two points both below it is no
+        crossing: on the CPU standing in for a GPU, speedups of 0.40 and 0.76 gave g1 =
+        75.5 KiB between them)."""
+        j = int(np.searchsorted(self.granularity, g))
+        if j == 0 or j == self.granularity.size:
+            return True
+        return bool(measured[j - 1] < 1 <= measured[j])

@@ -50,7 +50,15 @@ def sanity_warnings(d, model=None, layers=()) -> list[str]:
         for label, steps in (("host", model.host_steps), ("accelerator", model.accel_steps),
                              ("copies'", model.link_steps)):
             for layer, h in zip(model.layers, steps):
-                if h < -0.5 and label == "host":
+                if h < -0.5 and label == "host" and layer.threshold:
+                    # page faults past the threshold raise the host's cost; a fall there
+                    # is the step following something else (a slow size below it)
+                    out.append(f"check the fit: the fitted host cost per byte falls "
+                               f"{-h:.0%} past the {layer.name} threshold "
+                               f"({format_size(layer.capacity_bytes)}), where the threshold "
+                               f"can only raise it; the step follows something else (a slow "
+                               f"size below it?)")
+                elif h < -0.5 and label == "host":
                     # a multi-threaded library runs small calls on one thread (PyTorch below
                     # its grain; the FFT's host time falls at 64 KiB on the H200 box)
                     out.append(f"the fitted host cost per byte falls {-h:.0%} beyond "

@@ -127,7 +127,9 @@ def user_kernel(kernel: str) -> Callable:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise invalid("kernel", kernel, f"cannot import {module_name}: {exc}") from None
+        raise invalid("kernel", kernel, f"cannot import {module_name}: {exc} (run from the "
+                                        f"directory that holds {module_name.split('.')[0]}.py "
+                                        f"or add that directory to PYTHONPATH)") from None
     func = getattr(module, func_name, None)
     if not callable(func):
         raise invalid("kernel", kernel, f"{module_name} has no function {func_name}")

@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from ..logca.anchored import AnchoredSpeedup
 from ..logca.fit import FitResult
 from .axes import granularity_axis
 
@@ -108,9 +109,15 @@ def chosen_fit_figure(result, title: str | None = None) -> Figure:
     and the terms kept in the legend."""
     lo, hi, grid, fig, ax = _measured_axes(result, "black", 400)
     kept = ", ".join(t.term for t in result.terms if t.kept) or "plain LogCA"
+    # two lines: with four or five terms one line ran past the axes and squeezed the plot
     ax.plot(grid, result.speedup(grid), color="C0", lw=2,
-            label=f"LogCA + {kept} (error {result.mean_error:.1%} in sample, "
+            label=f"LogCA + {kept}\n(error {result.mean_error:.1%} in sample, "
                   f"{result.cv_error:.1%} cross-validated)")
+    anchored = AnchoredSpeedup.of(result.model, result.granularity,
+                                  result.speedup_measured).g1()
+    if anchored is not None and lo <= anchored <= hi:
+        ax.plot([anchored], [1.0], "o", mfc="none", mec="C3", ms=9, mew=1.5, zorder=6,
+                label="g₁ anchored at the measured points")
     c = result.g1
     if c.interval is not None:
         ax.axvspan(max(c.interval[0], lo), min(c.interval[1], hi), color="C0", alpha=0.12,
@@ -121,4 +128,4 @@ def chosen_fit_figure(result, title: str | None = None) -> Figure:
     ax.axhline(1.0, color="0.5", lw=0.8)
     return _finish(fig, ax, lo, hi, title or "Measured speedup and LogCA with the terms "
                                              "the data earn", subs=(1.0, 2.0, 3.0, 5.0),
-                   legend="lower right")
+                   legend="best")

@@ -104,6 +104,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                                                           host_constant)}
     if test is not None:
         extra_json["predict"] = predict_test(result.speedup, test).to_dict()
+        warnings += other_kernel(timings, test)
     if out is not None:
         from ...plot.fit import fit_figure
         save(fit_figure(result, band=band), out)
@@ -135,7 +136,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         print_draws(band, draws)
     print_holdout(extra_json)
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
 
 
 def plain_cv(timings, k: int, latency, lo, hi, host_constant) -> float:
@@ -163,6 +164,15 @@ def read_test(path, statistic):
         return read_timings(path, statistic)
     except ModelError as exc:
         raise ModelError(str(exc).replace("data = ", "--predict = ", 1)) from None
+
+
+def other_kernel(train, test) -> list[str]:
+    """A warning when --predict's file measured another kernel than the data (its error is
+    then no held-out error of this fit)."""
+    if train.kernel == test.kernel:
+        return []
+    return [f"--predict's file measured kernel '{test.kernel}', the data '{train.kernel}': "
+            f"its error is not this kernel's held-out error"]
 
 
 def predict_test(speedup, test):
@@ -219,6 +229,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     from ...logca.anchored import AnchoredSpeedup
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
+    from ...logca.quote import g1_to_quote
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
     layers, notes = load_layers(hier, probe, timings.metadata) \
@@ -230,10 +241,14 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     anchored = AnchoredSpeedup.of(result.model, result.granularity, result.speedup_measured)
     extra = {"cv": {"folds": result.folds, "mean": result.cv_error},
              "anchored": {"g1": anchored.g1()}}
+    quote = g1_to_quote(result.granularity, result.speedup_measured, result.g1.model,
+                        extra["anchored"]["g1"])
+    extra["g1_to_quote"] = quote.to_dict()
     if test is not None:
         extra["predict"] = predict_test(result.speedup, test).to_dict()
         extra["anchored"]["predict"] = predict_test(anchored.speedup, test).to_dict()
-    warnings = notes + list(result.warnings)
+    warnings = notes + list(result.warnings) + \
+        ([] if test is None else other_kernel(timings, test))
     if out is not None:
         from ...plot.fit import chosen_fit_figure
         save(chosen_fit_figure(result), out)
@@ -258,9 +273,10 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
                   f"{crossing_size(c.model)}{ci}, anchored at the measured sizes "
                   f"{crossing_size(extra['anchored']['g1'])}")
+    console.print(f"g1 to quote: {escape(str(quote))}")
     print_holdout(extra)
     for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
 
 
 def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
@@ -411,4 +427,4 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
     console.print(f"fit error of T1: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
                   f"over {result.granularity.size} granularities")
     for w in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
