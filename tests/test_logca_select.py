@@ -596,3 +596,11 @@ def test_the_fit_says_what_a_user_gets_wrong(tmp_path, capsys):
     assert "past the mmap threshold (32 MiB), where the threshold can only raise it" in out
     assert "a library starting its threads near that size does; read the step as the " \
            "threads' gain" in out                           # the L1d x16 fall, a store's
+
+
+def test_a_with_its_own_beta_a_is_not_read_as_a_speedup(capsys):
+    """With β_A ≠ β the sort's A is 0.39: the table says why that is no slowdown."""
+    assert main(["logca", "fit", str(GPU / "gpu-sort.csv"), "--select"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "accel-beta: kept" in out
+    assert "A·g^(β−β_A) times less than C·g^β: A < 1 alone is no slowdown" in out

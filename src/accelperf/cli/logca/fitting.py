@@ -195,12 +195,16 @@ def print_holdout(extra: dict) -> None:
 
 
 MEANINGS = {"C": "host seconds per byte^β", "beta": "host complexity exponent β",
-            "A": "acceleration (at 1 byte when β_A differs from β)",
+            "A": "acceleration: the kernel takes C·g^β/A",
             "o": "offload overhead, s", "L": "copy time per byte, s (o + L·g)",
             "latency": "how the copy time grows with g", "unit": "",
             "c0": "host per-call constant, s", "floor": "kernel's least time (launch), s",
             "beta_A": "the accelerator's complexity exponent",
             "h": "host's extra cost per byte beyond the layer or threshold"}
+# With β_A ≠ β, A is no speedup by itself (A < 1 read as "slower than the host"): the
+# kernel's time is C·g^β_A/A, so its speedup over the host's C·g^β grows as g^(β−β_A)
+A_WITH_BETA_A = "kernel takes C·g^β_A/A, A·g^(β−β_A) times less than C·g^β: A < 1 alone is " \
+                "no slowdown"
 
 
 # Options of the plain and layered fits that --select has no use for, and what it does
@@ -258,10 +262,12 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     table = Table(title=f"LogCA fit of {Path(data).name}, terms chosen by cross-validation")
     for col in ("parameter", "value", "meaning"):
         table.add_column(col, justify="left" if col == "meaning" else "right")
-    for k, v in result.parameters().items():
+    params = result.parameters()
+    for k, v in params.items():
+        meaning = A_WITH_BETA_A if k == "A" and "beta_A" in params else \
+            MEANINGS.get(k.split("[")[0], "")
         # escaped: Rich would read h[mmap] as a markup tag and print "h"
-        table.add_row(escape(k), v if isinstance(v, str) else f"{v:.5g}",
-                      MEANINGS.get(k.split("[")[0], ""))
+        table.add_row(escape(k), v if isinstance(v, str) else f"{v:.5g}", meaning)
     console.print(table)
     for t in result.terms:
         console.print(f"{t.term}: {t.reason}")
