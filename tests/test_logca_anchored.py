@@ -90,8 +90,11 @@ def test_the_g1_to_quote_is_the_anchored_one_where_the_points_cross_1():
     q = g1_to_quote(g, [0.5, 0.8, 1.2, 2.0], model_g1=2.5e3, anchored_g1=3.1e3)
     assert q.granularity == 3.1e3 and q.basis == "anchored"
     assert "between 1.95 KiB (0.8) and 3.91 KiB (1.2)" in q.reason
-    back = g1_to_quote(g, [0.5, 1.2, 0.8, 0.9], model_g1=None, anchored_g1=1.5e3)
-    assert "below 1 again at 3.91 KiB (0.8)" in back.reason
+    back = g1_to_quote(g, [0.5, 1.2, 1.1, 0.9], model_g1=None, anchored_g1=1.5e3)
+    assert back.granularity == 1.5e3 and "below 1 again at 7.81 KiB (0.9)" in back.reason
+    spike = g1_to_quote(g, [0.5, 1.2, 0.8, 0.9], model_g1=None, anchored_g1=1.5e3)
+    assert spike.granularity is None and spike.basis == "unreliable"
+    assert str(spike).startswith("no reliable g1 (only 1.95 KiB measures a speedup above 1")
 
 
 def test_the_g1_to_quote_says_when_it_is_an_extrapolation_or_none():

@@ -604,3 +604,18 @@ def test_a_with_its_own_beta_a_is_not_read_as_a_speedup(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "accel-beta: kept" in out
     assert "A·g^(β−β_A) times less than C·g^β: A < 1 alone is no slowdown" in out
+
+
+def test_the_header_says_how_to_read_the_fit(tmp_path, capsys):
+    """A `measure gpu --device cpu` CSV is said to be a stand-in; a GPU CSV fitted without
+    --select is pointed to it."""
+    g = 2.0 ** np.arange(12, 22)
+    write_csv(tmp_path / "d.csv", g, *synthetic(g))
+    body = (tmp_path / "d.csv").read_text()
+    for gpu, select, said in (("none: --device cpu, the CPU stands in for the device",
+                               ["--select"], "says nothing about an offload"),
+                              ("NVIDIA H200, 132 SMs", [], "--select chooses the terms")):
+        (tmp_path / "d.csv").write_text(f"# accelperf measure: gpu scale (y = 2x) on x\n"
+                                        f"# gpu: {gpu}\n" + body)
+        assert main(["logca", "fit", str(tmp_path / "d.csv"), *select]) in (0, 1)
+        assert said in " ".join(capsys.readouterr().out.split())

@@ -14,7 +14,10 @@ between two sizes), the model's, and the model's curve anchored at the measured 
   to be one; without one the answer is "never", within the sizes measured and as far as
   the model reaches;
 * where every measured speedup is at or above 1, the offload pays off from below the least
-  size measured; the model's g1 there is again an extrapolation.
+  size measured; the model's g1 there is again an extrapolation;
+* where a single size measures above 1 between two below it, there is no g1 to quote: one
+  size is no crossing (the H100 box's 64 MiB gemv, whose host was 7x slower in that run
+  than in the next).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ class QuotedG1:
 
     def __str__(self) -> str:
         size = format_size(self.granularity) if self.granularity is not None else \
-            "none" if self.basis == "none" else "below the sizes measured"
+            "none" if self.basis == "none" else "no reliable g1" \
+            if self.basis == "unreliable" else "below the sizes measured"
         return f"{size} ({self.reason})"
 
 
@@ -53,6 +57,13 @@ def g1_to_quote(granularity, measured, model_g1: float | None,
     order = np.argsort(g)
     g, s = g[order], s[order]
     up = np.flatnonzero((s[:-1] < 1) & (s[1:] >= 1))
+    if up.size and up[0] + 2 < s.size and s[up[0] + 2] < 1:
+        i = int(up[0])
+        return QuotedG1(None, "unreliable",
+                        f"only {format_size(g[i + 1])} measures a speedup above 1 "
+                        f"({s[i + 1]:.3g}), with {format_size(g[i])} ({s[i]:.3g}) and "
+                        f"{format_size(g[i + 2])} ({s[i + 2]:.3g}) below it: one size is no "
+                        f"crossing (an outlier?); measure those sizes again")
     if up.size and anchored_g1 is not None:
         i = int(up[0])
         back = np.flatnonzero(s[i + 1:] < 1)

@@ -32,7 +32,8 @@ def torch_backend(device: str) -> "TorchBackend":
         if exc.name != "torch":
             raise invalid("device", device, f"PyTorch does not import: {exc}") from None
         raise invalid("device", device, "measuring needs PyTorch, which is not installed "
-                                        "(pip install 'accelperf[gpu]')") from None
+                                        "(pip install 'accelperf[gpu]'; in a checkout, "
+                                        "pip install -e '.[gpu]')") from None
     except ImportError as exc:
         raise invalid("device", device, f"PyTorch does not import: {exc}") from None
     if device == "cuda" and not torch.cuda.is_available():

@@ -16,7 +16,7 @@ from ..common import (SIZE, check_range, console, crossing_size, param_options, 
                       size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
-                     load_layers, render_hierarchy_fit)
+                     load_layers, measurement_notes, render_hierarchy_fit)
 from .options import json_option, out_option, output_path, parameter_table, save
 
 
@@ -97,7 +97,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if draws:
         from ...logca.uncertainty import from_fit, monte_carlo
         band = monte_carlo(result.model, from_fit(result), result.granularity, samples=draws)
-    warnings = list(result.warnings)
+    warnings = measurement_notes(timings.metadata, False) + list(result.warnings)
     extra_json = {}
     if cv is not None:
         extra_json["cv"] = {"folds": cv, "mean": plain_cv(timings, cv, latency, lo, hi,
@@ -251,7 +251,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     if test is not None:
         extra["predict"] = predict_test(result.speedup, test).to_dict()
         extra["anchored"]["predict"] = predict_test(anchored.speedup, test).to_dict()
-    warnings = notes + list(result.warnings) + \
+    warnings = measurement_notes(timings.metadata, True) + notes + list(result.warnings) + \
         ([] if test is None else other_kernel(timings, test))
     if out is not None:
         from ...plot.fit import chosen_fit_figure

@@ -66,6 +66,19 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
     return wanted
 
 
+def measurement_notes(metadata: dict, select: bool) -> list[str]:
+    """What a measurement's header says about how to read its fit: a CPU standing in for
+    the GPU (`measure gpu --device cpu`), and a GPU run fitted without --select."""
+    notes = []
+    if str(metadata.get("gpu", "")).startswith("none"):
+        notes.append("measured with --device cpu: the CPU stood in for the GPU, so this fit "
+                     "exercises the commands and says nothing about an offload")
+    if not select and str(metadata.get("accelperf measure", "")).startswith("gpu "):
+        notes.append("a GPU measurement: --select chooses the terms by cross-validated "
+                     "prediction and says the g1 to quote (docs/how-to/gpu-pays-off.md)")
+    return notes
+
+
 def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "min",
                   latency: str = "auto", lo=None, hi=None, host_constant: bool = True,
                   select: bool = False):
@@ -82,6 +95,7 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     layers, notes = load_layers(hier, probe, timings.metadata) if (hier is not None or probe) \
         else ((), [])
+    notes = measurement_notes(timings.metadata, select) + notes
     if select:
         from ...logca.choose import choose
         return choose(d, layers, name=f"fit of {Path(data).name}"), notes
