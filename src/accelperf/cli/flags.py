@@ -30,6 +30,7 @@ FLAGS: dict[str, str] = {
     "compute_ceiling": "--compute-ceiling",
     "device": "--device",
     "fit": "--fit",
+    "hierarchy": "--hierarchy",
     "folds": "--cv",
     "from": "--from",
     "host": "--host",

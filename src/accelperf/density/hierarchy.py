@@ -194,8 +194,10 @@ def built_in_hierarchies() -> dict[str, Hierarchy]:
             for name, body in data["hierarchy"].items()}
 
 
-def hierarchy(name_or_path: str) -> Hierarchy:
-    """A built-in hierarchy by name (``src-map-c``) or one loaded from a TOML file."""
+def hierarchy(name_or_path: str, also: str = "") -> Hierarchy:
+    """A built-in hierarchy by name (``src-map-c``) or one loaded from a TOML file. ``also``:
+    the caller's other choices, named first when the name is none of these (`logca fit
+    --hierarchy` takes ``data`` too)."""
     builtins = built_in_hierarchies()
     if str(name_or_path) in builtins:
         return builtins[str(name_or_path)]
@@ -204,6 +206,9 @@ def hierarchy(name_or_path: str) -> Hierarchy:
                                                  f"or a path to a .toml file")
     if str(name_or_path).endswith(".toml") or Path(str(name_or_path)).exists():
         return Hierarchy.from_toml(name_or_path)
+    if also:
+        raise invalid("hierarchy", name_or_path, f"{also}, a built-in ({', '.join(builtins)}) "
+                                                 f"or a path to a .toml file")
     raise invalid("hierarchy", name_or_path, f"valid built-ins are {', '.join(builtins)}, or "
                                              f"a path to a .toml file")
 

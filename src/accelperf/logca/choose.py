@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 
 import numpy as np
 
 from ..errors import ModelError
 from ..units import format_size
+from .anchored import AnchoredSpeedup
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
 from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
@@ -63,6 +65,18 @@ class ChosenFit(SpeedupErrors):
 
     def speedup(self, g):
         return self.model.speedup(g)
+
+    @cached_property
+    def anchored(self) -> AnchoredSpeedup:
+        """The model's curve pinned to the measured speedups it was fitted to
+        (:mod:`.anchored`)."""
+        return AnchoredSpeedup.of(self.model, self.granularity, self.speedup_measured)
+
+    @cached_property
+    def anchored_g1(self) -> float | None:
+        """g1 of :attr:`anchored` (a scan and a root: computed once, for the command's
+        lines and its figure alike)."""
+        return self.anchored.g1()
 
     def parameters(self) -> dict:
         m, b = self.model, self.model.base
@@ -290,7 +304,6 @@ def _relative(value: float | None, reference: float | None) -> float | None:
 
 
 def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutCheck:
-    from .anchored import AnchoredSpeedup
     from .holdout import alternate_split, interpolate_neighbours, predict
     train, test = alternate_split(d.n)
     part = subset(d, train)

@@ -360,7 +360,8 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
     x = run(x0, free & host_part, "host")
     accel = free & ~host_part
     y, cost = run(x, accel, "accel", cost=True)
-    if spec.floor and np.all(_pieces(y, spec, d.g, dependent, m)[4] < math.exp(y[LN_FLOOR])):
+    _, _, _, _, kernel, floor, _ = _pieces(y, spec, d.g, dependent, m)
+    if spec.floor and np.all(kernel < floor):
         # The kernel ended under its floor at every size, where the max() leaves A no
         # gradient: a step can land there from a start made with the host's first guess.
         # Again from the kernel's start against the host as fitted; the lower cost wins.

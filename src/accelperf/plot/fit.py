@@ -8,7 +8,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from ..logca.anchored import AnchoredSpeedup
 from ..logca.fit import FitResult
 from .axes import granularity_axis
 
@@ -113,8 +112,7 @@ def chosen_fit_figure(result, title: str | None = None) -> Figure:
     ax.plot(grid, result.speedup(grid), color="C0", lw=2,
             label=f"LogCA + {kept}\n(error {result.mean_error:.1%} in sample, "
                   f"{result.cv_error:.1%} cross-validated)")
-    anchored = AnchoredSpeedup.of(result.model, result.granularity,
-                                  result.speedup_measured).g1()
+    anchored = result.anchored_g1
     if anchored is not None and lo <= anchored <= hi:
         ax.plot([anchored], [1.0], "o", mfc="none", mec="C3", ms=9, mew=1.5, zorder=6,
                 label="g₁ anchored at the measured points")

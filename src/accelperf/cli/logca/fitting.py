@@ -230,7 +230,6 @@ def refuse_unused_with_select() -> None:
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None) -> None:
     """`logca fit --select`: the terms chosen by cross-validated prediction; with ``out``
     its figure (measured points, the model, g1 and its interval)."""
-    from ...logca.anchored import AnchoredSpeedup
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
     from ...logca.quote import g1_to_quote
@@ -242,15 +241,14 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}")
     # the model's curve pinned to the measured speedups: between measured sizes it keeps
     # the model's shape and passes through every point (logca/anchored.py)
-    anchored = AnchoredSpeedup.of(result.model, result.granularity, result.speedup_measured)
     extra = {"cv": {"folds": result.folds, "mean": result.cv_error},
-             "anchored": {"g1": anchored.g1()}}
+             "anchored": {"g1": result.anchored_g1}}
     quote = g1_to_quote(result.granularity, result.speedup_measured, result.g1.model,
-                        extra["anchored"]["g1"])
+                        result.anchored_g1)
     extra["g1_to_quote"] = quote.to_dict()
     if test is not None:
         extra["predict"] = predict_test(result.speedup, test).to_dict()
-        extra["anchored"]["predict"] = predict_test(anchored.speedup, test).to_dict()
+        extra["anchored"]["predict"] = predict_test(result.anchored.speedup, test).to_dict()
     warnings = measurement_notes(timings.metadata, True) + notes + list(result.warnings) + \
         ([] if test is None else other_kernel(timings, test))
     if out is not None:
@@ -278,7 +276,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     ci = "" if c.interval is None else f" (95% jackknife {size_range(*c.interval)})"
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
                   f"{crossing_size(c.model)}{ci}, anchored at the measured sizes "
-                  f"{crossing_size(extra['anchored']['g1'])}")
+                  f"{crossing_size(result.anchored_g1)}")
     console.print(f"g1 to quote: {escape(str(quote))}")
     print_holdout(extra)
     for w in warnings:

@@ -116,14 +116,8 @@ def load_layers(hier: str | None, probe: bool, metadata: dict | None = None
         return layers_from_metadata(metadata or {}), []
     if hier is not None:
         from ...density import hierarchy
-        from ...density.hierarchy import built_in_hierarchies
-        if not (hier in built_in_hierarchies() or hier.endswith(".toml") or Path(hier).exists()):
-            # the density model's own message leaves out `data`, what the GPU pages use
-            raise ModelError(f"--hierarchy = {hier!r} is invalid: '{FROM_DATA}' (the caches "
-                             f"the measurement's header names), a built-in "
-                             f"({', '.join(built_in_hierarchies())}) or a path to a .toml "
-                             f"file")
-        return layers_from_hierarchy(hierarchy(hier)), []
+        return layers_from_hierarchy(hierarchy(
+            hier, also=f"'{FROM_DATA}' (the caches the measurement's header names)")), []
     from ...measure.crypto import MeasurementError
     from ...measure.memory import probe as run_probe
     try:
