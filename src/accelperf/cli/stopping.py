@@ -17,6 +17,7 @@ The command prints what was decided so far (the progress lines it was given) and
 from __future__ import annotations
 
 import _thread
+import ctypes
 import signal
 import socket
 import threading
@@ -51,6 +52,7 @@ class Stopper:
     def __init__(self, seconds: float | None):
         self.seconds, self.began, self.lines = seconds, time.monotonic(), []
         self.expired = False
+        self.stopping = False       # Ctrl-C or the budget asked the run to stop
         self.lock, self.left = threading.Lock(), threading.Event()
 
     def close(self) -> None:
@@ -97,6 +99,26 @@ def stoppable(seconds: float | None):
     previous_handler = signal.signal(signal.SIGINT, signal.default_int_handler) \
         if main else None
 
+    lock, left = stopper.lock, stopper.left
+
+    def insist(raise_now: bool, expired: bool = False):
+        # Again each half second until the run has left the block: an interrupt that lands
+        # in a finaliser (__del__, a weakref callback; Z3's Context.__del__ once the
+        # interface asks in contexts of its own) is lost ("unraisable"), and the run went
+        # on to exit 0 after Ctrl-C, about one run in four.
+        while True:
+            with lock:                      # never once the run has left the block
+                if left.is_set():
+                    return
+                stopper.expired = stopper.expired or expired
+                stopper.stopping = True
+                if raise_now:
+                    _thread.interrupt_main()    # KeyboardInterrupt at the next instruction
+                _interrupt_z3()             # ... which a running Z3 check returns to
+            raise_now = True
+            if left.wait(0.5):
+                return
+
     def watch():
         while True:
             try:
@@ -106,22 +128,11 @@ def stoppable(seconds: float | None):
             if not got:
                 return
             if signal.SIGINT in got:
-                _interrupt_z3()
-
-    lock, left = stopper.lock, stopper.left
+                insist(raise_now=False)     # Python's own handler has raised once already
+                return
 
     def expire():
-        # again each half second: an interrupt that lands in a finaliser (__del__, a weakref
-        # callback) is lost ("unraisable"), and the run would go on
-        while True:
-            with lock:                      # never once the run has left the block
-                if left.is_set():
-                    return
-                stopper.expired = True
-                _thread.interrupt_main()    # KeyboardInterrupt at the next instruction
-                _interrupt_z3()             # ... which a running Z3 check returns to
-            if left.wait(0.5):
-                return
+        insist(raise_now=True, expired=True)
 
     ctrl_c = z3.get_param("ctrl_c")
     z3.set_param("ctrl_c", False)
@@ -168,7 +179,15 @@ def run_stopping(command: str, label: str, seconds: float | None, func):
             stopper.note(text)
             show(text)
         try:
-            return progress_run(None, label, lambda show: func(lambda t: tick(t, show)))
+            try:
+                return progress_run(None, label, lambda show: func(lambda t: tick(t, show)))
+            except ctypes.ArgumentError as exc:
+                # the interrupt landed while ctypes converted an argument of a Z3 call,
+                # and ctypes wraps whatever is raised there ("argument 1:
+                # KeyboardInterrupt"): it is still the interrupt
+                if stopper.stopping and "KeyboardInterrupt" in str(exc):
+                    raise KeyboardInterrupt from None
+                raise
         except (KeyboardInterrupt, Interrupted):
             stopper.close()
             if stopper.expired:
