@@ -18,9 +18,9 @@ under 10 s.
 Each kernel's line also gives the time of the fit of all its sizes (issue 36's target:
 under 10 s on the 2-core machine).
 
-Data the model was not developed on: examples/measurements/gpu-h200-user*/ and
-gpu-h100-user*/ (a user's own kernels and pageable copies, measured on lent H200 and H100
-machines; docs/how-to/gpu-pays-off.md gives their figures).
+Data the model was not developed on: examples/measurements/gpu-h200-user*/,
+gpu-h100-user*/ and gpu-*-second/ (a user's own kernels and pageable copies, measured on
+lent H200 and H100 machines; docs/how-to/gpu-pays-off.md gives their figures).
 
 Beside the model, the same fit anchored at its training points
 (:mod:`accelperf.logca.anchored`: the model's curve with its log residuals at the training

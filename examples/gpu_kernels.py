@@ -16,6 +16,18 @@ built-in ones in what limits them:
 * ``gelu``: the GELU activation with its erf, elementwise (more arithmetic per byte than
   ``scale``).
 
+A second set, written after the LogCA GPU fit was final and measured to test it on kernels
+it had never seen (``examples/measurements/gpu-*-second/``):
+
+* ``total``: the sum of all values (a reduction to one number: 4 bytes come back);
+* ``layernorm``: layer normalisation of rows of 1024 values (two reductions and a map per
+  row);
+* ``transpose``: the m x m matrix, m = isqrt(g/4), transposed into new memory (strided
+  reads or writes on either side);
+* ``topk``: the 64 largest values and where they are (a selection, not a sort);
+* ``argsort``: the permutation that sorts the values (int64 indices: twice the input's
+  bytes come back).
+
 Run from the repository's ``examples/`` directory (or with it on PYTHONPATH), e.g.
 ``accelperf measure gpu --kernel python:gpu_kernels:cumsum --out gpu-cumsum.csv``.
 """
@@ -44,3 +56,26 @@ def gemv(x):
 
 def gelu(x):
     return torch.nn.functional.gelu(x)
+
+
+def total(x):
+    return x.sum()
+
+
+def layernorm(x):
+    width = min(1024, x.numel())
+    rows = x[:x.numel() - x.numel() % width].view(-1, width)
+    return torch.nn.functional.layer_norm(rows, (width,))
+
+
+def transpose(x):
+    m = math.isqrt(x.numel())
+    return x[:m * m].view(m, m).t().contiguous()
+
+
+def topk(x):
+    return torch.topk(x, min(64, x.numel()))
+
+
+def argsort(x):
+    return torch.argsort(x)

@@ -86,6 +86,28 @@ def test_the_floor_is_kept_and_each_term_has_a_sentence():
     assert fit.max_error < 0.02
 
 
+def test_a_fit_driven_to_a_tiny_c_stays_a_model():
+    """ln C is bounded inside LogCA's range (model.MAGNITUDE): on two unseen H100 kernels
+    a fold's solve took C to 0, which LogCA refuses, and the refusal ended the fit."""
+    from accelperf.logca.termfit import LN_C, _bounds
+    g = 2.0 ** np.arange(12, 27)
+    t0, t1, echo = synthetic(g)
+    d = prepare_data(g, t0, t1, echo, None, None)
+    lower, upper = _bounds(d, Spec())
+    assert np.isfinite(lower[LN_C]) and np.isfinite(upper[LN_C])
+    x = np.array([lower[LN_C], 3.0, math.log(6e-6), 2e-5, 3e-11, 0.0, math.log(8e-6), 1.0])
+    assert model_of(x, Spec(), True).base.C > 0     # no ModelError at the bound
+
+
+def test_the_unseen_h100_kernels_whose_fit_underflowed_are_fitted():
+    from accelperf.logca.choose import choose
+    for kernel in ("layernorm", "total"):
+        t = read_timings(GPU.parent / "gpu-h100-second" / f"gpu-{kernel}.csv")
+        fit = choose(prepare_data(t.granularity, t.host, t.accel, t.echo, None, None),
+                     jackknife=False)
+        assert fit.model.base.C > 0 and np.isfinite(fit.cv_error), kernel
+
+
 def test_an_over_parameterised_model_is_refused():
     g = 2.0 ** np.arange(12, 18)
     t0, t1, echo = synthetic(g)

@@ -79,7 +79,7 @@ from .fit import (FitData, FittedParameter, GranularityEstimate, SpeedupErrors,
                   linear_accel, linear_echo, measured_crossing, power_law)
 from .hierarchy import HierarchicalLogCA, MemoryLayer, miss_share
 from .holdout import fold_indices
-from .model import LogCA
+from .model import MAGNITUDE, LogCA
 
 LN_C, BETA, LN_C0, O, LAT, LN_A, LN_FLOOR, BETA_A = range(8)
 N_FIXED = 8
@@ -96,6 +96,7 @@ TERMS = ("host-constant", "floor", "accel-beta", "per-byte-latency")
 MMAP_THRESHOLD = 32 * 2**20      # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit hosts
 THRESHOLD_WORKING_SET = math.sqrt(2.0)
 MMAP = MemoryLayer("mmap", MMAP_THRESHOLD, threshold=True)
+LN_MAGNITUDE = math.log(MAGNITUDE) - 1.0     # inside the model's limit, not on it
 
 
 def term_name(layer: MemoryLayer) -> str:
@@ -239,10 +240,13 @@ def model_of(x, spec: Spec, dependent: bool, name: str | None = None) -> Hierarc
 
 def _bounds(d: FitData, spec: Spec):
     t_lo, t_hi = float(min(d.t0.min(), d.t1.min())), float(max(d.t0.max(), d.t1.max()))
-    lower = [-np.inf, BETA_RANGE[0], math.log(t_lo * 1e-3), 0.0, 0.0, -30.0,
+    # C within what LogCA accepts (model.MAGNITUDE): on the H100 layernorm and sum of
+    # examples/measurements/gpu-h100-second/ a fold's β went to its bound and C underflowed
+    # to 0, which the model refused: the whole fit ended in a ModelError
+    lower = [-LN_MAGNITUDE, BETA_RANGE[0], math.log(t_lo * 1e-3), 0.0, 0.0, -30.0,
              math.log(t_lo * 1e-3), BETA_RANGE[0]]
     # c0 <= the least host time: T0 = c0 + C·g^β·H exceeds c0 at every size
-    upper = [np.inf, BETA_RANGE[1], math.log(float(d.t0.min())), np.inf, np.inf, 30.0,
+    upper = [LN_MAGNITUDE, BETA_RANGE[1], math.log(float(d.t0.min())), np.inf, np.inf, 30.0,
              math.log(t_hi), BETA_RANGE[1]]
     for _ in spec.layers:
         lower += [math.log(STEP_RANGE[0]), math.log(W_RANGE[0])]
