@@ -39,6 +39,14 @@ class Console(rich.console.Console):
 console = Console()
 
 
+def print_warnings(lines, label: str = "warning") -> None:
+    """Each line after its label in yellow, escaped: Rich would read a name in brackets
+    (``h[mmap]``, a layer's ``[L2]``) as a markup tag and drop it."""
+    from rich.markup import escape
+    for line in lines:
+        console.print(f"[yellow]{label}:[/yellow] {escape(line)}")
+
+
 # ---------------------------------------------------------------------- strict commands
 class StrictCommand(click.Command):
     """A command that refuses an option given twice (click would keep the last value and

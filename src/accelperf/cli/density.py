@@ -13,7 +13,8 @@ from ..outputs import write_atomic
 from ..report import dump_json
 from ..units import format_size
 from .app import cli
-from .common import POSITIVE, RealType, check_output, console, figure_path, progress_run
+from .common import (POSITIVE, RealType, check_output, console, figure_path, print_warnings,
+                     progress_run)
 from .flags import said
 
 
@@ -90,8 +91,7 @@ def density_bound(algo, operand_bytes, hier, compute_ceiling, problem_bytes, com
         line += (f"; compute ceiling {result.compute_ceiling:.4g}/s: "
                  f"[bold]{result.limited_by}-bound[/bold] by a factor {result.margin:.3g}")
     console.print(line)
-    for warning in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(said(warning))}")
+    print_warnings(said(w) for w in result.warnings)
 
 
 @density.command("probe")

@@ -19,7 +19,7 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from ..outputs import write_atomic
 from .common import StrictCommand, check_output, console, figure_path, nearest, \
-    param_options, read_params
+    param_options, print_warnings, read_params
 
 
 def print_parameters(model) -> None:
@@ -244,8 +244,7 @@ def _print_calibration(result) -> None:
                                          f"refitted without it, then predicted)"))
     console.print("worst inputs after the fit: " + "; ".join(
         f"{r.name} {r.error:+.3%}" for r in result.worst()))
-    for w in result.warnings:
-        console.print(f"[yellow]warning[/yellow]: {w}")
+    print_warnings(result.warnings)
 
 
 @click.command("compare", cls=StrictCommand)

@@ -34,7 +34,7 @@ class QuotedG1:
     """The g1 to quote (None: no size pays off, as far as data and model go) and why."""
 
     granularity: float | None
-    basis: str                  # "anchored", "model, extrapolated" or "none"
+    basis: str      # "anchored", "model", "model, extrapolated", "unreliable" or "none"
     reason: str
 
     def to_dict(self) -> dict:
@@ -42,9 +42,11 @@ class QuotedG1:
                 "reason": self.reason}
 
     def __str__(self) -> str:
-        size = format_size(self.granularity) if self.granularity is not None else \
-            "none" if self.basis == "none" else "no reliable g1" \
-            if self.basis == "unreliable" else "below the sizes measured"
+        if self.granularity is not None:
+            size = format_size(self.granularity)
+        else:
+            size = {"none": "none", "unreliable": "no reliable g1"}.get(
+                self.basis, "below the sizes measured")
         return f"{size} ({self.reason})"
 
 

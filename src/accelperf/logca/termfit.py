@@ -348,7 +348,8 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
             return last["r"]
         return (lambda v: evaluate(v)[0]), (lambda v: evaluate(v)[1][:, which])
 
-    def run(x, which, parts, scale=F_SCALE, cost=False):
+    def run(x, which, parts, scale=F_SCALE):
+        """(x with its ``which`` entries solved, the solve's final cost)."""
         fun, jac = residuals(x, which, parts)
         with np.errstate(all="ignore"):
             sol = optimize.least_squares(fun, x[which], jac=jac,
@@ -356,14 +357,14 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
                                          f_scale=scale, max_nfev=300)
         y = x.copy()
         y[which] = sol.x
-        return (y, sol.cost) if cost else y
+        return y, sol.cost
 
     # The host's terms first (its own times), then the accelerator's with the host held,
     # then everything on both log times: each start comes from the step before, so the
     # joint solve begins near both curves.
-    x = run(x0, free & host_part, "host")
+    x, _ = run(x0, free & host_part, "host")
     accel = free & ~host_part
-    y, cost = run(x, accel, "accel", cost=True)
+    y, cost = run(x, accel, "accel")
     _, _, _, _, kernel, floor, _ = _pieces(y, spec, d.g, dependent, m)
     if spec.floor and np.all(kernel < floor):
         # The kernel ended under its floor at every size, where the max() leaves A no
@@ -371,15 +372,15 @@ def solve(d: FitData, spec: Spec, name: str | None = None) -> Solved:
         # Again from the kernel's start against the host as fitted; the lower cost wins.
         x[accel] = np.clip(kernel_start(x, d, spec, dependent), lower + margin,
                            upper - margin)[accel]
-        again, cost_again = run(x, accel, "accel", cost=True)
+        again, cost_again = run(x, accel, "accel")
         y = again if cost_again < cost else y
-    x = run(y, free, "both")
+    x, _ = run(y, free, "both")
     # Refit with the loss's scale at the fit's own typical miss (robust regression's
     # normalised MAD), at least F_SCALE: a kernel whose times all lie 15% about the curve
     # is not 15%-outliers everywhere, and only points beyond that are discounted.
     with np.errstate(all="ignore"):
         r = residuals(x, free, "both")[0](x[free])
-    x = run(x, free, "both", max(F_SCALE, MAD_NORMAL * float(np.median(np.abs(r)))))
+    x, _ = run(x, free, "both", max(F_SCALE, MAD_NORMAL * float(np.median(np.abs(r)))))
     span = upper - lower
     near = free & np.isfinite(span) & ((x - lower < 1e-4 * span) | (upper - x < 1e-4 * span))
     return Solved(spec, x, free, dependent, model_of(x, spec, dependent, name),

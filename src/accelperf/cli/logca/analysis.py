@@ -20,6 +20,7 @@ from ..common import (
     check_range,
     console,
     model_options,
+    print_warnings,
     range_options,
     single_model,
     size_or_dash,
@@ -107,8 +108,7 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
     console.print("bands: " + ", ".join(
         f"[bold]{escape(b.parameters) or 'none'}[/bold] {format_size(b.start)}–"
         f"{format_size(b.end)}" for b in analysis.bands))
-    for w in notes:
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(notes, "note")
 
 
 @logca.command("case-study")
@@ -298,5 +298,4 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
         console.print(f"feasibility curve {escape(curve.y_parameter)}"
                       f"({escape(curve.x_parameter)}): {int(ok.sum())} of {curve.x.size} "
                       f"points solvable" + ("" if out is None else f", drawn to {out}"))
-    for w in notes:
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(notes, "note")

@@ -12,8 +12,8 @@ from rich.table import Table
 from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
-from ..common import (SIZE, check_range, console, crossing_size, param_options, read_params,
-                      size_range)
+from ..common import (SIZE, check_range, console, crossing_size, param_options, print_warnings,
+                      read_params, size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
                      load_layers, measurement_notes, render_hierarchy_fit)
@@ -135,8 +135,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if band is not None:
         print_draws(band, draws)
     print_holdout(extra_json)
-    for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    print_warnings(warnings)
 
 
 def plain_cv(timings, k: int, latency, lo, hi, host_constant) -> float:
@@ -279,8 +278,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
                   f"{crossing_size(result.anchored_g1)}")
     console.print(f"g1 to quote: {escape(str(quote))}")
     print_holdout(extra)
-    for w in warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    print_warnings(warnings)
 
 
 def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
@@ -430,5 +428,4 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
                   f"granularity: {result.dependent_reason}")
     console.print(f"fit error of T1: mean {result.mean_error:.2%}, max {result.max_error:.2%} "
                   f"over {result.granularity.size} granularities")
-    for w in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
+    print_warnings(result.warnings)

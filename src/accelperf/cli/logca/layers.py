@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ...errors import ModelError
 from ...outputs import replacing
-from ..common import console, crossing_size, size_or_dash
+from ..common import console, crossing_size, print_warnings, size_or_dash
 
 
 FROM_DATA = "data"      # --hierarchy data: the caches named in the measurement's header
@@ -152,8 +152,7 @@ def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
     for label, c in (("g1", result.g1), ("g_A/2", result.g_half)):
         console.print(f"{label}: measured {crossing_size(c.measured)}, model "
                       f"{crossing_size(c.model)}")
-    for w in list(extra_warnings) + list(result.warnings):
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(list(extra_warnings) + list(result.warnings), "note")
 
 
 def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False) -> None:
@@ -195,8 +194,7 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False)
         table.add_row(format_size(x), "—" if m is None else f"{m:.4g}",
                       *(f"{float(model.speedup(x)):.4g}" for _, model in models))
     console.print(table)
-    for w in notes + list(result.warnings):
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(notes + list(result.warnings), "note")
 
 
 def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
@@ -232,8 +230,7 @@ def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
     console.print(f"peak: speedup {peak_s:.4g} at {size_or_dash(peak_g)}; speedup "
                   f"{float(model.speedup(1.0)):.4g} at 1 B, {model.large_g_limit():.4g} "
                   f"at 1e15 B")
-    for w in notes:
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(notes, "note")
 
 
 def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> None:
@@ -268,8 +265,7 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
     console.print(table)
     console.print(f"the fitted curve: speedup {float(model.speedup(1.0)):.4g} at 1 B, "
                   f"{model.large_g_limit():.4g} at 1e15 B")
-    for w in notes:
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+    print_warnings(notes, "note")
 
 
 def hierarchy_advice(data: Path, hier, probe, at, factor, threshold, select=False) -> tuple:
