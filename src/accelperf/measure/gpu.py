@@ -52,7 +52,7 @@ from typing import Any, Callable, Protocol
 from ..errors import ModelError, invalid
 from .crypto import (Measurement, MeasurementError, Sample, check_count, check_sizes,
                      interrupted, load_note)
-from .outliers import BREAK_FACTOR, MAX_REMEASURES, remeasure_breaks
+from .outliers import BREAK_FACTOR, MAX_REMEASURES, MAX_RUN, remeasure_breaks
 
 BUILTIN_KERNELS = ("scale", "sort", "fft", "gemm")
 TARGET_S = 2e-3
@@ -375,8 +375,9 @@ def _metadata(plan: Plan, backend: Backend, energy_note: str, notes: list[str]) 
         "energy": energy_note,
         "re-measured": ("; ".join(notes) if notes else
                         f"none (a size is measured again, at most {MAX_REMEASURES} times, "
-                        f"when its minimum is over {BREAK_FACTOR:g}x both neighbours' times "
-                        f"the repeats' spread there)"),
+                        f"when its minimum, or each of a run of up to {MAX_RUN} sizes', is "
+                        f"over {BREAK_FACTOR:g}x both neighbours' times the repeats' spread "
+                        f"(median/min) there)"),
         "load average": load_note(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
