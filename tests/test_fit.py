@@ -146,6 +146,14 @@ def test_bad_fit_input(kwargs, words):
 def test_helpers():
     C, beta, _, _ = power_law(G, 3 * G**1.1)
     assert C == pytest.approx(3) and beta == pytest.approx(1.1)
+    from scipy import stats
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 17):                    # two points: no residual, both errors 0
+        g = np.geomspace(4096, 2**28, n)
+        t = 1e-6 * g**0.9 * np.exp(rng.normal(0, 0.1, n))
+        r = stats.linregress(np.log(g), np.log(t))
+        assert power_law(g, t) == pytest.approx(
+            (math.exp(r.intercept), r.slope, r.intercept_stderr, r.stderr), rel=1e-6, abs=1e-15)
     assert measured_crossing([1, 10, 100], [0.5, 2, 4], 1.0) == pytest.approx(
         10 ** (math.log(2) / math.log(4)), rel=1e-9)
     assert measured_crossing([1, 10], [2, 4], 1.0) is None

@@ -226,12 +226,37 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
         assert set(p["per_granularity"][0]) == {"granularity_bytes", "measured_speedup",
                                                 "predicted_speedup"}
         assert d["cv"]["folds"] == 4 and d["cv"]["mean"] >= 0
+        # beside it the line through the neighbouring fitted sizes, in log-log
+        base = p["neighbour_interpolation"]
+        s_train = np.divide(*synthetic(g[::2])[:2])
+        want = np.exp(np.interp(np.log(g[1::2]), np.log(g[::2]), np.log(s_train)))
+        assert [x["predicted_speedup"] for x in base["per_granularity"][:-1]] == \
+            pytest.approx(want[:-1], rel=1e-12)   # the last, beyond the training sizes, extends
     assert p["mean"] < 0.05                      # --select follows the floor
     # --select also reports the curve anchored at the training sizes (g1 and prediction)
     anchored = d["anchored"]
     assert anchored["g1"] > 0 and anchored["predict"]["mean"] < 0.05
     assert len(anchored["predict"]["per_granularity"]) == len(p["per_granularity"])
     assert set(d["g1_to_quote"]) == {"granularity_bytes", "basis", "reason"}
+
+
+def test_predict_is_honoured_with_hierarchy_and_cv_refused(tmp_path, capsys):
+    """`--hierarchy` without `--select` printed neither --predict's errors nor --cv's and
+    exited 0: both were dropped without a word."""
+    g = 2.0 ** np.arange(12, 27)
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    write_csv(train, g[::2], *synthetic(g[::2]))
+    write_csv(test, g[1::2], *synthetic(g[1::2]))
+    layers = ["--hierarchy", str(GPU / "host-layers.toml")]
+    assert main(["logca", "fit", str(train), *layers, "--predict", str(test)]) == 0
+    out = capsys.readouterr().out
+    assert "predicted at 7 test granularities: speedup error mean" in out
+    assert "a line between the neighbouring fitted sizes (no model): speedup error" in out
+    assert main(["logca", "fit", str(train), *layers, "--predict", str(test), "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)["predict"]
+    assert len(p["per_granularity"]) == 7 and p["neighbour_interpolation"]["mean"] >= 0
+    assert main(["logca", "fit", str(train), *layers, "--cv", "3"]) == 2
+    assert "--cv = 3 is not offered with --hierarchy alone" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- the --hierarchy fit (hierfit)

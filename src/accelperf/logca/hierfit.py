@@ -84,6 +84,10 @@ class HierarchyFit(SpeedupErrors):
     warnings: tuple = ()
     plain_fit: object = field(default=None, repr=False)   # fit_logca's own FitResult
 
+    def speedup(self, g):
+        """The chosen model's speedup at g."""
+        return self.model.speedup(g)
+
     def errors_of(self, candidate: Candidate) -> tuple[float, float]:
         """(mean, max) relative speedup error of one candidate."""
         e = np.abs(candidate.model.speedup(self.granularity) / self.speedup_measured - 1)

@@ -77,8 +77,12 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         refuse_unused_with_select()
         return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out)
     if hier is not None or probe:
+        if cv is not None:
+            raise ModelError(f"--cv = {cv} is not offered with {'--hierarchy' if hier else '--probe'}"
+                             f" alone (each fold would refit every layer's parameters); "
+                             f"add --select, whose terms are chosen by cross-validation")
         return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
-                               out, as_json, draws)
+                               out, as_json, draws, test)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
     timings = read_timings(data, statistic)
     if cv is not None and cv > len(timings.granularity):
@@ -103,7 +107,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         extra_json["cv"] = {"folds": cv, "mean": plain_cv(timings, cv, latency, lo, hi,
                                                           host_constant)}
     if test is not None:
-        extra_json["predict"] = predict_test(result.speedup, test).to_dict()
+        extra_json["predict"] = predict_with_baseline(result, test)
         warnings += other_kernel(timings, test)
     if out is not None:
         from ...plot.fit import fit_figure
@@ -179,6 +183,18 @@ def predict_test(speedup, test):
     return predict(speedup, test.granularity, test.host / test.accel)
 
 
+def predict_with_baseline(result, test) -> dict:
+    """--predict's JSON: the fit's prediction of the test file's speedups, and beside it the
+    model-free baseline, the line through the two neighbouring fitted sizes
+    (:func:`~accelperf.logca.holdout.interpolate_neighbours`): a model is worth its
+    parameters at sizes it did not see only where it beats that line."""
+    from ...logca.holdout import interpolate_neighbours
+    g, s = result.granularity, result.speedup_measured
+    return dict(predict_test(result.speedup, test).to_dict(),
+                neighbour_interpolation=predict_test(
+                    lambda x: interpolate_neighbours(g, s, x), test).to_dict())
+
+
 def print_holdout(extra: dict) -> None:
     if "cv" in extra:
         console.print(f"cross-validated speedup error ({extra['cv']['folds']} folds, each "
@@ -187,6 +203,11 @@ def print_holdout(extra: dict) -> None:
         p = extra["predict"]
         console.print(f"predicted at {len(p['per_granularity'])} test granularities: speedup "
                       f"error mean {p['mean']:.2%}, max {p['max']:.2%}")
+        b = p["neighbour_interpolation"]
+        console.print(f"a line between the neighbouring fitted sizes (no model): speedup "
+                      f"error mean {b['mean']:.2%}, max {b['max']:.2%}"
+                      + (": the model predicts these sizes worse" if b["mean"] < p["mean"]
+                         else ""))
     if "predict" in extra.get("anchored", {}):
         p = extra["anchored"]["predict"]
         console.print(f"anchored at the measured sizes: speedup error mean {p['mean']:.2%}, "
@@ -246,7 +267,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
                         result.anchored_g1)
     extra["g1_to_quote"] = quote.to_dict()
     if test is not None:
-        extra["predict"] = predict_test(result.speedup, test).to_dict()
+        extra["predict"] = predict_with_baseline(result, test)
         extra["anchored"]["predict"] = predict_test(result.anchored.speedup, test).to_dict()
     warnings = measurement_notes(timings.metadata, True) + notes + list(result.warnings) + \
         ([] if test is None else other_kernel(timings, test))
@@ -282,12 +303,17 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
 
 
 def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe, out,
-                    as_json, draws=0) -> None:
+                    as_json, draws=0, test=None) -> None:
     """`logca fit --hierarchy/--probe`: plain and hierarchical LogCA, chosen by AIC; with
     --monte-carlo N the fit's covariance propagated to a speedup band, g1 and g_A/2
     (bootstrap resampling is not offered here: it would refit the 35 parameters each
-    time)."""
+    time); with ``test`` (--predict) its speedups predicted."""
     result, notes = fit_from_data(data, hier, probe, statistic, latency, lo, hi, host_constant)
+    extra = {}
+    if test is not None:
+        from ...measure.data import read_timings
+        extra["predict"] = predict_with_baseline(result, test)
+        notes = notes + other_kernel(read_timings(data, statistic), test)
     band = None
     if draws:
         from ...logca.uncertainty import monte_carlo_hierarchy
@@ -296,7 +322,7 @@ def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe
         from ...plot.fit import hierarchy_fit_figure
         save(hierarchy_fit_figure(result, band=band), out)
     if as_json:
-        d = dict(result.to_dict(), warnings=notes + list(result.warnings))
+        d = dict(result.to_dict(), warnings=notes + list(result.warnings), **extra)
         if band is not None:
             d["uncertainty"] = band.to_dict()
         click.echo(dump_json(d))
@@ -304,6 +330,7 @@ def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe
     render_hierarchy_fit(result, data, notes)
     if band is not None:
         print_draws(band, draws)
+    print_holdout(extra)
 
 
 def print_draws(band, draws: int) -> None:
