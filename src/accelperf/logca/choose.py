@@ -152,13 +152,18 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
         raise ModelError(f"only {d.n} sizes: too few to cross-validate even plain LogCA "
                          f"({free_count(spec, has_echo)} free parameters)")
     notes: dict[str, TermChoice] = {}
+    # A step's single term added to the spec a pair of the step before was: the same spec,
+    # and its folds the same refits (a solve depends on the spec and the sizes alone).
+    validated: dict[Spec, tuple] = {}
     while pool:
         scores, fold_models = {}, {}
         for step in [(t,) for t in pool] + list(combinations(pool, 2)):
             cand = spec
             for term in step:
                 cand = cand.with_term(term, usable)
-            err, models = cross_validate(d, cand, k)
+            if cand not in validated:
+                validated[cand] = cross_validate(d, cand, k)
+            err, models = validated[cand]
             if err is None and len(step) == 1:
                 notes[step[0]] = TermChoice(step[0], False, f"refused: "
                                             f"{free_count(cand, has_echo)} free parameters "
