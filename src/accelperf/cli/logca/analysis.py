@@ -183,13 +183,15 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
     break-even from the whole curve.
     """
     from ...logca.advise import rank
+    notes = None                    # a fit's notes and warnings, where there is a fit
     if check_hierarchy_options(hier, probe, data, spec, select):
-        ranked = hierarchy_advice(data, hier, probe, at, factor, threshold, select)
+        ranked, notes = hierarchy_advice(data, hier, probe, at, factor, threshold, select)
     else:
         ranked = rank(build_models(**spec), at, factor, threshold)
     if as_json:
         rows = [dict(a.to_dict(), rank=i + 1) for i, a in enumerate(ranked)]
-        click.echo(dump_json(rows[0] if len(rows) == 1 else rows))
+        click.echo(dump_json(dict(rows[0], warnings=notes) if notes is not None else
+                             rows[0] if len(rows) == 1 else rows))
         return
     table = Table(title=f"Offloading {format_size(at)}"
                         + (" — ranked" if len(ranked) > 1 else ""))
@@ -208,6 +210,7 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
             console.print(f"[bold]{a.model.label}[/bold]: {a.break_even_reason}")
     console.print(f"limited by: improving the parameter {factor:g}x raises the speedup at "
                   f"{format_size(at)} by at least {threshold:.0%} (ISCA'17 §3.2)")
+    print_warnings(notes or [], "note")
 
 
 def _break_even_text(advice) -> str:

@@ -269,15 +269,17 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
 
 
 def hierarchy_advice(data: Path, hier, probe, at, factor, threshold, select=False) -> tuple:
-    """The advice of the fitted model at ``at``: ISCA'17 §3 asked of the plain LogCA that
-    holds the layer's costs there, with the break-even of the whole curve."""
+    """((the advice of the fitted model at ``at``,), the fit's notes and warnings): ISCA'17
+    §3 asked of the plain LogCA that holds the layer's costs there, with the break-even of
+    the whole curve."""
     from dataclasses import replace
     from ...logca.advise import advise
-    result, _ = fit_from_data(data, hier, probe, select=select)
+    result, notes = fit_from_data(data, hier, probe, select=select)
+    notes = notes + list(result.warnings)
     model = result.model
     advice = advise(model.local_model(at), at, factor, threshold)
     if model.plain:
-        return (advice,)
+        return (advice,), notes
     g1 = model.g1()
     return (replace(advice, break_even=g1, break_even_reason=None if g1 is not None else
-                    "the fitted speedup stays below 1 at every size up to 1e15 B"),)
+                    "the fitted speedup stays below 1 at every size up to 1e15 B"),), notes
