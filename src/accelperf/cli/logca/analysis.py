@@ -22,6 +22,7 @@ from ..common import (
     model_options,
     print_warnings,
     range_options,
+    refuse_unused,
     single_model,
     size_or_dash,
 )
@@ -254,6 +255,9 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
     if out is not None and xy is None:
         raise ModelError("--out needs --pair X,Y: the figure is the feasibility curve of two "
                          "parameters")
+    if xy is None:
+        refuse_unused({"points": "the points are of the feasibility curve of --pair X,Y"},
+                      "design", "without --pair")
     notes = []
     if layered:
         fitted, notes = fit_from_data(data, hier, probe, select=select)
