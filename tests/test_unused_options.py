@@ -42,6 +42,8 @@ CASES = [
       "--out", "{tmp}/e.html"], "--lpn-frequency = 1GHz is not used with --model none"),
     (["explore", "--model", "none", "--hierarchy", "none", "--algorithm", "dot", "--out",
       "{tmp}/e.html"], "--algorithm = dot is not used with --hierarchy none"),
+    (["measure", "gpu", "--resident", "--pageable", "--device", "cpu", "--out",
+      "{tmp}/x.csv"], "--pageable is not used with --resident"),
     (["density", "bound", "--algorithm", "rho = sqrt(alpha)/4", "--operand-bytes", "8"],
      "--operand-bytes = 8.0 is invalid: given to a formula in s"),
 ]

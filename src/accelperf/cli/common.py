@@ -403,7 +403,10 @@ def refuse_unused(unused: dict, mode: str = "--select", qualifier: str = "") -> 
             param = next(p for p in ctx.command.params if p.name == name)
             flag = param.opts[0]
             value = ctx.params[name]
-            given = flag if value is True else f"{flag} = {_as_given(value, param.type)}"
+            if isinstance(value, bool):         # a flag, or the second of a --x/--no-x pair
+                given = flag if value or not param.secondary_opts else param.secondary_opts[0]
+            else:
+                given = f"{flag} = {_as_given(value, param.type)}"
             raise ModelError(f"{given} is not used with {mode}"
                              f"{' ' + qualifier if qualifier else ''}: {instead}; leave it out")
 
