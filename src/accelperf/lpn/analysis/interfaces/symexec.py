@@ -556,7 +556,8 @@ class Explorer:
             elif k is not None and len(seen) >= k:
                 ready.append(None)           # k servers, all used once: which frees first
             if seen:                         # is an order statistic this does not track
-                ready.append(start[seen[-1]] + records[seen[-1]].interval)
+                before = start[seen[-1]]         # None: that firing's start is unknown too
+                ready.append(None if before is None else before + records[seen[-1]].interval)
             unknown = rec.bundled or any(r is None for r in ready)
             start.append(None if unknown else sympy.Max(*ready) if ready else sympy.Integer(0))
             done[i] = None if start[i] is None else start[i] + rec.delay
