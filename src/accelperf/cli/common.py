@@ -312,6 +312,14 @@ def check_range(lo: float, hi: float) -> None:
         raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
 
 
+def typed(name: str) -> bool:
+    """Whether the current command's option ``name`` (its Python name) was given on the
+    command line, not left at its default: a default an unused option keeps is no cause to
+    refuse it."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
 def progress_run(total: int | None, label: str, func):
     """Run ``func(tick)`` under a progress bar on stderr when it is a terminal (quiet when
     piped); ``tick(text)`` advances one step and shows ``text``. Without a ``total`` the
