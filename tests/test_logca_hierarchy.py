@@ -286,3 +286,20 @@ def test_sub_byte_crossings_of_a_hierarchy_fit_print_as_below_a_byte(cli, bent, 
     rows = {line.split("│")[1].strip(): line.split("│")[3].strip()
             for line in stdout.splitlines() if line.count("│") == 5}
     assert rows["g1"] == rows["g_A/2"] == "< 1 B" and "e-19" not in stdout
+
+
+def test_a_layered_fit_whose_cost_falls_through_zero_is_refused(cli):
+    """On the H200 GEMM the layered fit's accelerator cost per byte fell 88.6% beyond the
+    L1d and 15.3% beyond L1d x16: past 1 MiB its kernel took a negative time, and
+    `logca advise --at 1MiB` ended in a ZeroDivisionError. The layered candidate is refused
+    with a warning that says why, and the plain model answers."""
+    from pathlib import Path
+    gpu = Path(__file__).resolve().parents[1] / "examples" / "measurements" / "gpu-h200"
+    code, out, err = cli("logca", "advise", "--hierarchy", str(gpu / "host-layers.toml"),
+                         "--data", str(gpu / "gpu-gemm.csv"), "--at", "1MiB", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["speedup"] > 1
+    (said,) = [w for w in d["warnings"] if "through zero" in w]
+    assert "accelerator cost per byte falls 88.6% beyond L1d and 15.3% beyond L1d x16" in said
+    assert said.endswith("refused (a time cannot be negative), the plain model is kept")

@@ -125,6 +125,23 @@ def test_from_lpn_figure_and_host_csv(cli, tmp_path):
                          "--host-csv", str(host), "--no-transfer", "--out", str(fig))
     assert code == 0 and fig.read_bytes()[:4] == b"\x89PNG"
     assert "cannot be told apart" in " ".join(out.split())
+    code, _, err = cli("logca", "from-lpn", "pipeline-over-link", "--sizes", "64B,1KiB,16KiB",
+                       "--host-csv", str(host), "--host-beta", "2.5")
+    assert code == 2 and "--host-beta = 2.5 is not used with --host-csv" in err
+
+
+def test_link_parameters_reach_the_link_alone(cli):
+    """L is read off the link-alone model: a link given as 1 B/cycle with --param must be
+    that slow there too (it was built with its defaults, 0.49 cycles/B to 1 KiB, and the slower link
+    was put into o and A)."""
+    runs = []
+    for extra in ((), ("--param", "link_bytes_per_cycle=1")):
+        code, out, err = cli("logca", "from-lpn", "pipeline-over-link", "--sizes",
+                             "64B..1KiB", "--host-C", "10", *extra, "--json")
+        assert code == 0, err
+        runs.append(json.loads(out)["parameters"]["L"])
+    default, slow = runs
+    assert default == pytest.approx(0.488, rel=1e-3) and slow > 2 * default
 
 
 def test_jpeg_decoder_behind_pcie(cli):

@@ -400,3 +400,29 @@ def read_params(params_file: Path | None, param_list=(), model_spec: str | None 
         name, value = parse_assignment(text)
         values[name] = value
     return values
+
+
+def refuse_unused(unused: dict, mode: str = "--select", qualifier: str = "") -> None:
+    """An option of ``unused`` given on the command line is an error naming it, the mode
+    that has no use for it, and what to do instead."""
+    ctx = click.get_current_context()
+    for name, instead in unused.items():
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            param = next(p for p in ctx.command.params if p.name == name)
+            flag = param.opts[0]
+            value = ctx.params[name]
+            if isinstance(value, bool):         # a flag, or the second of a --x/--no-x pair
+                given = flag if value or not param.secondary_opts else param.secondary_opts[0]
+            else:
+                given = f"{flag} = {_as_given(value, param.type)}"
+            raise ModelError(f"{given} is not used with {mode}"
+                             f"{' ' + qualifier if qualifier else ''}: {instead}; leave it out")
+
+
+def _as_given(value, kind) -> str:
+    """A parsed option value as a user would have typed it (1 KiB, not 1024.0)."""
+    if kind is SIZE:
+        return format_size(value).replace(" ", "")
+    if kind is FREQUENCY:
+        return f"{value / 1e9:g}GHz" if value >= 1e9 else f"{value / 1e6:g}MHz"
+    return f"{value:g}" if isinstance(value, float) else str(value)

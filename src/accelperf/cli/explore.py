@@ -10,7 +10,7 @@ from ..errors import ModelError
 from ..outputs import write_atomic
 from .app import cli
 from .common import (FREQUENCY, SIZE, build_models, check_output, model_options,
-                     param_options, progress_run, read_params)
+                     param_options, progress_run, read_params, refuse_unused)
 
 
 @cli.command("explore")
@@ -73,12 +73,25 @@ def explore(presets, kernels, L, o, C, A, beta, latency, unit, frequency, name, 
     if lpn_off and space_path is not None:
         raise ModelError(f"--space = '{space_path}' is invalid with --model none: it is the "
                          f"LPN model's input space")
+    if lpn_off:
+        refuse_unused({"lpn_frequency": "it is the LPN model's clock"}, "--model none")
+    if hier.strip().lower() == "none":
+        refuse_unused({"algo": "it is the density panel's, which --hierarchy none leaves "
+                               "out"}, "--hierarchy none")
+    explicit = any(v is not None for v in (L, o, C, A, beta))
+    if kernels and not presets:
+        raise ModelError("--kernel needs --preset: a kernel is looked up on a Table 5 device")
+    if fit_csv is not None and not presets and not explicit:
+        # the page's only LogCA model is then the fit's: nothing else to label or convert
+        refuse_unused({k: "it applies to a --preset or --L/--o/--C/--A model, and the "
+                          "fit's model is in seconds" for k in
+                       ("name", "latency", "unit", "frequency")}, "--fit",
+                      "alone (no --preset, no --L/--o/--C/--A)")
     spec = dict(presets=presets, kernels=kernels, L=L, o=o, C=C, A=A, beta=beta,
                 latency=latency, unit=unit, frequency=frequency, name=name)
     fitted = [] if fit_csv is None else [_selected_fit(fit_csv)]
-    if not presets and all(v is None for v in (L, o, C, A, beta)):
+    if not presets and not explicit:
         spec.update(presets=() if fitted else DEFAULT_DESIGNS, kernels=("aes",))
-    explicit = any(v is not None for v in (L, o, C, A, beta))
     models = fitted + (build_models(**spec) if spec["presets"] or explicit or not fitted
                        else [])
     logca = LogcaPanel(tuple(models), at=at)

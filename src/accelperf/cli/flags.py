@@ -29,6 +29,7 @@ FLAGS: dict[str, str] = {
     "check": "--check",
     "compute_ceiling": "--compute-ceiling",
     "device": "--device",
+    "factor": "--factor",
     "fit": "--fit",
     "hierarchy": "--hierarchy",
     "folds": "--cv",
@@ -42,6 +43,7 @@ FLAGS: dict[str, str] = {
     "kernel": "--kernel",
     "measured": "--measured",
     "mode": "--mode",
+    "operand_bytes": "--operand-bytes",
     "pair": "--pair",                   # logca design: x_parameter,y_parameter
     "param": "--param",
     "params": "--params",
@@ -50,6 +52,7 @@ FLAGS: dict[str, str] = {
     "scheduler": "--scheduler",
     "space": "--space",
     "target": "--target",
+    "threshold": "--threshold",
     "to": "--to",
     "uncertainty": "--uncertainty",
     "x_parameter": "--pair",

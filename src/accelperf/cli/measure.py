@@ -16,7 +16,8 @@ import click
 
 from ..report import dump_json
 from .app import cli
-from .common import SIZE, RealType, check_output, granularities, progress_run, range_options
+from .common import (SIZE, RealType, check_output, granularities, progress_run, range_options,
+                     refuse_unused)
 
 huge_pages_option = click.option(
     "--huge-pages/--no-huge-pages", default=True, show_default=True,
@@ -206,6 +207,9 @@ def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, o
     from ..measure.gpu import check_plan, measure_gpu
     from ..measure.gpu_torch import torch_backend
     check_output(out, "--out", (".csv",))
+    if resident:
+        refuse_unused({"pinned": "the data stay on the device: there are no host buffers "
+                                 "to pin"}, "--resident")
     plan = check_plan(kernel, granularities(lo, hi, one_size=True), repeats, pinned,
                       resident, energy)
     backend = torch_backend(device)

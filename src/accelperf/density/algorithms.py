@@ -157,7 +157,8 @@ def from_formula(text: str, operand_bytes: float = 4, name: str | None = None) -
         probe = np.asarray(eta(np.array([1.0, 1e6])), float)
     if probe.shape not in ((2,), ()):          # () is a constant η, broadcast over α
         raise ModelError(f"formula = {text!r} is invalid: it must give one number per α")
-    return Algorithm(name or "formula", eta, "user formula", f"{kind} = {f.text} (s = {s:g} B)")
+    size = f" (s = {s:g} B)" if "s" in f.names else ""
+    return Algorithm(name or "formula", eta, "user formula", f"{kind} = {f.text}{size}")
 
 
 def algorithm(name_or_formula: str, operand_bytes: float | None = None) -> Algorithm:
@@ -167,7 +168,12 @@ def algorithm(name_or_formula: str, operand_bytes: float | None = None) -> Algor
     if key in BUILT_IN:
         return BUILT_IN[key]() if operand_bytes is None else BUILT_IN[key](operand_bytes)
     if key and not re.fullmatch(r"[a-z][a-z0-9_-]*", key):   # not a name: a formula
-        return from_formula(name_or_formula, 4 if operand_bytes is None else operand_bytes)
+        alg = from_formula(name_or_formula, 4 if operand_bytes is None else operand_bytes)
+        if operand_bytes is not None and "s" not in alg.eta.formula.names:
+            raise invalid("operand_bytes", operand_bytes,
+                          f"given to a formula in s; {alg.formula!r} has "
+                          f"none, so the operand size changes nothing (leave it out)")
+        return alg
     raise ModelError(f"algorithm = {name_or_formula!r} is invalid: valid algorithms are "
                      f"{', '.join(BUILT_IN)}, or a formula in alpha and s such as "
                      f"'sqrt(alpha)/(2*s)**1.5'")

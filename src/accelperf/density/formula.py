@@ -63,6 +63,17 @@ class Formula:
         self._check(tree)
         self._tree = tree
 
+    @property
+    def names(self) -> frozenset[str]:
+        """The variables the formula uses (of those it was allowed)."""
+        found, stack = set(), [self._tree]
+        while stack:
+            node = stack.pop()
+            if node.kind == "name" and node.op in self.variables:
+                found.add(node.op)
+            stack.extend(node.args)
+        return frozenset(found)
+
     def _fail(self, node, what: str):
         allowed = (f"numbers, the variables {', '.join(self.variables)}, + - * / **, and "
                    f"{', '.join(FUNCTIONS)}")

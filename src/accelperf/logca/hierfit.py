@@ -32,7 +32,7 @@ from ..units import format_size
 from .fit import (FittedParameter, GranularityEstimate, SpeedupErrors, fit_logca,
                   measured_crossing, prepare_data)
 from .fitsanity import sanity_warnings
-from .hierarchy import HierarchicalLogCA, MemoryLayer
+from .hierarchy import SEARCH_RANGE, HierarchicalLogCA, MemoryLayer
 from .model import LogCA
 
 MIN_SIDE = 2                         # measured sizes needed on each side of a transition
@@ -350,6 +350,10 @@ def fit_hierarchical(granularity, t_host, t_accel, layers, t_echo=None,
                         f"measured times: refused (more parameters than data points); "
                         f"measure more sizes or give fewer layers")
         hier = None
+    if hier is not None and (vanishing := _vanishing_costs(hier.model)):
+        warnings.append(f"the hierarchical model's {'; its '.join(vanishing)}: refused (a "
+                        f"time cannot be negative), the plain model is kept")
+        hier = None
     chosen = hier if hier is not None and hier.aic < plain.aic - 2 else plain
     s_meas = d.t0 / d.t1
     model = chosen.model
@@ -418,6 +422,29 @@ def _candidate(kind, d, layers, dependent, start, host_constant, name,
     x, se, ssr, aic, k, cov = _solve(d, layers, dependent, start.copy(), free, lower, upper,
                                      max_nfev)
     return Candidate(kind, model_of_vector(x, layers, dependent, name), x, se, ssr, aic, k, cov)
+
+
+def _vanishing_costs(model: HierarchicalLogCA) -> list[str]:
+    """Each cost per byte that the steps take to zero or below at some size, in words.
+
+    The steps add (``Q = 1 + Σ a_k·m_k``) and each is only bounded below by -90%, so two
+    layers' falls can take a cost through zero once the data have outgrown both: on the
+    H200 GEMM (examples/measurements/gpu-h200/) the accelerator's fell 88.6% and 15.3%, its
+    kernel took a negative time past 1 MiB, the fit matched the copies with it, and
+    `logca advise --at 1MiB` divided by the kernel's time of zero. A rise between two falls
+    can keep the sum above zero, so the factor itself is scanned (64 points a decade)."""
+    g = np.geomspace(*SEARCH_RANGE, int(64 * math.log10(SEARCH_RANGE[1] / SEARCH_RANGE[0])))
+    out = []
+    for what, steps, factor in (
+            ("host cost per byte", model.host_steps, model.host_factor),
+            ("accelerator cost per byte", model.accel_steps, model.accel_factor),
+            ("copies' cost per byte", model.link_steps, model.link_factor)):
+        if float(np.min(factor(g))) <= 0:
+            falls = [(layer.name, x) for layer, x in zip(model.layers, steps) if x < 0]
+            out.append(f"{what} falls "
+                       f"{' and '.join(f'{-x:.1%} beyond {name}' for name, x in falls)}, "
+                       f"through zero")
+    return out
 
 
 def _plain_candidate(plain_fit, d, layers, dependent, x, name) -> Candidate:

@@ -22,6 +22,7 @@ from ..common import (
     model_options,
     print_warnings,
     range_options,
+    refuse_unused,
     single_model,
     size_or_dash,
 )
@@ -183,13 +184,15 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
     break-even from the whole curve.
     """
     from ...logca.advise import rank
+    notes = None                    # a fit's notes and warnings, where there is a fit
     if check_hierarchy_options(hier, probe, data, spec, select):
-        ranked = hierarchy_advice(data, hier, probe, at, factor, threshold, select)
+        ranked, notes = hierarchy_advice(data, hier, probe, at, factor, threshold, select)
     else:
         ranked = rank(build_models(**spec), at, factor, threshold)
     if as_json:
         rows = [dict(a.to_dict(), rank=i + 1) for i, a in enumerate(ranked)]
-        click.echo(dump_json(rows[0] if len(rows) == 1 else rows))
+        click.echo(dump_json(dict(rows[0], warnings=notes) if notes is not None else
+                             rows[0] if len(rows) == 1 else rows))
         return
     table = Table(title=f"Offloading {format_size(at)}"
                         + (" — ranked" if len(ranked) > 1 else ""))
@@ -208,6 +211,7 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
             console.print(f"[bold]{a.model.label}[/bold]: {a.break_even_reason}")
     console.print(f"limited by: improving the parameter {factor:g}x raises the speedup at "
                   f"{format_size(at)} by at least {threshold:.0%} (ISCA'17 §3.2)")
+    print_warnings(notes or [], "note")
 
 
 def _break_even_text(advice) -> str:
@@ -251,6 +255,9 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
     if out is not None and xy is None:
         raise ModelError("--out needs --pair X,Y: the figure is the feasibility curve of two "
                          "parameters")
+    if xy is None:
+        refuse_unused({"points": "the points are of the feasibility curve of --pair X,Y"},
+                      "design", "without --pair")
     notes = []
     if layered:
         fitted, notes = fit_from_data(data, hier, probe, select=select)

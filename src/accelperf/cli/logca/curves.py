@@ -23,6 +23,7 @@ from ..common import (
     fmt_g,
     model_options,
     range_options,
+    refuse_unused,
     single_model,
     size_range,
 )
@@ -118,10 +119,22 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, select, out, as_
     """
     check_range(lo, hi)
     out = output_path(out, (".png", ".svg", ".csv"))
-    if check_hierarchy_options(hier, probe, data, spec, select):
-        return hierarchy_curve(data, hier, probe, lo, hi, out, as_json, select)
-    numeric, uncertain = split_uncertain(spec)
+    layered = check_hierarchy_options(hier, probe, data, spec, select)
+    numeric, uncertain = ({}, ()) if layered else split_uncertain(spec)
+    if not uncertain:
+        # the draws are of an uncertain parameter's distribution; without one there are none
+        refuse_unused({"draws": "no parameter is uncertain (e.g. --L 1500±10%)",
+                       "seed": "no parameter is uncertain (e.g. --L 1500±10%)"},
+                      "this curve", "")
+    if layered:
+        return hierarchy_curve(data, hier, probe, lo, hi, out, as_json, select, points)
     models = build_models(**numeric)
+    labels = [m.label for m in models]
+    if len(set(labels)) < len(labels):
+        twice = next(x for x in labels if labels.count(x) > 1)
+        raise ModelError(f"two curves are named {twice!r}: the table, CSV and JSON tell them "
+                         f"apart by name (--name labels every --preset given; give each "
+                         f"device once, or leave --name out)")
     band = None
     if uncertain:
         from ...logca.uncertainty import monte_carlo
@@ -208,7 +221,14 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
     from ...logca import bound_type
     from ...logca.metrics import bound_reach
     check_range(lo, hi)
-    if check_hierarchy_options(hier, probe, data, spec, select):
+    layered = check_hierarchy_options(hier, probe, data, spec, select)
+    if layered or out is None:
+        # the bounds are limits of the whole curve; the range only frames the plain figure
+        why = "the fitted figure spans the measured sizes" if layered else \
+            "the range frames only the figure"
+        refuse_unused({"lo": why, "hi": why}, "--hierarchy/--probe" if layered else
+                      "bounds", "" if layered else "without --out")
+    if layered:
         return hierarchy_bounds(data, hier, probe, output_path(out), as_json, select)
     model = single_model(spec, "bounds")
     out = output_path(out)

@@ -13,7 +13,7 @@ from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
 from ..common import (SIZE, check_range, console, crossing_size, param_options, print_warnings,
-                      read_params, size_range)
+                      read_params, refuse_unused, size_range)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
                      load_layers, measurement_notes, render_hierarchy_fit)
@@ -77,6 +77,8 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
         refuse_unused_with_select()
         return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out)
     if hier is not None or probe:
+        refuse_unused(NOT_WITH_LAYERS, "--hierarchy" if hier is not None else "--probe",
+                      "without --select")
         if cv is not None:
             raise ModelError(f"--cv = {cv} is not offered with {'--hierarchy' if hier else '--probe'}"
                              f" alone (each fold would refit every layer's parameters); "
@@ -238,13 +240,17 @@ NOT_WITH_SELECT = {
 }
 
 
+# ... and those of the plain fit that the layered one (--hierarchy or --probe, AIC-chosen)
+# does not use.
+NOT_WITH_LAYERS = {
+    "bootstrap": "its g1 has no resampled interval (each resample would refit every "
+                 "layer); --monte-carlo N draws its parameters instead",
+    "frequency": "its parameters are in seconds",
+}
+
+
 def refuse_unused_with_select() -> None:
-    ctx = click.get_current_context()
-    for name, instead in NOT_WITH_SELECT.items():
-        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
-            flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
-            given = flag if ctx.params[name] is True else f"{flag} = {ctx.params[name]}"
-            raise ModelError(f"{given} is not used with --select: {instead}; leave it out")
+    refuse_unused(NOT_WITH_SELECT)
 
 
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None) -> None:
@@ -346,6 +352,16 @@ def print_draws(band, draws: int) -> None:
 LPN_MAX_SIZE = 16 * 2**20
 
 
+def transfer_model(name: str, values: dict):
+    """The link-alone model with the accelerator's parameters that it declares too: L is
+    read off it, so a slower link given with --param must slow it as well (it was built
+    with its defaults, and a link set to 1 B/cycle and 1000 cycles of flight moved the
+    difference into o and A instead)."""
+    from ...lpn.loader import load_model
+    declared = {p.name for p in load_model(name).parameters}
+    return load_model(name, {k: v for k, v in values.items() if k in declared})
+
+
 def _sizes(text: str) -> list[float]:
     """``16B..1MiB`` (the powers of two between) or a comma list ``64B,4KiB,1MiB``."""
     from ...units import parse_size
@@ -419,13 +435,18 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
     out = output_path(out)
     if host_csv is not None and host_C is not None:
         raise ModelError("--host-csv and --host-C both given: the host is one or the other")
+    given = click.get_current_context().get_parameter_source("host_beta")
+    if host_csv is not None and given == click.core.ParameterSource.COMMANDLINE:
+        raise ModelError(f"--host-beta = {host_beta:g} is not used with --host-csv: the "
+                         f"regression of its times gives β; leave one out")
     if host_csv is not None:
         host_C, host_beta = _host_csv(host_csv)
     elif host_C is None:
         raise ModelError("--host-C is missing: give the host's cycles per byte (e.g. --host-C "
                          "12.5) or --host-csv FILE")
-    accel = load_model(mp.model, read_params(params_file, param_list, mp.model))
-    link = load_model(mp.transfer) if transfer and mp.transfer else None
+    values = read_params(params_file, param_list, mp.model)
+    accel = load_model(mp.model, values)
+    link = transfer_model(mp.transfer, values) if transfer and mp.transfer else None
     actual = sorted({mp.input_at(g)[1] for g in grid})
     inputs = {b: mp.input_at(b)[0] for b in actual}
 

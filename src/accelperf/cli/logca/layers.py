@@ -3,6 +3,7 @@ table of a hierarchical fit (issue 24)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -155,11 +156,12 @@ def render_hierarchy_fit(result, data: Path, extra_warnings=()) -> None:
     print_warnings(list(extra_warnings) + list(result.warnings), "note")
 
 
-def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False) -> None:
+def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False,
+                    points: int = 400) -> None:
     """`logca curve --hierarchy/--probe --data`: the fitted curves beside the measurements."""
     import numpy as np
     from ...report import dump_json
-    from ...units import format_size, powers_of_two
+    from ...units import format_size, log_grid, powers_of_two
     from .options import save, wrote
     result, notes = fit_from_data(data, hier, probe, select=select)
     if select:
@@ -170,7 +172,7 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False)
             models.append(("with the hierarchy", result.hierarchical.model))
     g = powers_of_two(lo, hi)
     if out is not None and out.suffix.lower() == ".csv":
-        grid = np.geomspace(lo, hi, 400)
+        grid = log_grid(lo, hi, points)
         with replacing(out) as temp, temp.open("w") as fh:
             fh.write("granularity_bytes," + ",".join(label for label, _ in models) + "\n")
             for i, x in enumerate(grid):
@@ -185,6 +187,8 @@ def hierarchy_curve(data: Path, hier, probe, lo, hi, out, as_json, select=False)
                               "speedup": {label: m.speedup(g).tolist() for label, m in models},
                               "warnings": notes + list(result.warnings)}))
         return
+    if out is not None and not sys.stdout.isatty():
+        return                  # the file is the output, as for the plain curve
     measured = dict(zip(result.granularity.tolist(), result.speedup_measured.tolist()))
     table = Table(title=f"speedup T0/T1 fitted to {data} ({choice(result)})")
     for col in ["granularity", "measured"] + [label for label, _ in models]:
@@ -269,15 +273,17 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
 
 
 def hierarchy_advice(data: Path, hier, probe, at, factor, threshold, select=False) -> tuple:
-    """The advice of the fitted model at ``at``: ISCA'17 §3 asked of the plain LogCA that
-    holds the layer's costs there, with the break-even of the whole curve."""
+    """((the advice of the fitted model at ``at``,), the fit's notes and warnings): ISCA'17
+    §3 asked of the plain LogCA that holds the layer's costs there, with the break-even of
+    the whole curve."""
     from dataclasses import replace
     from ...logca.advise import advise
-    result, _ = fit_from_data(data, hier, probe, select=select)
+    result, notes = fit_from_data(data, hier, probe, select=select)
+    notes = notes + list(result.warnings)
     model = result.model
     advice = advise(model.local_model(at), at, factor, threshold)
     if model.plain:
-        return (advice,)
+        return (advice,), notes
     g1 = model.g1()
     return (replace(advice, break_even=g1, break_even_reason=None if g1 is not None else
-                    "the fitted speedup stays below 1 at every size up to 1e15 B"),)
+                    "the fitted speedup stays below 1 at every size up to 1e15 B"),), notes
