@@ -407,7 +407,7 @@ def refuse_unused(unused: dict, mode: str = "--select", qualifier: str = "") -> 
     that has no use for it, and what to do instead."""
     ctx = click.get_current_context()
     for name, instead in unused.items():
-        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+        if typed(name):
             param = next(p for p in ctx.command.params if p.name == name)
             flag = param.opts[0]
             value = ctx.params[name]
