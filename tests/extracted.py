@@ -74,9 +74,14 @@ def reusing_extractions():
     process while the block runs (see the module docstring)."""
     fresh_interface, fresh_label = token_stream.interface_for, stream_emit.bottleneck_label
 
-    def interface_for(model, space, *, max_classes=DEFAULT_MAX_PATHS, progress=None):
-        return _once(model, request_key(model, space, max_classes), lambda: fresh_interface(
-            model, space, max_classes=max_classes, progress=progress))
+    def interface_for(model, space, *, max_classes=DEFAULT_MAX_PATHS, progress=None,
+                      before_stream=None):
+        iface = _once(model, request_key(model, space, max_classes), lambda: fresh_interface(
+            model, space, max_classes=max_classes, progress=progress,
+            before_stream=before_stream))
+        if before_stream is not None and isinstance(iface, token_stream.StreamInterface):
+            before_stream()         # a remembered stream is refused as a fresh one is
+        return iface
 
     def bottleneck_label(iface):
         # the interface is kept beside its label, so its id is never reused for another

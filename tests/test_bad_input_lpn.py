@@ -116,8 +116,34 @@ def cases():
         (["--out", "@x.svg", "--input", "[-1]"], "--input"),
         (["--out", "@x.svg", "--input", "nope"], "--input"), (["--out", "@"], "--out"),
         (["--out", "@x.svg", "--out", "@y.svg"], "--out"),
+        (["--parameters", "--simulate"], "--simulate is invalid without --out"),
+        (["--parameters", "--input", "@missing.json"],
+         r"--input = '.*missing.json' is invalid without --out"),
     ]
     out += [(["lpn", "show", "credit-link"] + o, w) for o, w in show]
+    # an option read only beside another is refused without it, never dropped
+    space = ["--space", "examples/spaces/vta-mixed.toml", "--bound", "max"]
+    measured = ["--measured", "examples/measurements/core_jpeg_train.csv"]
+    out += [
+        (["lpn", "interface", "vta", "--tolerance", "0.9"],
+         r"--tolerance = 0.9 is invalid without --check"),
+        (["lpn", "interface", "aes-gcm", "--phases", "--json"],
+         "--phases is invalid for aes-gcm: a stream priced token by token has one form"),
+        (["lpn", "interface", "aes-gcm", "--plain"], "--plain is invalid for aes-gcm"),
+        (["lpn", "verify", "vta"] + space + ["--range", "1..4", "--budget", "latency <= 5"],
+         r"--range = '1\.\.4' is invalid without --size"),
+        (["lpn", "verify", "vta"] + space + ["--budget", "nonsense(("],
+         r"--budget = 'nonsense\(\(' is invalid without --size"),
+        (["lpn", "verify", "vta"] + space + ["--optimise"], "--optimise is invalid without --size"),
+        (["lpn", "compare", "jpeg-decoder"] + measured + ["--event", "nonexistent"],
+         "--event = 'nonexistent' is invalid without --trace"),
+        (["lpn", "compare", "jpeg-decoder"] + measured + ["--trace-input", "nothing-here"],
+         "--trace-input = 'nothing-here' is invalid without --trace"),
+        (["lpn", "compare", "jpeg-decoder", "--measured", "@missing.csv", "--trace",
+          "@missing-trace.csv", "--transition", "idct_y"], "--trace = .* no such file"),
+        (["lpn", "calibrate", "jpeg-decoder"] + measured + ["--folds", "50"],
+         r"--folds = 50 is invalid: between 2 and the number of measured inputs \(10\)"),
+    ]
     out += [(["lpn", "show", "nosuch", "--out", "@x.svg"], "MODEL"),
             (["lpn", "list", "--bogus"], "--bogus"), (["lpn", "bogus"], "bogus"),
             (["lpn", "simulate"], "MODEL")]

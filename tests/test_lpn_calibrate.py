@@ -246,6 +246,7 @@ def test_cli_calibrate_writes_params_that_simulate_reads(cli, tmp_path):
     assert code == 0
     result = json.loads(stdout)
     assert set(result) >= {"parameters", "before", "after", "cross_validated", "worst"}
+    assert result["folds"] == 5
     assert set(result["parameters"]["idct_cycles"]) >= {"default", "fitted", "stderr"}
     assert result["after"]["max"] < 0.01 < result["before"]["max"]
     # The IDCT and colour delays are hard to separate on these images but the Jacobian
@@ -260,6 +261,23 @@ def test_cli_calibrate_writes_params_that_simulate_reads(cli, tmp_path):
     code, stdout, _ = cli("lpn", "show", "jpeg-decoder", "--params", str(out),
                           "--param", "idct_cycles=70", "--parameters")
     assert code == 0 and "idct_cycles" in stdout and "70" in stdout
+
+
+def test_the_default_folds_on_fewer_inputs_leave_one_out_and_say_so(cli, tmp_path):
+    # the default 5 on 4 inputs is not refused, as a typed --folds 5 is
+    data = tmp_path / "m.csv"
+    data.write_text("input,cycles\n" + "".join(f'"[{n},{n},{n},{n},{n},{n}]",{c}\n' for n, c
+                                               in ((1, 5000), (2, 5200), (3, 5400), (9, 6500))))
+    args = ("lpn", "calibrate", "jpeg-decoder", "--measured", str(data), "--fit",
+            "idct_cycles", "--uncertainty", "linear")
+    code, stdout, err = cli(*args, "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["folds"] == 4
+    code, stdout, err = cli(*args)
+    assert code == 0 and "(4 folds, each refitted" in stdout, stdout
+    code, _, err = cli(*args, "--folds", "5")
+    assert code == 2 and "--folds = 5 is invalid: between 2 and the number of measured " \
+                         "inputs (4)" in err, err
 
 
 def test_cli_compare_table_plot_and_trace(cli, tmp_path):

@@ -157,6 +157,11 @@ def test_the_params_file_marks_unidentified_values_and_simulate_warns_outside(
     code, _, err = cli("lpn", "simulate", "vta", "--params", str(out), "--input",
                        json.dumps(_loads(4)))
     assert code == 0 and "outside" not in err
+    # A batch does not check (a simulation more per fitted delay and input), and says so.
+    code, _, err = cli("lpn", "simulate", "vta", "--params", str(out), "--workers", "1",
+                       "--input", four, json.dumps(_loads(4)))
+    assert code == 0 and "a batch does not check its inputs against the file's " \
+                         "[coverage]" in err, err
 
 
 def test_a_malformed_coverage_table_is_a_one_line_error():

@@ -203,6 +203,17 @@ def test_bad_stream_options_are_one_line(tmp_path):
                  str(tmp_path / "e.html")]) == 2
 
 
+def test_a_forced_form_is_refused_for_a_stream_even_when_its_extraction_is_remembered(
+        extracted, capsys):
+    from accelperf.cli import main
+    for flag in ("--phases", "--plain"):
+        assert main(["lpn", "interface", "aes-gcm", flag, "--json"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+        assert f"{flag} is invalid for aes-gcm: a stream priced token by token has one " \
+               f"form" in captured.err
+
+
 def test_emitted_stream_module_is_unchanged(extracted):
     from golden_modules import assert_same_module
     assert_same_module("aes-gcm", extracted[2])

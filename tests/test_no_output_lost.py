@@ -215,6 +215,27 @@ def test_resume_refuses_rows_made_at_other_delays(cli, tmp_path):
     assert out.read_text() == first
 
 
+def test_resume_refuses_rows_made_under_other_limits(cli, tmp_path):
+    # a row that failed at --max-commits 3 would be skipped as done under the default
+    folder = inputs(tmp_path / "in", 2)
+    out = tmp_path / "r.csv"
+    assert cli(*batch("--inputs", str(folder), "--out", str(out), "--max-commits", "3"))[0] == 1
+    first = out.read_text()
+    recorded = Provenance.from_json(first.splitlines()[0][len(MARK):])
+    assert recorded.limits == {"max_time": None, "max_commits": 3,
+                               "max_firings_per_cycle": 1_000_000}
+    code, _, err = cli(*batch("--inputs", str(folder), "--out", str(out), "--resume"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "run limits (--max-commits 3 -> 100000000)" in err
+    assert out.read_text() == first
+    # the default typed out is the default: resumed
+    again = tmp_path / "s.csv"
+    assert cli(*batch("--input", str(folder / "x0.json"), "--out", str(again)))[0] == 0
+    code, _, err = cli(*batch("--inputs", str(folder), "--out", str(again), "--resume",
+                              "--max-commits", "100000000"))
+    assert code == 0 and "1 input(s) already in" in err, err
+
+
 def test_resume_matches_inputs_by_resolved_path(cli, tmp_path, monkeypatch):
     folder = inputs(tmp_path / "in")
     out = tmp_path / "r.csv"

@@ -51,15 +51,17 @@ class Provenance:
     accelperf: str
     input_root: str
     cwd: str
+    limits: dict | None = None    # None: a file written before the limits were recorded
 
-    CHECKED = ("model", "params_hash", "backend", "accelperf", "input_root")
+    CHECKED = ("model", "params_hash", "backend", "accelperf", "input_root", "limits")
 
     @classmethod
-    def of(cls, model: str, params: dict, backend: str, names) -> Provenance:
+    def of(cls, model: str, params: dict, backend: str, names,
+           limits: dict | None = None) -> Provenance:
         values = {k: params[k] for k in sorted(params)}
         digest = hashlib.sha256(json.dumps(values).encode()).hexdigest()[:16]
         return cls(model, values, digest, backend, __version__, input_root(names),
-                   os.getcwd())
+                   os.getcwd(), run_limits(limits or {}))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -67,7 +69,8 @@ class Provenance:
     @classmethod
     def from_json(cls, text: str) -> Provenance:
         data = json.loads(text)
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k != "limits"},
+                   limits=data.get("limits"))
 
     def differences(self, other: Provenance) -> list[str]:
         """What differs from ``other`` (the file's), as short phrases."""
@@ -82,6 +85,12 @@ class Provenance:
                 shown = ", ".join(f"{k} {other.params.get(k)} -> {self.params.get(k)}"
                                   for k in changed[:3])
                 said.append(f"parameter values ({shown or 'hash ' + theirs})")
+            elif field == "limits":
+                # a row that stopped at one limit may finish under another
+                shown = "not recorded" if theirs is None else ", ".join(
+                    f"--{k.replace('_', '-')} {theirs.get(k)} -> {mine.get(k)}"
+                    for k in mine if theirs.get(k) != mine.get(k))
+                said.append(f"run limits ({shown})")
             else:
                 said.append(f"{field.replace('_', ' ')} {theirs!r} -> {mine!r}")
         return said
@@ -94,6 +103,17 @@ class Provenance:
             return str(path.resolve()) if path.is_file() else name
         except (OSError, ValueError):
             return name
+
+
+def run_limits(given: dict) -> dict:
+    """The limits a batch's simulations ran under (``max_time``, ``max_commits``,
+    ``max_firings_per_cycle``; None: no limit), the defaults filled in, so that a limit
+    left out and the same limit typed agree."""
+    from ..lpn.semantics import DEFAULT_MAX_COMMITS, DEFAULT_MAX_FIRINGS_PER_CYCLE
+    defaults = {"max_time": None, "max_commits": DEFAULT_MAX_COMMITS,
+                "max_firings_per_cycle": DEFAULT_MAX_FIRINGS_PER_CYCLE}
+    return {k: default if given.get(k) is None else given[k]
+            for k, default in defaults.items()}
 
 
 def input_root(names) -> str:

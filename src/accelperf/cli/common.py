@@ -312,6 +312,14 @@ def check_range(lo: float, hi: float) -> None:
         raise ModelError(f"--from = {lo:g} B and --to = {hi:g} B are invalid: need from < to")
 
 
+def typed(name: str) -> bool:
+    """Whether the current command's option ``name`` (its Python name) was given on the
+    command line, not left at its default: a default an unused option keeps is no cause to
+    refuse it."""
+    ctx = click.get_current_context()
+    return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
 def progress_run(total: int | None, label: str, func):
     """Run ``func(tick)`` under a progress bar on stderr when it is a terminal (quiet when
     piped); ``tick(text)`` advances one step and shows ``text``. Without a ``total`` the
@@ -399,7 +407,7 @@ def refuse_unused(unused: dict, mode: str = "--select", qualifier: str = "") -> 
     that has no use for it, and what to do instead."""
     ctx = click.get_current_context()
     for name, instead in unused.items():
-        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+        if typed(name):
             param = next(p for p in ctx.command.params if p.name == name)
             flag = param.opts[0]
             value = ctx.params[name]

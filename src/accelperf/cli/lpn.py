@@ -12,7 +12,7 @@ from ..errors import ModelError, invalid
 from ..outputs import write_atomic
 from ..report import dump_json
 from .app import cli
-from .common import FREQUENCY, check_output, console, param_options, read_params
+from .common import FREQUENCY, check_output, console, param_options, read_params, typed
 from .flags import quoted
 from .lpn_batch import note_backend, simulate_batch
 from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
@@ -132,7 +132,7 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
                                                      "input at a time")
         return simulate_batch(model_spec, texts, inputs_glob, backend, workers, scheduler,
                               out, limits, as_json, resume, send_inputs,
-                              read_params(params_file, param_list, model_spec))
+                              read_params(params_file, param_list, model_spec), params_file)
     check_output(trace_out, "--trace", (".json", ".csv"))
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     note_backend(backend)
@@ -165,8 +165,9 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
 @click.option("--parameters", "list_parameters", is_flag=True,
               help="List the named delays the model declares (--param NAME=VALUE sets one).")
 @click.option("--simulate", "run", is_flag=True,
-              help="Run the model first and colour transitions by utilisation.")
-@click.option("--input", "input_text", metavar="FILE|JSON", help="Input for --simulate.")
+              help="With --out: run the model first and colour transitions by utilisation.")
+@click.option("--input", "input_text", metavar="FILE|JSON",
+              help="With --out: the input to simulate (implies --simulate).")
 @param_options
 def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None,
              param_list=()):
@@ -181,6 +182,15 @@ def lpn_show(model_spec, out, list_parameters, run, input_text, params_file=None
     from ..lpn.viz import net_html, net_svg
     if out is None and not list_parameters:
         raise ModelError("--out is missing: give FILE.svg or FILE.html (or --parameters)")
+    if out is None:
+        # the run only colours the drawing: --parameters alone draws nothing to colour
+        if run:
+            raise ModelError("--simulate is invalid without --out: it colours the drawing "
+                             "by utilisation; add --out FILE.svg or FILE.html")
+        if input_text is not None:
+            raise ModelError(f"--input = {input_text!r} is invalid without --out: it is "
+                             f"the input the drawing is simulated on; add --out FILE.svg "
+                             f"or FILE.html")
     check_output(out, "--out", (".svg", ".html"))
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     if list_parameters:
@@ -298,6 +308,10 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     if phases and plain:
         raise ModelError("--phases and --plain are invalid together: give one, or neither "
                          "for the form more accurate on the space's samples")
+    if not check_inputs and typed("tolerance"):      # its default asks for nothing
+        raise ModelError(f"--tolerance = {tolerance:g} is invalid without --check: it is "
+                         f"the error an INPUT of --check may have; add --check INPUT... or "
+                         f"leave it out")
     seconds = duration(timeout)
     values = [check_input(text, load_input) for text in inputs]
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
@@ -305,8 +319,16 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     space = _space(model, space_path)
     refuse_outside(model, space, inputs, values)      # in a second, not after extraction
 
+    def one_form():
+        # the stream's forms are known only once the whole-input extraction finds the net
+        # steered by token values (in milliseconds), before the pricing that takes seconds
+        raise ModelError(f"{'--phases' if phases else '--plain'} is invalid for "
+                         f"{model.name}: a stream priced token by token has one form; "
+                         f"leave it out")
+
     def extract(tick):
-        iface = interface_for(model, space, max_classes=max_classes, progress=tick)
+        iface = interface_for(model, space, max_classes=max_classes, progress=tick,
+                              before_stream=one_form if phases or plain else None)
         if isinstance(iface, StreamInterface) or phases or plain:
             return iface, None
         tick("choosing the form")
@@ -488,7 +510,16 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
     from ..lpn.analysis.proofs import verify as v
     from ..lpn.analysis.space import load_space
     from ..lpn.loader import load_model
-    queries = [q for q in (bound, prop, iface or within, size_place or optimise) if q]
+    if size_place is None:
+        # read only by the sizing query: without --size they would be dropped unparsed
+        for flag, value in (("--range", size_range), ("--budget", budget)):
+            if value is not None:
+                raise ModelError(f"{flag} = {value!r} is invalid without --size: it "
+                                 f"belongs to buffer sizing; add --size PLACE or leave it out")
+        if optimise:
+            raise ModelError("--optimise is invalid without --size: it belongs to buffer "
+                             "sizing; add --size PLACE --range LO..HI or leave it out")
+    queries = [q for q in (bound, prop, iface or within, size_place) if q]
     if len(queries) != 1:
         raise ModelError("give exactly one query: --bound max|min, --prove EXPR, "
                          "--interface FILE --within X, or --size PLACE --range LO..HI "

@@ -24,6 +24,7 @@ from ..outputs import OutputLock, write_atomic
 from ..report import dump_json
 from .batch_rows import Provenance, RowWriter
 from .common import check_output, console
+from .lpn_calibrate import coverage_unchecked
 
 SUFFIXES = (".csv", ".parquet", ".json")
 SHOWN_FAILURES = 20
@@ -47,7 +48,7 @@ def batch_names(texts, pattern) -> list[str]:
 
 # ---------------------------------------------------------------------- the command
 def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out, limits,
-                   as_json, resume=False, send_inputs=False, params=None):
+                   as_json, resume=False, send_inputs=False, params=None, params_file=None):
     """Run the batch, writing rows as they arrive; exit 1 when an input failed, 130 on
     Ctrl-C (the rows written so far kept)."""
     from ..lpn.batch import check_scheduler
@@ -70,20 +71,20 @@ def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out,
         lock.acquire()
     try:
         _run_batch(model_spec, model, names, backend, workers, scheduler, out, limits,
-                   as_json, resume, send_inputs, params, streamed)
+                   as_json, resume, send_inputs, params, streamed, params_file)
     finally:
         if lock is not None:
             lock.release()
 
 
 def _run_batch(model_spec, model, names, backend, workers, scheduler, out, limits, as_json,
-               resume, send_inputs, params, streamed):
+               resume, send_inputs, params, streamed, params_file=None):
     from ..lpn.batch import BatchRun
     from ..lpn.params import values_of
     writer = None
     skipped = 0
     if streamed:
-        provenance = Provenance.of(model.name, values_of(model), backend, names)
+        provenance = Provenance.of(model.name, values_of(model), backend, names, limits)
         writer = RowWriter(out, provenance, resume, note=lambda text: click.echo(text, err=True))
         if writer.done:
             before = len(names)
@@ -92,6 +93,7 @@ def _run_batch(model_spec, model, names, backend, workers, scheduler, out, limit
             click.echo(f"--resume: {skipped} input(s) already in {out}, {len(names)} to run",
                        err=True)
     note_backend(backend)
+    coverage_unchecked(params_file, model_spec)
     if scheduler is not None:
         _quiet_dask()
     remote = model_spec if scheduler and not params else model   # with params: ship it built

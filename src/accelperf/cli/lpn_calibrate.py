@@ -19,7 +19,7 @@ from ..errors import ModelError, invalid
 from ..report import dump_json
 from ..outputs import write_atomic
 from .common import StrictCommand, check_output, console, figure_path, nearest, \
-    param_options, print_warnings, read_params
+    param_options, print_warnings, read_params, typed
 
 
 def print_parameters(model) -> None:
@@ -120,7 +120,8 @@ def model_builder(model_spec: str, start: dict):
 @click.option("--fit", "fit_names", metavar="A,B,...",
               help="Parameters to fit (default: every one the model declares).")
 @click.option("--folds", type=click.IntRange(2), default=5, show_default=True,
-              help="Folds of the cross-validation.")
+              help="Folds of the cross-validation (at most one per measured input; the "
+                   "default takes one per input when there are fewer than 5).")
 @click.option("--uncertainty", type=click.Choice(["profile", "bootstrap", "linear"]),
               default="profile", show_default=True,
               help="How each value's 68% interval and standard error are found.")
@@ -151,6 +152,10 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, starts, o
     model = load_model(model_spec, start)       # an unknown name left came from --param
     fit = None if fit_names is None else fit_list(fit_names, model)
     rows = read_measured(measured, model)
+    if folds > len(rows) and typed("folds"):
+        # the default asks for fewer folds on few inputs; a number typed is meant
+        raise ModelError(f"--folds = {folds} is invalid: between 2 and the number of "
+                         f"measured inputs ({len(rows)})")
     result = calibrate(model_builder(model_spec, start), rows, fit=fit, folds=folds,
                        uncertainty=uncertainty, starts=starts)
     if out is not None:
@@ -221,6 +226,22 @@ def coverage_warning(params_file: Path | None, model_spec: str, model, inputs) -
         click.echo(f"warning: {why}", err=True)
 
 
+def coverage_unchecked(params_file: Path | None, model_spec: str) -> None:
+    """A batch's note (stderr) that the ``[coverage]`` of its ``--params`` file is not
+    checked: each input would take a simulation more per fitted delay, on this process,
+    where the batch spreads its inputs over workers."""
+    from .common import load_params_file
+    if params_file is None:
+        return
+    table = load_params_file(params_file, model_spec).coverage
+    if table is None:
+        return
+    click.echo(f"note: --params {params_file}: a batch does not check its inputs against "
+               f"the file's [coverage] (one simulation more per fitted delay and input); "
+               f"simulate an input alone (--input X) to be warned when it lies outside",
+               err=True)
+
+
 def _print_calibration(result) -> None:
     table = Table(title=f"{result.model}: fitted on {len(result.rows)} inputs "
                         f"({result.simulations} simulations; uncertainty by "
@@ -240,8 +261,9 @@ def _print_calibration(result) -> None:
                   f"(on the inputs fitted; {result.agreeing} of {result.starts} starts reach "
                   f"this optimum)")
     console.print("cross-validated: " + ("— (too few inputs)" if cv is None else
-                                         f"mean {cv.mean:.3%}, max {cv.max:.3%} (each fold "
-                                         f"refitted without it, then predicted)"))
+                                         f"mean {cv.mean:.3%}, max {cv.max:.3%} "
+                                         f"({result.folds} folds, each refitted without "
+                                         f"it, then predicted)"))
     console.print("worst inputs after the fit: " + "; ".join(
         f"{r.name} {r.error:+.3%}" for r in result.worst()))
     print_warnings(result.warnings)
@@ -282,15 +304,23 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
     if (trace_path is None) != (transition is None):
         raise ModelError("--trace and --transition go together: the hardware's events and "
                          "the transition that models the unit they come from")
+    if trace_path is None:
+        for flag, value, what in (
+                ("--event", event, "the trace's events to align"),
+                ("--trace-input", trace_input, "the row of --measured the trace was taken on")):
+            if value is not None:
+                raise ModelError(f"{flag} = {value!r} is invalid without --trace: it names "
+                                 f"{what}; add --trace FILE --transition NAME or leave it out")
     values = read_params(params_file, param_list, model_spec)
     model = load_model(model_spec, values)      # as in lpn_calibrate: from --param
     if transition is not None and transition not in [t.name for t in model.transitions]:
         raise invalid("--transition", transition, f"model {model.name!r} has "
                       f"{', '.join(t.name for t in model.transitions)}")
-    rows = read_measured(measured, model)
-    coverage_warning(params_file, model_spec, model, [(r.name, r.input) for r in rows])
+    # read before the measured inputs are loaded and simulated: a wrong trace fails now
     events = None if trace_path is None else _read_events(trace_path, event or transition)
+    rows = read_measured(measured, model)
     traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
+    coverage_warning(params_file, model_spec, model, [(r.name, r.input) for r in rows])
     # The compiled engine when a compiler is found: one library serves any --params.
     results = [InputError(r.name, r.cycles, whole(simulate(model, r.input, backend="auto")
                                                   .latency)) for r in rows]

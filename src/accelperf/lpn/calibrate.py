@@ -151,6 +151,7 @@ class Calibration:
     duplicates: tuple[Duplicate, ...] = ()
     refused: str | None = None
     coverage: Coverage | None = field(default=None, repr=False)
+    folds: int | None = None        # of the cross-validation; None when there was none
 
     def values(self) -> dict[str, int]:
         return {p.name: p.fitted for p in self.parameters}
@@ -197,6 +198,7 @@ class Calibration:
                 "before": self.before.to_dict(), "after": self.after.to_dict(),
                 "cross_validated": None if self.cross_validated is None else
                 self.cross_validated.to_dict(),
+                "folds": self.folds,
                 "starts": self.starts, "starts_agreeing": self.agreeing,
                 "duplicates": [{"input": d.name, "cycles": list(d.cycles),
                                 "spread": d.spread} for d in self.duplicates],
@@ -341,7 +343,8 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
                        ErrorSummary.of(r.error for r in rows1), cv, rows1, rows0,
                        tuple(warnings), fitter.simulations, uncertainty, best.starts,
                        best.agreeing, found, repeats, unfit(rows1, repeats),
-                       coverage_of(fitter, values, names, found))
+                       coverage_of(fitter, values, names, found),
+                       None if cv is None else fold_count(folds, len(measurements)))
 
 
 def settled(found: Identification, values, origin) -> Identification:
@@ -353,6 +356,12 @@ def settled(found: Identification, values, origin) -> Identification:
     return Identification(dead, found.groups, found.null)
 
 
+def fold_count(folds: int, n: int) -> int:
+    """The folds a cross-validation of ``n`` inputs asked for ``folds`` makes: one input
+    left out at a time when there are fewer inputs than folds."""
+    return min(folds, n)
+
+
 def cross_validate(fitter: Fitter, origin, names, folds: int,
                    starts: int = 1) -> ErrorSummary | None:
     """k-fold: each fold's parameters refitted from scratch (from ``origin``, the full
@@ -360,7 +369,7 @@ def cross_validate(fitter: Fitter, origin, names, folds: int,
     ``starts`` points, one by default to bound the cost) on the other folds, then its
     inputs predicted. None when a fold would have fewer rows to fit than parameters."""
     n = len(fitter.measurements)
-    k = min(folds, n)
+    k = fold_count(folds, n)
     if k < 2 or n - -(-n // k) < len(names):
         return None
     held = []

@@ -25,8 +25,8 @@ calibration input). A new input x is **outside** when
   where the DRAM base and the per-element cost always added).
 
 ``lpn calibrate --out`` writes this as the ``[coverage]`` table of the parameter file;
-``lpn simulate`` and ``lpn compare`` with ``--params`` of such a file check their inputs
-and warn once.
+``lpn simulate`` on one input and ``lpn compare`` with ``--params`` of such a file check
+their inputs and warn once (a batch only notes that it does not check).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from ...units import format_size, parse_frequency, powers_of_two
 from ...errors import ModelError
 from ...report import dump_json
 from ..common import (SIZE, check_range, console, crossing_size, param_options, print_warnings,
-                      read_params, refuse_unused, size_range)
+                      read_params, refuse_unused, size_range, typed)
 from . import logca
 from .layers import (check_hierarchy_options, fit_from_data, hierarchy_options,
                      load_layers, measurement_notes, render_hierarchy_fit)
@@ -435,8 +435,7 @@ def logca_from_lpn(model_name, sizes, host_C, host_beta, host_csv, transfer, out
     out = output_path(out)
     if host_csv is not None and host_C is not None:
         raise ModelError("--host-csv and --host-C both given: the host is one or the other")
-    given = click.get_current_context().get_parameter_source("host_beta")
-    if host_csv is not None and given == click.core.ParameterSource.COMMANDLINE:
+    if host_csv is not None and typed("host_beta"):
         raise ModelError(f"--host-beta = {host_beta:g} is not used with --host-csv: the "
                          f"regression of its times gives β; leave one out")
     if host_csv is not None:

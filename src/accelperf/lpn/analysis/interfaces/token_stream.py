@@ -181,17 +181,21 @@ def stream_latency(tokens: list) -> float:
 
 # ---------------------------------------------------------------------- extraction
 def interface_for(model: Model, space: InputSpace, *, max_classes: int = DEFAULT_MAX_PATHS,
-                  progress=None):
+                  progress=None, before_stream=None):
     """The interface of ``model`` over ``space``: by classes of the whole input
     (:func:`.interface.extract_interface`), or, where a per-token value steers the net
     and the space has one stream, token by token (:class:`StreamInterface`);
-    ``progress(text)`` is told each step done."""
+    ``progress(text)`` is told each step done. ``before_stream()``, when given, is called
+    once the stream is found and before it is priced: it may raise to refuse a request
+    a stream cannot meet."""
     from .interface import extract_interface
     try:
         return extract_interface(model, space, max_classes=max_classes, progress=progress)
     except StreamValueError:
         if one_token_space(space) is None:
             raise
+    if before_stream is not None:
+        before_stream()
     if progress is not None:
         progress("pricing the stream token by token")
     return extract_stream_interface(model, space, max_classes=max_classes)
