@@ -186,3 +186,20 @@ def test_outputs_are_never_given_new_directories(cli, tmp_path):
                        str(tmp_path / "new" / "d.svg"))
     assert code == 2 and "does not exist; create it first" in err
     assert not (tmp_path / "new").exists()
+
+
+def test_every_command_is_strict():
+    """A command made with click.command and added to a group is a plain click.Command: it
+    lets an option repeat and its model errors keep the field's name instead of the flag
+    (lpn verify, moved to its own module, said `size = 'blocks'` for --size)."""
+    import click
+    from accelperf.cli import cli as root
+    from accelperf.cli.common import StrictCommand
+
+    def walk(command, path):
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, path + [name])
+        else:
+            yield " ".join(path), command
+    assert [p for p, c in walk(root, []) if not isinstance(c, StrictCommand)] == []

@@ -538,11 +538,10 @@ class Explorer:
 
     def _start_time(self, path: Path, t: Transition, plan, pid: int, rival: Transition):
         """When ``t``'s firing by ``plan`` would start, from the commit records alone
-        (A.2 computes timestamps locally): the last of the tokens it takes (their
-        records' commit times), its server (one: its last firing's commit) and its
-        initiation interval. Stream records stand for many firings at
-        unknown times, and which of k > 1 busy servers frees first is not tracked, so a
-        race that depends on either is refused."""
+        (A.2 computes timestamps locally): the last of the tokens it takes (their records'
+        commit times), its server (one: its last firing's commit) and its initiation
+        interval. Stream records stand for many firings at unknown times, and which of k > 1
+        busy servers frees first is not tracked (nor what follows it): such a race is refused."""
         trial = path.copy()
         self._fire(trial, t, plan)
         records = trial.commits
