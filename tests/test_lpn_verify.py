@@ -3,6 +3,7 @@ files, properties, buffer sizing and the command line."""
 
 import itertools
 import json
+import math
 import random
 from pathlib import Path
 
@@ -527,3 +528,12 @@ def test_a_unit_of_two_servers_firing_a_third_time_is_told_not_crashed():
     space = point_space(model, given)
     assert latency_bound(model, space, "max").bound == ref.latency
     assert latency_bound(model, space, "min").bound == ref.latency
+
+
+@pytest.mark.parametrize("tolerance", [math.inf, math.nan, 0.0, -1.0])
+def test_within_takes_a_finite_tolerance(tolerance):
+    """--within inf reached the property's text and was refused as a formula error that
+    named no flag; it is the tolerance that is wrong."""
+    from accelperf.lpn.analysis.proofs.verify import within
+    with pytest.raises(ModelError, match="tolerance = .* is invalid: a finite relative error"):
+        within(None, None, None, tolerance)

@@ -4,6 +4,7 @@ every witness simulated (:mod:`.witness`). Buffer sizing is :mod:`.sizing`."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 
@@ -462,8 +463,9 @@ def interface_term(latency_fn, space: InputSpace, variables: dict):
 def within(interface, space, model, tolerance: float, **kw) -> ProofResult:
     """Prove that the interface's relative error |E - latency| / latency stays below
     ``tolerance`` on every input of the space (the §5.3.4 query)."""
-    if not (isinstance(tolerance, (int, float)) and tolerance > 0):
-        raise invalid("tolerance", tolerance, "a relative error > 0, e.g. 0.43")
+    # finite: inf or nan would reach the property's text, which has no word for them
+    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < math.inf):
+        raise invalid("tolerance", tolerance, "a finite relative error > 0, e.g. 0.43")
     return prove(model, space, f"abs(E - latency) < {float(tolerance)!r} * latency",
                  interface=interface, **kw)
 
