@@ -10,10 +10,10 @@ from pathlib import Path
 import click
 
 from ..report import dump_json
-from .common import console
+from .common import StrictCommand, console
 
 
-@click.command("check")
+@click.command("check", cls=StrictCommand)
 @click.argument("model_spec", metavar="MODEL")
 @click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Input space (TOML): also report transitions that commit for no input "
