@@ -537,3 +537,30 @@ def test_within_takes_a_finite_tolerance(tolerance):
     from accelperf.lpn.analysis.proofs.verify import within
     with pytest.raises(ModelError, match="tolerance = .* is invalid: a finite relative error"):
         within(None, None, None, tolerance)
+
+
+def test_a_sample_firing_endlessly_at_one_instant_is_stopped_at_the_sample_limit():
+    """A transition taking a weight of 0 starts again and again at one instant. The fast
+    engine's check of a sample ran to its own limit of a million firings (7 s of a 3 s
+    budget on this net, 40 s on one Hypothesis drew); a run that ends commits every firing
+    it starts, so past the analysis' 50 000 commits the verdict is the same, sooner."""
+    import warnings
+    from accelperf.lpn import Net, Out, count
+    from accelperf.lpn.analysis.space import space_from_dict
+    net = Net("endless")
+    tok = net.token_type("Tok", "a", "b")
+    p0, p1, p2 = (net.place(f"p{i}", tok) for i in range(3))
+    net.transition("t0", inputs={p2: lambda x: min(count("p0"), 2)},
+                   outputs=[(p1, Out(1, props=lambda x: {"a": x.a, "b": x.b}))], delay=3,
+                   concurrency=None)
+    net.transition("t1", inputs={p1: 1, p0: 1}, outputs=[], delay=0)
+    net.start, net.done = [p0, p1, p2], p1
+    net.tokens_from_input = lambda tokens: tokens
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = net.build()
+    space = space_from_dict(model, {"places": {"p2": {"count": 1, "properties": {
+        "a": [0, 3], "b": [0, 3]}}}})
+    result = latency_bound(model, space, "max", timeout=3).to_dict()
+    assert result["status"] == "does not finish"
+    assert "more than 50000 firings started without the clock moving" in result["stopped"]

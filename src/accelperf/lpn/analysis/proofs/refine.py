@@ -12,7 +12,7 @@ from ....errors import invalid
 from ...net import Marking, Model
 from ...semantics import run as reference_run
 from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
-                       unfollowed)
+                       sample_limits, unfollowed)
 from ..input_class import InputClass
 from ..space import InputSpace
 
@@ -71,7 +71,7 @@ def _endless(model: Model, marking: dict) -> str | None:
     try:
         result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                       marking.items()}),
-                          max_commits=SAMPLE_MAX_COMMITS)
+                          **sample_limits())
     except SimulationError as exc:
         return str(exc)
     return None if result.latency is not None else "no token reached the done place"

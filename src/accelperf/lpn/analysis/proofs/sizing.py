@@ -58,7 +58,7 @@ from ...expr import evaluate
 from ...net import Model
 from ...semantics import Ready, check, run as reference_run
 from ..space import InputSpace
-from .encoding import SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum
+from .encoding import SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum, sample_limits
 from .refine import Budget, initial_marking, partition
 from .verify import latency_bound, prove
 from .witness import Witness, simulate_witness
@@ -515,7 +515,7 @@ def optimal_size(model: Model, space: InputSpace, place: str, sizes: range, *,
     def rerun(sized, w: Witness) -> Witness:
         marking = initial_marking(sized, space, w.tokens)
         return Witness(w.input, w.tokens, simulate(sized, Marking(sized.name, {
-            p: tuple(ts) for p, ts in marking.items()}), max_commits=4 * SAMPLE_MAX_COMMITS
+            p: tuple(ts) for p, ts in marking.items()}), **sample_limits(4 * SAMPLE_MAX_COMMITS)
         ).latency)
 
     def worst_case(sized):

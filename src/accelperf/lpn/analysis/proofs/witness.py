@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ....errors import invalid
 from ...net import Marking
-from .encoding import SAMPLE_MAX_COMMITS, VerificationError
+from .encoding import SAMPLE_MAX_COMMITS, VerificationError, sample_limits
 from .refine import Problem, TraceClass, drawn_sample, follow, initial_marking
 
 
@@ -83,7 +83,7 @@ def only_input(model, space) -> OnlyInput | None:
     try:
         result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                       marking.items()}),
-                          max_commits=4 * SAMPLE_MAX_COMMITS)
+                          **sample_limits(4 * SAMPLE_MAX_COMMITS))
         latency, stopped = result.latency, "" if result.latency is not None else \
             "no token reached the done place"
     except SimulationError as exc:
@@ -100,7 +100,7 @@ def unfinished_witness(problem: Problem) -> Witness:
     user = _user_input(problem, z3model, sample, marking)
     try:
         result = simulate(problem.model, Marking(problem.model.name, {
-            p: tuple(ts) for p, ts in marking.items()}), max_commits=SAMPLE_MAX_COMMITS)
+            p: tuple(ts) for p, ts in marking.items()}), **sample_limits())
         if result.latency is not None:
             raise VerificationError(f"the reference semantics stops on {sample} "
                                     f"({message}) but the fast engine finishes it")
@@ -131,7 +131,7 @@ def input_witness(problem: Problem, values: list) -> Witness:
     try:
         result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                       marking.items()}),
-                          max_commits=4 * SAMPLE_MAX_COMMITS)
+                          **sample_limits(4 * SAMPLE_MAX_COMMITS))
     except SimulationError as exc:
         return Witness(user, sample, None, str(exc))
     if result.latency is None:
@@ -151,7 +151,7 @@ def simulate_witness(problem: Problem, cls: TraceClass, z3model, claimed: int | 
     try:
         simulated = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
                                                          marking.items()}),
-                             max_commits=4 * SAMPLE_MAX_COMMITS).latency
+                             **sample_limits(4 * SAMPLE_MAX_COMMITS)).latency
     except SimulationError as exc:
         if not cls.exact:
             return Witness(user, sample, None, str(exc))
