@@ -87,6 +87,11 @@ from .model import MAGNITUDE, LogCA
 SEARCH_RANGE = (1.0, 1e15)
 
 
+def scan_grid(lo: float = SEARCH_RANGE[0], hi: float = SEARCH_RANGE[1]) -> np.ndarray:
+    """The sizes a numeric metric scans before it refines: 64 points a decade in log g."""
+    return np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+
+
 @dataclass(frozen=True)
 class MemoryLayer:
     """A layer's name and the capacity μ (bytes) of its store; the outermost may be inf.
@@ -454,7 +459,7 @@ class HierarchicalLogCA:
         bracket, to a relative tolerance of 1e-12."""
         if self.plain:
             return None                 # the plain model's metrics answer exactly instead
-        grid = np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+        grid = scan_grid(lo, hi)
         s = self.speedup(grid) - target
         above = np.flatnonzero(s >= 0)
         if above.size == 0:
@@ -533,7 +538,7 @@ class HierarchicalLogCA:
         best point. The curve of a hierarchy rises and falls at each bend, so this is the
         global maximum only to the scan's resolution of which bump is highest."""
         lo, hi = SEARCH_RANGE
-        grid = np.geomspace(lo, hi, int(64 * math.log10(hi / lo)) + 1)
+        grid = scan_grid(lo, hi)
         s = np.asarray(self.speedup(grid), float)
         i = int(np.nanargmax(s))
         a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])

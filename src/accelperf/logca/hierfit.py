@@ -32,7 +32,7 @@ from ..units import format_size
 from .fit import (FittedParameter, GranularityEstimate, SpeedupErrors, fit_logca,
                   measured_crossing, prepare_data)
 from .fitsanity import sanity_warnings
-from .hierarchy import SEARCH_RANGE, HierarchicalLogCA, MemoryLayer
+from .hierarchy import HierarchicalLogCA, MemoryLayer, scan_grid
 from .model import LogCA
 
 MIN_SIDE = 2                         # measured sizes needed on each side of a transition
@@ -433,7 +433,7 @@ def _vanishing_costs(model: HierarchicalLogCA) -> list[str]:
     kernel took a negative time past 1 MiB, the fit matched the copies with it, and
     `logca advise --at 1MiB` divided by the kernel's time of zero. A rise between two falls
     can keep the sum above zero, so the factor itself is scanned (64 points a decade)."""
-    g = np.geomspace(*SEARCH_RANGE, int(64 * math.log10(SEARCH_RANGE[1] / SEARCH_RANGE[0])))
+    g = scan_grid()
     out = []
     for what, steps, factor in (
             ("host cost per byte", model.host_steps, model.host_factor),

@@ -123,9 +123,8 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, select, out, as_
     numeric, uncertain = ({}, ()) if layered else split_uncertain(spec)
     if not uncertain:
         # the draws are of an uncertain parameter's distribution; without one there are none
-        refuse_unused({"draws": "no parameter is uncertain (e.g. --L 1500±10%)",
-                       "seed": "no parameter is uncertain (e.g. --L 1500±10%)"},
-                      "this curve", "")
+        why = "no parameter is uncertain (e.g. --L 1500±10%)"
+        refuse_unused({"draws": why, "seed": why}, "this curve")
     if layered:
         return hierarchy_curve(data, hier, probe, lo, hi, out, as_json, select, points)
     models = build_models(**numeric)
@@ -221,15 +220,14 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
     from ...logca import bound_type
     from ...logca.metrics import bound_reach
     check_range(lo, hi)
-    layered = check_hierarchy_options(hier, probe, data, spec, select)
-    if layered or out is None:
-        # the bounds are limits of the whole curve; the range only frames the plain figure
-        why = "the fitted figure spans the measured sizes" if layered else \
-            "the range frames only the figure"
-        refuse_unused({"lo": why, "hi": why}, "--hierarchy/--probe" if layered else
-                      "bounds", "" if layered else "without --out")
-    if layered:
+    # the bounds are limits of the whole curve; the range only frames the plain figure
+    if check_hierarchy_options(hier, probe, data, spec, select):
+        why = "the fitted figure spans the measured sizes"
+        refuse_unused({"lo": why, "hi": why}, "--hierarchy/--probe")
         return hierarchy_bounds(data, hier, probe, output_path(out), as_json, select)
+    if out is None:
+        why = "the range frames only the figure"
+        refuse_unused({"lo": why, "hi": why}, "bounds", "without --out")
     model = single_model(spec, "bounds")
     out = output_path(out)
     bound = bound_type(model)

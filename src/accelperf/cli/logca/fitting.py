@@ -74,15 +74,15 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     check_hierarchy_options(hier, probe)
     test = None if predict_csv is None else read_test(predict_csv, statistic)
     if select:
-        refuse_unused_with_select()
+        refuse_unused(NOT_WITH_SELECT)
         return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out)
     if hier is not None or probe:
-        refuse_unused(NOT_WITH_LAYERS, "--hierarchy" if hier is not None else "--probe",
-                      "without --select")
+        layers_flag = "--hierarchy" if hier is not None else "--probe"
+        refuse_unused(NOT_WITH_LAYERS, layers_flag, "without --select")
         if cv is not None:
-            raise ModelError(f"--cv = {cv} is not offered with {'--hierarchy' if hier else '--probe'}"
-                             f" alone (each fold would refit every layer's parameters); "
-                             f"add --select, whose terms are chosen by cross-validation")
+            raise ModelError(f"--cv = {cv} is not offered with {layers_flag} alone (each fold "
+                             f"would refit every layer's parameters); add --select, whose "
+                             f"terms are chosen by cross-validation")
         return fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe,
                                out, as_json, draws, test)
     freq = None if frequency in (None, "auto") else parse_frequency(frequency, "--frequency")
@@ -247,10 +247,6 @@ NOT_WITH_LAYERS = {
                  "layer); --monte-carlo N draws its parameters instead",
     "frequency": "its parameters are in seconds",
 }
-
-
-def refuse_unused_with_select() -> None:
-    refuse_unused(NOT_WITH_SELECT)
 
 
 def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None) -> None:
