@@ -82,8 +82,9 @@ SAMPLE_MAX_COMMITS = 50_000
 verification is for inputs of a few hundred firings)."""
 
 
-def sample_limits(commits: int = SAMPLE_MAX_COMMITS) -> dict:
-    """The fast engine's limits for a sample taken to be endless past ``commits`` commits.
+def simulate_sample(model: Model, marking: dict, commits: int = SAMPLE_MAX_COMMITS):
+    """The fast engine's run of a sample (``marking``: {place id: tokens}), taken to be
+    endless past ``commits`` commits; raises what :func:`~accelperf.lpn.sim.simulate` raises.
 
     A run that ends has committed every firing it started (each commits after its delay,
     and the run ends only when no event is left), so one that starts more than ``commits``
@@ -91,8 +92,11 @@ def sample_limits(commits: int = SAMPLE_MAX_COMMITS) -> dict:
     verdict as the engine's own million-firing limit, and in a twentieth of the time (a
     transition taking a weight of 0 fired endlessly at one instant took 7 s of a 3 s
     budget of `lpn verify` before the limit stopped it)."""
-    return {"max_commits": commits,
-            "max_firings_per_cycle": min(commits, DEFAULT_MAX_FIRINGS_PER_CYCLE)}
+    from ...net import Marking
+    from ...sim import simulate
+    return simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in marking.items()}),
+                    max_commits=commits,
+                    max_firings_per_cycle=min(commits, DEFAULT_MAX_FIRINGS_PER_CYCLE))
 
 
 class VerificationError(ModelError):

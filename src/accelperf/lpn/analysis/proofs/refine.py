@@ -9,10 +9,10 @@ import time
 from dataclasses import dataclass
 
 from ....errors import invalid
-from ...net import Marking, Model
+from ...net import Model
 from ...semantics import run as reference_run
 from .encoding import (SAMPLE_MAX_COMMITS, OutOfTime, Recorder, VerificationError, maximum,
-                       sample_limits, unfollowed)
+                       simulate_sample, unfollowed)
 from ..input_class import InputClass
 from ..space import InputSpace
 
@@ -67,11 +67,9 @@ def _endless(model: Model, marking: dict) -> str | None:
     endless sample would otherwise be followed, token by token and with its Z3 terms,
     for all :data:`SAMPLE_MAX_COMMITS` commits (minutes on a small net); the fast engine
     says so in about a second, and the witness is checked by it again."""
-    from ...sim import SimulationError, simulate
+    from ...sim import SimulationError
     try:
-        result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
-                                                      marking.items()}),
-                          **sample_limits())
+        result = simulate_sample(model, marking)
     except SimulationError as exc:
         return str(exc)
     return None if result.latency is not None else "no token reached the done place"

@@ -58,7 +58,8 @@ from ...expr import evaluate
 from ...net import Model
 from ...semantics import Ready, check, run as reference_run
 from ..space import InputSpace
-from .encoding import SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum, sample_limits
+from .encoding import (SAMPLE_MAX_COMMITS, Recorder, VerificationError, maximum,
+                       simulate_sample)
 from .refine import Budget, initial_marking, partition
 from .verify import latency_bound, prove
 from .witness import Witness, simulate_witness
@@ -506,17 +507,14 @@ def optimal_size(model: Model, space: InputSpace, place: str, sizes: range, *,
     below ``B``, so a size passed over has a worst case >= the final ``B`` and the size
     that set it comes first: the answer is exact. Values of passed-over sizes are lower
     bounds of their worst case (their note says so)."""
-    from ...net import Marking
-    from ...sim import simulate
     began, clock = time.monotonic(), Budget(timeout)
     _check_sizes(sizes)
     tried, best, status = [], None, "proved"
 
     def rerun(sized, w: Witness) -> Witness:
         marking = initial_marking(sized, space, w.tokens)
-        return Witness(w.input, w.tokens, simulate(sized, Marking(sized.name, {
-            p: tuple(ts) for p, ts in marking.items()}), **sample_limits(4 * SAMPLE_MAX_COMMITS)
-        ).latency)
+        return Witness(w.input, w.tokens,
+                       simulate_sample(sized, marking, 4 * SAMPLE_MAX_COMMITS).latency)
 
     def worst_case(sized):
         """(verdict, latency, witness): "best" for a proved worst case below B, "no

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ....errors import invalid
-from ...net import Marking
-from .encoding import SAMPLE_MAX_COMMITS, VerificationError, sample_limits
+from .encoding import SAMPLE_MAX_COMMITS, VerificationError, simulate_sample
 from .refine import Problem, TraceClass, drawn_sample, follow, initial_marking
 
 
@@ -69,7 +68,7 @@ def only_input(model, space) -> OnlyInput | None:
     no encoding of the run to build). None when some property varies."""
     import z3
 
-    from ...sim import SimulationError, simulate
+    from ...sim import SimulationError
     variables = space.variables(model)
     values = [v for t in variables.values() for vs in t.values for v in vs.values()]
     if not all(z3.is_int_value(v) for v in values):
@@ -81,9 +80,7 @@ def only_input(model, space) -> OnlyInput | None:
     marking = initial_marking(model, space, sample)
     user = _written(model, space, variables, z3.simplify, sample, marking)
     try:
-        result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
-                                                      marking.items()}),
-                          **sample_limits(4 * SAMPLE_MAX_COMMITS))
+        result = simulate_sample(model, marking, 4 * SAMPLE_MAX_COMMITS)
         latency, stopped = result.latency, "" if result.latency is not None else \
             "no token reached the done place"
     except SimulationError as exc:
@@ -93,14 +90,13 @@ def only_input(model, space) -> OnlyInput | None:
 
 def unfinished_witness(problem: Problem) -> Witness:
     """The input that does not run to the end, checked with the fast engine too."""
-    from ...sim import SimulationError, simulate
+    from ...sim import SimulationError
     z3model, message = problem.unfinished
     sample = drawn_sample(problem.space, problem.variables, z3model)
     marking = initial_marking(problem.model, problem.space, sample)
     user = _user_input(problem, z3model, sample, marking)
     try:
-        result = simulate(problem.model, Marking(problem.model.name, {
-            p: tuple(ts) for p, ts in marking.items()}), **sample_limits())
+        result = simulate_sample(problem.model, marking)
         if result.latency is not None:
             raise VerificationError(f"the reference semantics stops on {sample} "
                                     f"({message}) but the fast engine finishes it")
@@ -116,7 +112,7 @@ def input_witness(problem: Problem, values: list) -> Witness:
     when it does not run to the end."""
     import z3
 
-    from ...sim import SimulationError, simulate
+    from ...sim import SimulationError
     model, space = problem.model, problem.space
     pairs = [(v, z3.IntVal(x)) for v, x in values]
     value_of = {v.get_id(): x for v, x in values}
@@ -129,9 +125,7 @@ def input_witness(problem: Problem, values: list) -> Witness:
     marking = initial_marking(model, space, sample)
     user = _written(model, space, problem.variables, evaluate, sample, marking)
     try:
-        result = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
-                                                      marking.items()}),
-                          **sample_limits(4 * SAMPLE_MAX_COMMITS))
+        result = simulate_sample(model, marking, 4 * SAMPLE_MAX_COMMITS)
     except SimulationError as exc:
         return Witness(user, sample, None, str(exc))
     if result.latency is None:
@@ -143,15 +137,13 @@ def simulate_witness(problem: Problem, cls: TraceClass, z3model, claimed: int | 
     """The input in ``z3model``, simulated. In an exact class its run must follow its
     class and, when a latency is ``claimed``, take exactly that long: anything else is a
     bug of this module and stops with an error."""
-    from ...sim import SimulationError, simulate
+    from ...sim import SimulationError
     model, space = problem.model, problem.space
     sample = drawn_sample(space, problem.variables, z3model)
     marking = initial_marking(model, space, sample)
     user = _user_input(problem, z3model, sample, marking)
     try:
-        simulated = simulate(model, Marking(model.name, {p: tuple(ts) for p, ts in
-                                                         marking.items()}),
-                             **sample_limits(4 * SAMPLE_MAX_COMMITS)).latency
+        simulated = simulate_sample(model, marking, 4 * SAMPLE_MAX_COMMITS).latency
     except SimulationError as exc:
         if not cls.exact:
             return Witness(user, sample, None, str(exc))
