@@ -231,16 +231,19 @@ def _agrees(lifted: list, fresh, values: dict, ranges: dict, symbols: dict,
     exprs = _expressions(fresh)
     if len(exprs) != len(lifted):
         return "the number of classes or terms changes"
-    at = {symbols[n]: v for n, v in values.items()}
+    at = {symbols[n]: sympy.sympify(v) for n, v in values.items()}
     corners = [{s: r[0] for s, r in ranges.items()}, {s: r[1] for s, r in ranges.items()}]
     for k in range(SAMPLES):
         # the space's corners first: a boundary often sits at a range's end (a mean of 0)
         point = corners[k] if k < len(corners) else {
             s: (rng.randint(int(lo), int(hi)) if s.is_integer
                 else rng.uniform(float(lo), float(hi))) for s, (lo, hi) in ranges.items()}
-        for k, (a, b) in enumerate(zip(lifted, exprs)):
-            a = sympy.sympify(a).subs(at).subs(point)
-            b = sympy.sympify(b).subs(point)
+        numbers = {s: sympy.sympify(v) for s, v in point.items()}
+        for a, b in zip(lifted, exprs):
+            # xreplace, not subs: every symbol gets a number, and subs's pattern matching
+            # was a quarter of the JPEG decoder's `explore --delays` build
+            a = sympy.sympify(a).xreplace({**at, **numbers})
+            b = sympy.sympify(b).xreplace(numbers)
             if isinstance(a, sympy.logic.boolalg.BooleanAtom) or a.is_Relational:
                 if bool(a) != bool(b):
                     return "a class boundary moves"

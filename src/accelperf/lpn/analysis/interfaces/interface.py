@@ -222,9 +222,19 @@ def prune_max(expr, solver: Solver, conditions, witnesses=()) -> object:
     if not isinstance(expr, sympy.Max):
         return expr.func(*args)
     keep = list(dict.fromkeys(args))
+    # each argument's value at each witness, computed once when first needed: asked
+    # argument by argument, they were |keep|² evaluations of the PCIe decoder's long sums
+    # per witness (10 of its extraction's 23 s)
+    values: dict = {}
+
+    def at(k: int) -> dict:
+        if k not in values:
+            values[k] = {e: _exact_value(e, witnesses[k]) for e in keep}
+        return values[k]
+
     for a in list(keep):
         rest = [b for b in keep if b is not a]
-        if not rest or any(_largest_at(a, rest, p) for p in witnesses):
+        if not rest or any(_largest_at(a, rest, at(k)) for k in range(len(witnesses))):
             continue
         # unevaluated: SymPy's Max would compare every pair of ``rest`` symbolically
         # first, for each ``a``; the solver needs only the inequality
@@ -234,17 +244,23 @@ def prune_max(expr, solver: Solver, conditions, witnesses=()) -> object:
     return _max(*keep) if keep else args[0]
 
 
-def _largest_at(a, rest, point) -> bool:
-    """Whether ``a`` is strictly larger than every one of ``rest`` at ``point``, computed
-    exactly (SymPy numbers, not floats); False where the point misses a symbol."""
-    exprs = [sympy.sympify(e) for e in [a, *rest]]
-    if any(not e.free_symbols <= point.keys() for e in exprs):
+def _exact_value(expr, point):
+    """``expr`` at ``point`` computed exactly (SymPy numbers, not floats), or None where
+    the point misses one of its symbols or the value is not a comparable number."""
+    expr = sympy.sympify(expr)
+    if not expr.free_symbols <= point.keys():
+        return None
+    value = expr.xreplace({s: sympy.sympify(point[s]) for s in expr.free_symbols})
+    return value if value.is_number and value.is_comparable else None
+
+
+def _largest_at(a, rest, values: dict) -> bool:
+    """Whether ``a`` is strictly larger than every one of ``rest`` where ``values``
+    ({argument: :func:`_exact_value` at one point}) were taken; False where one of them
+    has none."""
+    if any(values[e] is None for e in [a, *rest]):
         return False
-    values = [e.xreplace({s: sympy.sympify(point[s]) for s in e.free_symbols})
-              for e in exprs]
-    if not all(v.is_number and v.is_comparable for v in values):
-        return False
-    return all(bool(values[0] > v) for v in values[1:])
+    return all(bool(values[a] > values[b]) for b in rest)
 
 
 def class_points(solver: Solver, conditions, points) -> list[dict]:
