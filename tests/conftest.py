@@ -58,7 +58,6 @@ def sigint_left_as_found(request):
 LONG_TESTS = {f"tests/{k}": v for k, v in {
     "test_explore_delays.py::test_jpeg_page_equals_fresh_extraction_at_random_delays": 164,
     "test_lpn_interface_link.py::test_the_pcie_decoder_prices_its_file_layout": 140,
-    "test_cli.py::test_demo_writes_report": 118,
     "test_lpn_compiled.py::test_compiled_follows_the_reference_on_random_nets": 78,
     "test_lpn_verify.py::test_smt_latency_equals_the_simulator_on_one_point_spaces": 49,
     "test_lpn_calibrate.py::test_cli_calibrate_writes_params_that_simulate_reads": 36,
@@ -92,6 +91,7 @@ LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
 # The other files with long tests or set-ups (module fixtures shared by their tests): the
 # sum of what --durations listed of them.
 LONG_FILES = {f"tests/{k}": v for k, v in {
+    "test_demo.py": 118,            # the demo, run once for the file's tests
     "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
     "test_logca_select.py": 59, "test_lpn_interface_derived.py": 46,
     "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,

@@ -103,29 +103,6 @@ def test_presets_listing(cli):
     assert "pcie-crypto" in data["omitted"]
 
 
-def test_demo_writes_report(cli, tmp_path, monkeypatch):
-    import accelperf.cli.app as app
-    said = []
-    monkeypatch.setattr(app, "progress_run", lambda total, label, work: work(said.append))
-    out_dir = tmp_path / "report"
-    code, out, _ = cli("demo", "--out", str(out_dir))
-    assert code == 0
-    # The progress line names every section and what is being measured on this machine.
-    assert "LogCA: the ISCA'17 presets" in said
-    assert any(s.startswith("measuring this machine with openssl speed: aes") for s in said)
-    assert any(s.startswith("probing this machine's caches and memory: L1") for s in said)
-    index = (out_dir / "index.html").read_text()
-    assert "LogCA" in index and "figures/logca-aes.svg" in index
-    assert "logca-case-study-crypto.svg" in index and "logca-case-study-gpu.svg" in index
-    assert "logca-regions-ultrasparc-t2.svg" in index
-    assert "density-src-map-c.svg" in index and "density-this-machine.svg" in index
-    assert "LogCA fitted to this machine" in index
-    assert "lpn-jpeg-decoder.svg" in index and (out_dir / "figures" / "lpn-jpeg-decoder.svg").exists()
-    data = json.loads((out_dir / "data" / "logca-presets.json").read_text())
-    assert data["ultrasparc-t2/aes"]["g1"]["value"] == pytest.approx(337.486, rel=1e-5)
-    assert (out_dir / "figures" / "logca-aes.png").stat().st_size > 1000
-
-
 # ---------------------------------------------------------------- shared CLI behaviour
 def _my_commands():
     from accelperf.cli import cli as root

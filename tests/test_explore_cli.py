@@ -83,20 +83,6 @@ def test_a_model_without_interface_says_why_in_the_page():
                                                                   "for toy: the net deadlocks"}
 
 
-def test_demo_report_links_the_explorer(tmp_path):
-    from accelperf.demo import explorer_section
-    from accelperf.report import Report
-    report = Report(tmp_path / "report", title="explorer")
-    explorer_section(report)
-    index = report.write().read_text()
-    assert '<a href="explorer.html">Open the interactive explorer</a>' in index
-    page = (tmp_path / "report" / "explorer.html").read_text()
-    assert len(page.encode()) < MAX_PAGE_BYTES
-    data = page_data(page)
-    assert data["lpn"]["model"] == "jpeg-decoder" and data["lpn"]["frequency_hz"] == 75e6
-    assert len(data["logca"]["models"]) == 4 and data["density"]["algorithm"] == "matmul"
-
-
 GATED_NET = """
 from accelperf.lpn import Net
 

@@ -133,18 +133,3 @@ def test_times_figure(cli, tmp_path):
     code, _, err = cli("logca", "times", "--preset", "ultrasparc-t2", "--kernel", "aes",
                        "--out", str(path))
     assert code == 0 and path.read_text().startswith("<?xml") and "wrote" in err
-
-
-def test_demo_answers_section(tmp_path):
-    from accelperf.demo import logca_answers_section
-    from accelperf.report import Report
-    report = Report(tmp_path / "report", title="answers")
-    logca_answers_section(report)
-    index = report.write().read_text()
-    assert "logca advise, several designs ranked per size" in index
-    assert "figures/logca-uncertainty-band.svg" in index and "90% band" in \
-        (tmp_path / "report" / "figures" / "logca-uncertainty-band.svg").read_text()
-    data = json.loads((tmp_path / "report" / "data" / "logca-advise.json").read_text())
-    assert [a["model"] for a in data["1024"]][0] == "sparc-t4-instr/aes"
-    assert data["1024"][0]["speedup"] == pytest.approx(
-        float(preset("sparc-t4-instr", "aes").speedup(1024)))

@@ -16,8 +16,8 @@ from accelperf.cli.app import main
 from accelperf.errors import ModelError
 from accelperf.lpn import semantics, simulate
 from accelperf.lpn.analysis.space import load_space, space_from_dict
-from accelperf.lpn.analysis.verify import (VerificationError, follow, latency_bound,
-                                           partition, prove, shared_places, within)
+from accelperf.lpn.analysis.verify import (follow, latency_bound, partition, prove,
+                                           shared_places, within)
 from accelperf.lpn.expr import Expr, evaluate, prop
 from accelperf.lpn.expr_backends import to_z3
 from accelperf.lpn.operators import OPERATORS
@@ -486,21 +486,6 @@ def test_partition_names_its_classes_and_follow_is_the_reference_run():
     cls = follow(darwin, space, problem.variables, problem.classes[0].sample)
     assert cls.sample_latency == simulated(darwin, space, cls.sample)
     assert list(itertools.chain(*cls.routing))     # tokens were followed
-
-
-def test_demo_section_shows_both_bounds_with_witnesses_beside_random_inputs(tmp_path):
-    from accelperf.demo import lpn_verify_section
-    from accelperf.report import Report
-    report = Report(tmp_path, title="t")
-    lpn_verify_section(report)
-    index = report.write().read_text()
-    assert "lpn-verify-jpeg18.svg" in index and "proved bounds" in index
-    data = json.loads((tmp_path / "data" / "lpn-verify-jpeg18.json").read_text())
-    assert data["min"]["bound"] == data["min"]["simulated"] == 1717
-    assert data["max"]["bound"] == data["max"]["simulated"] == 3836
-    assert len(data["random"]) == 300
-    assert 1717 <= min(data["random"]) and max(data["random"]) <= 3836
-    assert (tmp_path / "figures" / "lpn-verify-jpeg18.png").stat().st_size > 1000
 
 
 def test_a_unit_of_two_servers_firing_a_third_time_is_told_not_crashed():
