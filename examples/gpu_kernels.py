@@ -28,6 +28,23 @@ it had never seen (``examples/measurements/gpu-*-second/``):
 * ``argsort``: the permutation that sorts the values (int64 indices: twice the input's
   bytes come back).
 
+A third set, written on 2026-11-27 before any of it was measured, after every change to
+the fit so far (commit it was added in: the fit to judge on it). No one has seen these
+kernels' times; the next GPU session measures them (``tools/gpu/measure_user_kernels.sh``,
+its header gives the command) and runs ``benchmarks/logca_gpu.py`` on them with the fit as
+it was then:
+
+* ``conv1d``: a 1-D convolution with 31 taps (31 multiply-adds per value: far more
+  arithmetic per byte than ``gelu``; cuDNN against the host library's convolution);
+* ``gather``: the values read in a scattered order, index i from (i·7919) mod n (a
+  permutation for n not a multiple of 7919: memory-latency-bound on both sides);
+* ``median``: the median of all values (a selection over all of them: one number comes
+  back);
+* ``unique``: the distinct values, sorted (a sort and a compaction whose output size the
+  data decide: nearly every uniform float32 is distinct);
+* ``polyval``: a degree-16 polynomial of each value by Horner's rule (32 operations per
+  value, elementwise: compute-bound where ``scale`` is memory-bound).
+
 Run from the repository's ``examples/`` directory (or with it on PYTHONPATH), e.g.
 ``accelperf measure gpu --kernel python:gpu_kernels:cumsum --out gpu-cumsum.csv``.
 """
@@ -79,3 +96,29 @@ def topk(x):
 
 def argsort(x):
     return torch.argsort(x)
+
+
+def conv1d(x):
+    taps = torch.linspace(-1.0, 1.0, 31, device=x.device)
+    return torch.nn.functional.conv1d(x.view(1, 1, -1), taps.view(1, 1, -1), padding=15)
+
+
+def gather(x):
+    n = x.numel()
+    index = torch.arange(n, device=x.device) * 7919 % n
+    return x[index]
+
+
+def median(x):
+    return x.median()
+
+
+def unique(x):
+    return torch.unique(x, sorted=True)
+
+
+def polyval(x):
+    y = torch.full_like(x, 0.5)
+    for k in range(16):
+        y = y * x + (k + 1) / 17
+    return y

@@ -12,6 +12,11 @@
 # is read from examples/gpu_kernels.py. The second set, measured after the fit was final:
 #   KERNELS="total layernorm transpose topk argsort@64MiB" PAGEABLE="gelu sort@64MiB" \
 #   bash tools/gpu/measure_user_kernels.sh
+# The third set, written before any of it was measured (examples/gpu_kernels.py says why):
+#   KERNELS="conv1d gather median unique polyval" PAGEABLE="polyval" \
+#   bash tools/gpu/measure_user_kernels.sh
+# then, its CSVs in examples/measurements/gpu-<card>-third/, the fit judged on them:
+#   PYTHONPATH=src python benchmarks/logca_gpu.py examples/measurements/gpu-*-third/
 #
 # Time: 10-18 s per kernel on the H200 and H100 boxes (CUDA start-up included: the shipped scale
 # took 15 s over the same sizes); each step is capped at CAP seconds (60; the kill gives 5 more).
