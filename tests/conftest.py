@@ -76,13 +76,11 @@ LONG_TESTS = {f"tests/{k}": v for k, v in {
 # seconds of their long tests.
 SPLIT_FILES = {"tests/test_docs.py"}
 LONG_TESTS.update({f"tests/test_docs.py::test_every_code_block_runs[{k}]": v for k, v in {
-    # 39 s idle since its benchmark block runs the shipped directory only (the demo test:
-    # 50 s idle, listed 118)
-    "docs/how-to/gpu-pays-off.md": 92,
+    # (the GPU page and the README run in tests/test_demo.py's unit: SHARED below)
     # with tests/test_lpn_interface_stream.py and tests/test_lpn_interface_link.py (SHARED
     # below): 172 + 105 and 75 + 59 apart, scaled by what sharing saved in one process
     "docs/how-to/packet-engine.md": 85, "docs/explanation/interfaces.md": 65,
-    "README.md": 60, "docs/how-to/verify.md": 43,
+    "docs/how-to/verify.md": 43,
     "docs/how-to/logca-hierarchy.md": 33, "docs/how-to/calibrate.md": 30,
     "docs/how-to/logca-answers.md": 28, "docs/tutorial/logca.md": 15,
     "docs/explanation/logca.md": 15, "docs/how-to/density-bound.md": 10}.items()})
@@ -91,9 +89,11 @@ LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
 # The other files with long tests or set-ups (module fixtures shared by their tests): the
 # sum of what --durations listed of them.
 LONG_FILES = {f"tests/{k}": v for k, v in {
-    "test_demo.py": 118,            # the demo, run once for the file's tests
+    # the demo, run once for the file's tests, with the tests and pages that share its GPU
+    # fits (SHARED below): 118, test_logca_select.py 59, the GPU page 92, the README 60
+    "test_demo.py": 329,
     "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
-    "test_logca_select.py": 59, "test_lpn_interface_derived.py": 46,
+    "test_lpn_interface_derived.py": 46,
     "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
     "test_explore_delays.py": 12, "test_logca_design.py": 11, "test_lpn_stopping.py": 19,
     "test_lpn_semantics.py": 10, "test_lpn_sizing.py": 10, "test_lpn_classes.py": 9,
@@ -111,6 +111,10 @@ SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
                                     "docs/how-to/packet-engine.md]",
     "test_lpn_interface_link.py": "test_docs.py::test_every_code_block_runs["
                                   "docs/explanation/interfaces.md]",
+    # the shipped GPU data's fits (tests/shared_fits.py: reusing_fits)
+    "test_logca_select.py": "test_demo.py",
+    "test_docs.py::test_every_code_block_runs[docs/how-to/gpu-pays-off.md]": "test_demo.py",
+    "test_docs.py::test_every_code_block_runs[README.md]": "test_demo.py",
 }.items()}
 
 

@@ -2,13 +2,15 @@
 speed`), and what each of its sections must show. The sections' own tests used to build
 their section again in a report of their own (the proved bounds 6 s, the explorer, the
 answers, the hierarchy fit); they read the demo's report instead, which is the one users
-get."""
+get. Its GPU section's fits are shared with tests/test_logca_select.py (tests/shared_fits.py).
+"""
 
 import json
 
 import pytest
 
 from accelperf.logca import preset
+from shared_fits import reusing_fits
 
 MiB = 2 ** 20
 
@@ -21,7 +23,7 @@ def demo(tmp_path_factory):
     from accelperf.cli import main
     said = []
     out_dir = tmp_path_factory.mktemp("demo") / "report"
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, reusing_fits():
         mp.setattr(app, "progress_run", lambda total, label, work: work(said.append))
         code = main(["demo", "--out", str(out_dir)])
     assert code == 0

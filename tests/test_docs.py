@@ -169,15 +169,20 @@ def test_the_block_reader_follows_the_convention(tmp_path):
 # Pages that extract what a test file extracts too (the AES-GCM stream, the credit link):
 # they share it (tests/extracted.py), in one work unit with that file (tests/conftest.py).
 SHARE_EXTRACTIONS = {"docs/how-to/packet-engine.md", "docs/explanation/interfaces.md"}
+# Pages that fit the shipped GPU data as the demo and tests/test_logca_select.py do
+# (tests/shared_fits.py), in one work unit with them.
+SHARE_FITS = {"docs/how-to/gpu-pays-off.md", "README.md"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs(page, scratch):
     from extracted import reusing_extractions
+    from shared_fits import reusing_fits
     namespace = {"__name__": "__docs__"}
     runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
-    shared = str(page.relative_to(ROOT)) in SHARE_EXTRACTIONS
-    with reusing_extractions() if shared else contextlib.nullcontext():
+    name = str(page.relative_to(ROOT))
+    with reusing_extractions() if name in SHARE_EXTRACTIONS else contextlib.nullcontext(), \
+            reusing_fits() if name in SHARE_FITS else contextlib.nullcontext():
         for block in runnable:
             if block.skip_reason is not None:
                 continue

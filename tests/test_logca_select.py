@@ -23,6 +23,7 @@ from accelperf.logca.holdout import interpolate_neighbours
 from accelperf.logca.model import LogCA
 from accelperf.logca.termfit import Spec, model_of, solve, times
 from accelperf.measure.data import read_timings
+from shared_fits import reusing_fits
 
 GPU = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
 OUTER = (MemoryLayer("memory", math.inf),)
@@ -166,6 +167,14 @@ def test_neighbour_interpolation_is_linear_in_log_log():
     np.testing.assert_allclose(interpolate_neighbours(g, s, [2.0, 8.0, 64.0]), [2.0, 4.0, 4.0])
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_fit_per_request():
+    """The shipped GPU data's fits, shared with the demo and the GPU pages
+    (tests/shared_fits.py): the fixture below asks for what the demo's GPU section does."""
+    with reusing_fits():
+        yield
+
+
 @pytest.fixture(scope="module")
 def gpu_checks():
     from accelperf.density import hierarchy
@@ -175,7 +184,7 @@ def gpu_checks():
     for path in sorted(GPU.glob("*.csv")):
         t = read_timings(path)
         out[path.stem] = holdout_check(prepare_data(t.granularity, t.host, t.accel, t.echo,
-                                                    None, None), layers)
+                                                    None, None), layers, name=path.stem)
     return out
 
 
