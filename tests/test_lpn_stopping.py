@@ -177,3 +177,36 @@ def test_check_inputs_outside_the_space_are_refused_before_the_extraction(cli, m
     assert "is outside the space (blocks has 6 token(s); the space has 18)" in err
     code, out, err = cli("lpn", "interface", "jpeg-decoder", "--check", "[1,1,1,1,1,99]")
     assert code == 2 and "99" in err                  # Ψ's own refusal, before too
+
+
+def _converting_raises(exc_type):
+    """A ctypes call whose second argument's conversion raises ``exc_type``: where Ctrl-C
+    lands when it arrives while Z3's Python API converts an argument."""
+    import ctypes
+
+    class Argument:
+        @classmethod
+        def from_param(cls, obj):
+            raise exc_type("raised while converting")
+
+    call = ctypes.CDLL(None).abs
+    call.argtypes = [ctypes.c_int, Argument]
+    return lambda tick: call(1, 2)
+
+
+def test_ctrl_c_inside_a_ctypes_conversion_is_an_interrupt_before_the_watcher_sees_it(
+        capsys):
+    """Python's handler raises KeyboardInterrupt before the watcher thread reads the
+    signal; raised inside a ctypes conversion it arrives as an ArgumentError. A suite run
+    once saw `lpn interface` end there with 'internal error: ArgumentError: argument 3:
+    KeyboardInterrupt' and exit 1 instead of 130."""
+    import ctypes
+
+    from accelperf.cli.stopping import run_stopping
+    with pytest.raises(SystemExit) as stop:
+        run_stopping("lpn interface", "extracting", None, _converting_raises(KeyboardInterrupt))
+    assert stop.value.code == 130
+    assert "accelperf: lpn interface: interrupted" in capsys.readouterr().err
+    # any other failure of a conversion is no interrupt
+    with pytest.raises(ctypes.ArgumentError, match="argument 2: TypeError"):
+        run_stopping("lpn interface", "extracting", None, _converting_raises(TypeError))

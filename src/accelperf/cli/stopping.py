@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import _thread
 import ctypes
+import re
 import signal
 import socket
 import threading
@@ -167,6 +168,10 @@ def stoppable(seconds: float | None):
         z3.Solver().check()
 
 
+WRAPPED_INTERRUPT = re.compile(r"argument \d+: KeyboardInterrupt\b")
+"""How ctypes words a KeyboardInterrupt raised while it converted a call's argument."""
+
+
 def run_stopping(command: str, label: str, seconds: float | None, func):
     """``func(tick)`` under a progress spinner, stoppable: Ctrl-C prints what was decided
     so far and exits 130; the budget's end prints where the run was and exits 3."""
@@ -184,8 +189,11 @@ def run_stopping(command: str, label: str, seconds: float | None, func):
             except ctypes.ArgumentError as exc:
                 # the interrupt landed while ctypes converted an argument of a Z3 call,
                 # and ctypes wraps whatever is raised there ("argument 1:
-                # KeyboardInterrupt"): it is still the interrupt
-                if stopper.stopping and "KeyboardInterrupt" in str(exc):
+                # KeyboardInterrupt"): it is still the interrupt. Not only once the
+                # watcher has seen the signal (stopper.stopping): Python's own handler
+                # raises first, and a run once stopped there before the watcher ran
+                # ("internal error: ArgumentError", exit 1, for Ctrl-C)
+                if WRAPPED_INTERRUPT.match(str(exc)):
                     raise KeyboardInterrupt from None
                 raise
         except (KeyboardInterrupt, Interrupted):
