@@ -81,7 +81,7 @@ LONG_TESTS.update({f"tests/test_docs.py::test_every_code_block_runs[{k}]": v for
     # below): 172 + 105 and 75 + 59 apart, scaled by what sharing saved in one process
     "docs/how-to/packet-engine.md": 85, "docs/explanation/interfaces.md": 65,
     "docs/how-to/verify.md": 43,
-    "docs/how-to/logca-hierarchy.md": 33, "docs/how-to/calibrate.md": 30,
+    "docs/how-to/logca-hierarchy.md": 33,
     "docs/how-to/logca-answers.md": 28, "docs/tutorial/logca.md": 15,
     "docs/explanation/logca.md": 15, "docs/how-to/density-bound.md": 10}.items()})
 LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
@@ -90,8 +90,9 @@ LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
 # sum of what --durations listed of them.
 LONG_FILES = {f"tests/{k}": v for k, v in {
     # the demo, run once for the file's tests, with the tests and pages that share its GPU
-    # fits (SHARED below): 118, test_logca_select.py 59, the GPU page 92, the README 60
-    "test_demo.py": 329,
+    # fits and a calibration (SHARED below): 118, test_logca_select.py 59, the GPU page 92,
+    # the README 60, the calibration page 30
+    "test_demo.py": 359,
     "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
     "test_lpn_interface_derived.py": 46,
     "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
@@ -111,10 +112,12 @@ SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
                                     "docs/how-to/packet-engine.md]",
     "test_lpn_interface_link.py": "test_docs.py::test_every_code_block_runs["
                                   "docs/explanation/interfaces.md]",
-    # the shipped GPU data's fits (tests/shared_fits.py: reusing_fits)
+    # the shipped GPU data's fits (tests/shared_fits.py: reusing_fits), and the README's
+    # `lpn calibrate` (reusing_calibrations)
     "test_logca_select.py": "test_demo.py",
     "test_docs.py::test_every_code_block_runs[docs/how-to/gpu-pays-off.md]": "test_demo.py",
     "test_docs.py::test_every_code_block_runs[README.md]": "test_demo.py",
+    "test_docs.py::test_every_code_block_runs[docs/how-to/calibrate.md]": "test_demo.py",
 }.items()}
 
 

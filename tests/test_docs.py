@@ -126,14 +126,52 @@ def _in_process(command: str, cwd: Path) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+# A benchmark run from the source tree, plain arguments only: `PYTHONPATH=src` is what the
+# editable install gives this process already.
+BENCHMARK = re.compile(r"PYTHONPATH=src python (?P<script>benchmarks/\w+\.py)"
+                       r"(?P<args>(?: [\w./-]+)*)\s*$")
+
+
+def _script_in_process(script: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """`python SCRIPT ARGS` run as __main__ in this process (runpy): the GPU page's
+    benchmark then reads the fits the demo and tests/test_logca_select.py made
+    (tests/shared_fits.py) instead of making them again in a process of its own."""
+    import io
+    import runpy
+    import sys
+
+    out, err, here, argv = io.StringIO(), io.StringIO(), os.getcwd(), sys.argv
+    os.chdir(cwd)
+    sys.argv = [script, *args]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:               # SystemExit("why"): Python prints it and exits 1
+            code = 1
+            err.write(f"{exc.code}\n")
+    finally:
+        os.chdir(here)
+        sys.argv = argv
+    return code, out.getvalue(), err.getvalue()
+
+
 def run_console(block: Block, cwd: Path):
-    """Each ``$`` line: a plain ``accelperf ...`` line runs in-process, anything with shell
-    syntax (pipes, redirections, globs, variables, other programs) in bash."""
+    """Each ``$`` line: a plain ``accelperf ...`` line runs in-process, and a benchmark run
+    from the source tree (BENCHMARK); anything else with shell syntax (pipes,
+    redirections, globs, variables, other programs) in bash."""
     for command, expected in commands(block):
         plain = command.split("#")[0]
+        benchmark = BENCHMARK.fullmatch(plain.rstrip())
         if command.startswith("accelperf ") and not SHELL_SYNTAX.search(plain) \
                 and "\n" not in plain.replace("\\\n", ""):
             code, stdout, stderr = _in_process(command.replace("\\\n", " "), cwd)
+        elif benchmark:
+            code, stdout, stderr = _script_in_process(benchmark["script"],
+                                                      benchmark["args"].split(), cwd)
         else:
             done = subprocess.run(["bash", "-c", command], cwd=cwd, env=_env(), text=True,
                                   capture_output=True, timeout=COMMAND_SECONDS,
@@ -172,17 +210,20 @@ SHARE_EXTRACTIONS = {"docs/how-to/packet-engine.md", "docs/explanation/interface
 # Pages that fit the shipped GPU data as the demo and tests/test_logca_select.py do
 # (tests/shared_fits.py), in one work unit with them.
 SHARE_FITS = {"docs/how-to/gpu-pays-off.md", "README.md"}
+# Pages that run one `lpn calibrate` (tests/shared_fits.py), in one work unit.
+SHARE_CALIBRATIONS = {"docs/how-to/calibrate.md", "README.md"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs(page, scratch):
     from extracted import reusing_extractions
-    from shared_fits import reusing_fits
+    from shared_fits import reusing_calibrations, reusing_fits
     namespace = {"__name__": "__docs__"}
     runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
     name = str(page.relative_to(ROOT))
     with reusing_extractions() if name in SHARE_EXTRACTIONS else contextlib.nullcontext(), \
-            reusing_fits() if name in SHARE_FITS else contextlib.nullcontext():
+            reusing_fits() if name in SHARE_FITS else contextlib.nullcontext(), \
+            reusing_calibrations() if name in SHARE_CALIBRATIONS else contextlib.nullcontext():
         for block in runnable:
             if block.skip_reason is not None:
                 continue
