@@ -60,7 +60,6 @@ LONG_TESTS = {f"tests/{k}": v for k, v in {
     "test_lpn_interface_link.py::test_the_pcie_decoder_prices_its_file_layout": 140,
     "test_lpn_compiled.py::test_compiled_follows_the_reference_on_random_nets": 78,
     "test_lpn_verify.py::test_smt_latency_equals_the_simulator_on_one_point_spaces": 49,
-    "test_lpn_calibrate.py::test_cli_calibrate_writes_params_that_simulate_reads": 36,
     "test_lpn_interface_library.py::"
     "test_every_library_model_has_an_interface_over_its_default_space": 34,
     "test_lpn_interface_form.py::test_the_choice_follows_the_errors": 26,
@@ -91,8 +90,8 @@ LONG_TESTS.update({"tests/test_docs.py::test_the_site_builds_strictly": 12,
 LONG_FILES = {f"tests/{k}": v for k, v in {
     # the demo, run once for the file's tests, with the tests and pages that share its GPU
     # fits and a calibration (SHARED below): 118, test_logca_select.py 59, the GPU page 92,
-    # the README 60, the calibration page 30
-    "test_demo.py": 359,
+    # the README 60, the calibration page 30, the calibration's command-line test 36
+    "test_demo.py": 395,
     "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
     "test_lpn_interface_derived.py": 46,
     "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
@@ -118,6 +117,8 @@ SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
     "test_docs.py::test_every_code_block_runs[docs/how-to/gpu-pays-off.md]": "test_demo.py",
     "test_docs.py::test_every_code_block_runs[README.md]": "test_demo.py",
     "test_docs.py::test_every_code_block_runs[docs/how-to/calibrate.md]": "test_demo.py",
+    "test_lpn_calibrate.py::test_cli_calibrate_writes_params_that_simulate_reads":
+        "test_demo.py",
 }.items()}
 
 

@@ -13,14 +13,17 @@ name, the jackknife and the thresholds. A fit is a pure function of those; the m
 later equal requests that very (frozen) object.
 
 :func:`reusing_calibrations` does the same for ``accelperf.lpn.calibrate.calibrate``: the
-README and docs/how-to/calibrate.md both run `lpn calibrate jpeg-decoder --measured
-examples/measurements/core_jpeg_train.csv` (8 s each), in one work unit.
+README, docs/how-to/calibrate.md and tests/test_lpn_calibrate.py's command-line test all
+run `lpn calibrate jpeg-decoder --measured examples/measurements/core_jpeg_train.csv`
+(8 s each), in the same work unit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
+import numpy as np
 import pytest
 
 import accelperf.logca.choose as choosing
@@ -61,6 +64,24 @@ def _builder_key(builder) -> tuple:
     return builder.__code__, cells
 
 
+def _input_key(value) -> tuple:
+    """A measured input by what Ψ reads of it: a JPEG's blocks without its name (the path
+    it was read from, relative to wherever the command ran), anything else by its repr."""
+    if dataclasses.is_dataclass(value):
+        return (type(value).__name__,) + tuple(
+            _hashable(getattr(value, f.name)) for f in dataclasses.fields(value)
+            if f.name != "name")
+    return (repr(value),)
+
+
+def _hashable(value):
+    if isinstance(value, np.ndarray):
+        return value.dtype.str, value.shape, value.tobytes()
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 @contextlib.contextmanager
 def reusing_calibrations():
     """``calibrate`` computed once per request in this process while the block runs: the
@@ -70,7 +91,7 @@ def reusing_calibrations():
     def calibrate(builder, measurements, fit=None, start=None, folds=5,
                   uncertainty="profile", starts=calibrating.STARTS):
         key = (_builder_key(builder),
-               tuple((m.name, repr(m.input), m.cycles) for m in measurements),
+               tuple((m.name, _input_key(m.input), m.cycles) for m in measurements),
                None if fit is None else tuple(fit), repr(sorted((start or {}).items())),
                folds, uncertainty, starts)
         if key not in _CALIBRATIONS:
