@@ -85,7 +85,8 @@ def _hashable(value):
 @contextlib.contextmanager
 def reusing_calibrations():
     """``calibrate`` computed once per request in this process while the block runs: the
-    builder, each measurement (its name, its input's repr, its cycles) and the options."""
+    builder, each measurement (its name, what Ψ reads of its input, its cycles) and the
+    options."""
     fresh = calibrating.calibrate
 
     def calibrate(builder, measurements, fit=None, start=None, folds=5,
