@@ -208,15 +208,19 @@ def covered_input(params_file: Path | None, model_spec: str, model, texts: list[
     return user_input
 
 
+def _coverage_table(params_file: Path | None, model_spec: str) -> dict | None:
+    """The ``[coverage]`` table of the ``--params`` file (written by ``lpn calibrate
+    --out``), or None without a file or without the table."""
+    from .common import load_params_file
+    return None if params_file is None else load_params_file(params_file, model_spec).coverage
+
+
 def coverage_warning(params_file: Path | None, model_spec: str, model, inputs) -> None:
     """Warn once (stderr) when an input ((name, input) pairs) of ``model`` (built from
     ``model_spec`` with ``--params``) lies outside the ``[coverage]`` of the ``--params``
-    file (written by ``lpn calibrate --out``); files without it pass."""
+    file; files without it pass."""
     from ..lpn.coverage import Coverage, check_inputs
-    from .common import load_params_file
-    if params_file is None:
-        return
-    table = load_params_file(params_file, model_spec).coverage
+    table = _coverage_table(params_file, model_spec)
     if table is None:
         return
     why = check_inputs(Coverage.from_table(table, f"--params {params_file}: [coverage]"),
@@ -230,11 +234,7 @@ def coverage_unchecked(params_file: Path | None, model_spec: str) -> None:
     """A batch's note (stderr) that the ``[coverage]`` of its ``--params`` file is not
     checked: each input would take a simulation more per fitted delay, on this process,
     where the batch spreads its inputs over workers."""
-    from .common import load_params_file
-    if params_file is None:
-        return
-    table = load_params_file(params_file, model_spec).coverage
-    if table is None:
+    if _coverage_table(params_file, model_spec) is None:
         return
     click.echo(f"note: --params {params_file}: a batch does not check its inputs against "
                f"the file's [coverage] (one simulation more per fitted delay and input); "
