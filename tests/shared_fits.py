@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 
 import numpy as np
 import pytest
@@ -29,32 +30,41 @@ import pytest
 import accelperf.logca.choose as choosing
 import accelperf.lpn.calibrate as calibrating
 
-_FITS: dict = {}        # request -> ChosenFit
-_CALIBRATIONS: dict = {}    # request -> Calibration
-
-
-def _request(d, layers, folds, name, jackknife, thresholds) -> tuple:
-    arrays = tuple(None if a is None else (a.dtype.str, a.shape, a.tobytes())
-                   for a in (d.g, d.t0, d.t1, d.echo))
-    return (arrays, repr(d.excluded), repr(tuple(layers)), folds, name, jackknife,
-            repr(tuple(thresholds)))
+_MEMOS: dict = {}       # (module, function name) -> {request: result}
 
 
 @contextlib.contextmanager
-def reusing_fits():
-    """``choose`` computed once per request in this process while the block runs."""
-    fresh = choosing.choose
+def _once_per_request(module, name: str, request):
+    """``module.name`` computed once per ``request(arguments)`` in this process while the
+    block runs; ``arguments`` are the call's, bound to the function's own signature with
+    its defaults filled in, so that a default left out and the same value given agree."""
+    fresh = getattr(module, name)
+    signature = inspect.signature(fresh)
+    memo = _MEMOS.setdefault((module.__name__, name), {})
 
-    def choose(d, layers=(), folds=None, name=None, jackknife=True,
-               thresholds=(choosing.MMAP,)):
-        key = _request(d, layers, folds, name, jackknife, thresholds)
-        if key not in _FITS:
-            _FITS[key] = fresh(d, layers, folds, name, jackknife, thresholds)
-        return _FITS[key]
+    def once(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = request(bound.arguments)
+        if key not in memo:
+            memo[key] = fresh(*bound.args, **bound.kwargs)
+        return memo[key]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(choosing, "choose", choose)
+        patch.setattr(module, name, once)
         yield
+
+
+def _fit_request(a: dict) -> tuple:
+    d = a["d"]
+    arrays = tuple(None if x is None else _hashable(x) for x in (d.g, d.t0, d.t1, d.echo))
+    return (arrays, repr(d.excluded), repr(tuple(a["layers"])), a["folds"], a["name"],
+            a["jackknife"], repr(tuple(a["thresholds"])))
+
+
+def reusing_fits():
+    """``choose`` computed once per request in this process while the block runs."""
+    return _once_per_request(choosing, "choose", _fit_request)
 
 
 def _builder_key(builder) -> tuple:
@@ -82,24 +92,16 @@ def _hashable(value):
     return value
 
 
-@contextlib.contextmanager
+def _calibration_request(a: dict) -> tuple:
+    fit, start = a["fit"], a["start"]
+    return (_builder_key(a["builder"]),
+            tuple((m.name, _input_key(m.input), m.cycles) for m in a["measurements"]),
+            None if fit is None else tuple(fit), repr(sorted((start or {}).items())),
+            a["folds"], a["uncertainty"], a["starts"])
+
+
 def reusing_calibrations():
     """``calibrate`` computed once per request in this process while the block runs: the
     builder, each measurement (its name, what Ψ reads of its input, its cycles) and the
     options."""
-    fresh = calibrating.calibrate
-
-    def calibrate(builder, measurements, fit=None, start=None, folds=5,
-                  uncertainty="profile", starts=calibrating.STARTS):
-        key = (_builder_key(builder),
-               tuple((m.name, _input_key(m.input), m.cycles) for m in measurements),
-               None if fit is None else tuple(fit), repr(sorted((start or {}).items())),
-               folds, uncertainty, starts)
-        if key not in _CALIBRATIONS:
-            _CALIBRATIONS[key] = fresh(builder, measurements, fit, start, folds, uncertainty,
-                                       starts)
-        return _CALIBRATIONS[key]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(calibrating, "calibrate", calibrate)
-        yield
+    return _once_per_request(calibrating, "calibrate", _calibration_request)
