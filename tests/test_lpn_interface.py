@@ -470,3 +470,20 @@ def test_a_file_holding_a_list_of_messages_is_priced_message_by_message(tmp_path
                          text=True, check=True).stdout
     assert json.loads(out)["cycles"] == module.latency(msgs)
     assert module.throughput(path) == module.throughput(msgs)
+
+
+def test_a_remembered_simplification_is_the_one_sympy_gives_for_that_very_expression():
+    """interfaces/simplify.py: equal expressions share one simplify; a number's kind is
+    part of the expression (x + 2 and x + 2.0 are two, as are 2 and 2.0)."""
+    import sympy
+
+    from accelperf.lpn.analysis.interfaces.simplify import _simplified, simplified
+    x = sympy.Symbol("x_memo_test", positive=True)
+    exact = simplified(x * (x + 2) / x)
+    assert exact == sympy.simplify(x * (x + 2) / x) == x + 2
+    hits = _simplified.cache_info().hits
+    assert simplified(x * (x + 2) / x) is exact and _simplified.cache_info().hits == hits + 1
+    floating = simplified(x * (x + 2.0) / x)
+    assert floating == x + sympy.Float(2.0) and floating != exact
+    assert isinstance(simplified(2), sympy.Integer) and isinstance(simplified(2.0), sympy.Float)
+

@@ -18,6 +18,7 @@ import sympy
 from ...net import Marking, Model
 from ..input_class import InputClass
 from .solver import Solver
+from .simplify import simplified
 from ..space import InputSpace, count_symbol, mean_symbol, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, Commit, Explorer, StreamValueError
 
@@ -147,7 +148,7 @@ def input_classes(model: Model, space: InputSpace, *, max_classes: int = DEFAULT
         if values is None:                 # pragma: no cover - every path was possible
             continue
         sample = tokens_for(space, model, values)
-        conds = tuple(sympy.simplify(c) for c in path.conditions)
+        conds = tuple(simplified(c) for c in path.conditions)
         classes.append(InputClass(len(classes), conds, tuple(path.commits), sample,
                                   path.stuck, space))
     return classes

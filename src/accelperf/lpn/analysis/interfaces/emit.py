@@ -32,6 +32,7 @@ from .handover import handover
 from .module_text import API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, rotation_source
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
+from .simplify import simplified
 from .steady import ASSUMPTION as STEADY_ASSUMPTION
 from ..space import (constraint_exprs, count_symbol, mean_symbol, symbol_ranges,
                     token_symbol)
@@ -137,7 +138,7 @@ def _class_block(i: int, ci: ClassInterface, model, sums=None, prefix: str = "")
         if ph.stream is not None:
             # cycles each stream token adds to a transition: its gap x commits per token
             n = count_symbol(ph.stream)
-            gaps = {g.transition: sympy.simplify(g.gap * g.commits / n) for g in ci.gaps
+            gaps = {g.transition: simplified(g.gap * g.commits / n) for g in ci.gaps
                     if g.transition in ph.transitions}
             prefix_ = f"mean_{parameter_name(ph.stream)}_"
             means = sorted({str(s) for g in gaps.values() for s in sympy.sympify(g).free_symbols
@@ -196,7 +197,7 @@ def _stream_shape(model, ci: ClassInterface, phase, n) -> tuple:
     from .loops import find_loops
     period = 1
     for g in ci.gaps:
-        per_token = sympy.simplify(g.commits / n)
+        per_token = simplified(g.commits / n)
         if g.transition in phase.transitions and per_token.is_Rational:
             period = sympy.ilcm(period, per_token.q)
     stream = next(i for i, p in enumerate(model.places) if p.name == phase.stream)

@@ -71,6 +71,7 @@ from .critical import (FEW_SYMBOLS, critical_path, critical_paths, loop_paths,
                        walked_latency)
 from .one_shot import one_shot_stages, stage_terms, without_stages
 from .schedule import period_schedule
+from .simplify import simplified
 from .solver import Solver
 from .steady import stream_slopes
 from ..space import (InputSpace, count_symbol, mean_symbol, space_constraints,
@@ -180,7 +181,7 @@ def _simplify(expr):
         return expr
     if len(expr.free_symbols) > FEW_SYMBOLS:
         return sympy.expand(expr)
-    return sympy.simplify(expr)
+    return simplified(expr)
 
 
 def _samples(cls: InputClass, model: Model, solver: Solver, k: int = 4) -> list[dict]:
@@ -280,7 +281,7 @@ def factor_max(expr):
         factor = sympy.gcd(factor, a)
     if factor.is_number:
         return expr
-    return factor * sympy.Max(*[sympy.simplify(a / factor) for a in expr.args])
+    return factor * sympy.Max(*[simplified(a / factor) for a in expr.args])
 
 
 COUPLING = "coupling"
@@ -306,8 +307,8 @@ def _probe_scaled(cls: InputClass, counts, delays, intervals):
     means = {token_symbol(ps.place, i, q): mean_symbol(ps.place, q)
              for i in range(ps.probe) for q in ps.properties}
     scale = count_symbol(ps.place) / ps.probe
-    return ({t: sympy.simplify(n * scale) for t, n in counts.items()},
-            {t: sympy.simplify(sympy.sympify(d).subs(means)) for t, d in delays.items()},
+    return ({t: simplified(n * scale) for t, n in counts.items()},
+            {t: simplified(sympy.sympify(d).subs(means)) for t, d in delays.items()},
             {t: sympy.sympify(v).subs(means) for t, v in intervals.items()})
 
 
@@ -330,7 +331,7 @@ def max_effective(gaps, solver: Solver, conditions, witnesses=()):
     gaps = [g for g in gaps if g.effective != 0]
     if not gaps:
         return sympy.Integer(0)
-    counts = {sympy.simplify(g.commits) for g in gaps}
+    counts = {simplified(g.commits) for g in gaps}
     if len(counts) == 1:
         (n,) = counts
         return n * prune_max(_max(*[g.gap for g in gaps]), solver, conditions, witnesses)

@@ -16,6 +16,7 @@ import sympy
 
 from ...net import Model
 from ..space import InputSpace
+from .simplify import simplified
 
 
 def one_shot_refusal(model: Model, space: InputSpace, pid: int) -> str | None:
@@ -110,9 +111,9 @@ def stage_terms(cls, stages: dict) -> list[tuple]:
     out = []
     for name in stages:
         records = [c for c in cls.commits if c.transition == name]
-        n = sympy.simplify(sympy.Add(*[c.times for c in records]))
-        total = sympy.simplify(sympy.Add(*[c.times * c.delay for c in records]))
-        out.append((name, n, sympy.simplify(total / n) if records else sympy.Integer(0),
+        n = simplified(sympy.Add(*[c.times for c in records]))
+        total = simplified(sympy.Add(*[c.times * c.delay for c in records]))
+        out.append((name, n, simplified(total / n) if records else sympy.Integer(0),
                     total))
     return out
 

@@ -37,6 +37,7 @@ import sympy
 
 from ...net import Model
 from ..space import token_symbol
+from .simplify import simplified
 
 MIN_PERIODS = 3
 """Periods a probe must hold: the first, and two to prove the recurrence periodic."""
@@ -145,8 +146,8 @@ def period_schedule(model: Model, records, space,
                     return None              # reads a token of another period
                 output = any(model.place_id(name) == done_place and n != 0
                              for name, n in r.produced)
-                out.append((p, Step(r.transition, sympy.simplify(delay),
-                                    sympy.simplify(interval), tuple(rel), output)))
+                out.append((p, Step(r.transition, simplified(delay),
+                                    simplified(interval), tuple(rel), output)))
             last_firing[r.tid] = i
             for pid, n in zip(t.inputs, r.consumed):
                 if n != 0 and pid not in model.initial:

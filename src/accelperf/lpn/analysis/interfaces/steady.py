@@ -43,6 +43,7 @@ import sympy
 
 from .classes import InputClass
 from .schedule import PeriodSchedule, period_schedule
+from .simplify import simplified
 from ..space import count_symbol, mean_symbol
 
 ASSUMPTION = "a uniform stream (every token at the means) in steady state"
@@ -198,7 +199,7 @@ def stream_slope(schedule: PeriodSchedule, values: dict, means: dict) -> StreamS
     order = tuple(j for j, _, _ in path)
     cycle = CriticalCycle(order, tuple(steps[j].transition for j in order), len(walk) - 1,
                           weight)
-    per_token = sympy.simplify(weight.xreplace(symbolic) / (cycle.periods * schedule.period))
+    per_token = simplified(weight.xreplace(symbolic) / (cycle.periods * schedule.period))
     return StreamSlope(lam / schedule.period, cycle, per_token)
 
 

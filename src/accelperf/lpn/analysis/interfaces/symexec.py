@@ -60,11 +60,11 @@ from ...net import Model, Transition
 from ...semantics import start_steps, stuck_places
 from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
+from .simplify import simplified
 from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
                          SymToken)
 from ..space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
-
 
 DEFAULT_MAX_PATHS = 256
 """Paths (input classes) after which the exploration stops with an ExplosionError."""
@@ -201,7 +201,7 @@ class Explorer:
             head = queue.pop(0)
             after = sympy.sympify(self._value(path, t, weight))
             queue.insert(0, head)
-            if sympy.simplify(sympy.sympify(self._value(path, t, weight)) - after) == 0 or \
+            if simplified(sympy.sympify(self._value(path, t, weight)) - after) == 0 or \
                     not self._decide(path, sympy.Eq(head.mult, 0)):
                 return
             queue.pop(0)
@@ -377,7 +377,7 @@ class Explorer:
         total = sympy.Integer(0)
         for k, tok in enumerate(queue[:self.PREFIX_ENTRIES], 1):
             total += tok.mult
-            if sympy.simplify(total - need) == 0 or not self.solver.possible(
+            if simplified(total - need) == 0 or not self.solver.possible(
                     path.conditions + [sympy.Ne(total, need)]):
                 return k
         return None
@@ -419,7 +419,7 @@ class Explorer:
         for i, (pid, need) in enumerate(zip(t.inputs, weights)):
             if bundled is not None and i == bundled:
                 taken = [q[pid].pop(0)]
-                times = sympy.simplify(taken[0].mult / need)   # k at a time: m firings
+                times = simplified(taken[0].mult / need)   # k at a time: m firings
             elif bundled is not None and pid in self.loops:
                 taken = [SymToken(tok.values, tok.mult, tok.source)
                          for tok in q[pid][:1]]        # used and given back
@@ -575,7 +575,7 @@ class Explorer:
         counts = [self._available(queue) if queue else 0 for queue in path.queues]
         initial = {pid: len(tokens) for pid, tokens in self.model.initial.items()}
         return tuple(stuck_places(self.model, counts, initial,
-                                  lambda final, start: sympy.simplify(final - start) != 0))
+                                  lambda final, start: simplified(final - start) != 0))
 
     def explore(self) -> list[Path]:
         """Every path, depth first; ExplosionError past ``max_paths``."""

@@ -54,6 +54,7 @@ import sympy
 from ...net import Model
 from .classes import input_classes, marking_of, one_token_space, tokens_for
 from .solver import Solver
+from .simplify import simplified
 from ..space import InputSpace, space_constraints, symbol_ranges, token_symbol
 from .symexec import DEFAULT_MAX_PATHS, AnalysisError, StreamValueError
 
@@ -230,10 +231,10 @@ def _work(model: Model, records, name: str):
     busy = sympy.Add(*[r.times * r.delay for r in mine])
     slots = sympy.Add(*[r.times * r.interval for r in mine])
     if t.concurrency == 1:
-        return sympy.simplify(busy)
+        return simplified(busy)
     if t.concurrency is None:
-        return sympy.simplify(slots)
-    return sympy.simplify(sympy.Max(busy / t.concurrency, slots))
+        return simplified(slots)
+    return simplified(sympy.Max(busy / t.concurrency, slots))
 
 
 def _feeds(model: Model) -> dict:
@@ -263,7 +264,7 @@ def _timed_feeds(feeds: dict, names: list, exact: dict) -> dict:
 
 
 def _token_class(model: Model, space: InputSpace, cls, solver: Solver, index: int):
-    counts = {name: sympy.simplify(n) for name, n in cls.commit_counts().items()}
+    counts = {name: simplified(n) for name, n in cls.commit_counts().items()}
     names = [t.name for t in model.transitions if counts.get(t.name, 0) != 0]
     works = {n: _work(model, cls.commits, n) for n in names}
     features = list(dict.fromkeys(e for e in list(counts.values()) + list(works.values())
@@ -285,7 +286,7 @@ def _token_class(model: Model, space: InputSpace, cls, solver: Solver, index: in
         if t.concurrency == 1:
             release = fits["finish", n]
         else:
-            release = sympy.simplify(fits["last_start", n] + works[n] / counts[n])
+            release = simplified(fits["last_start", n] + works[n] / counts[n])
         stages.append(Stage(n, counts[n], works[n], fits["start", n], fits["finish", n],
                             release, feeds[n], exact[n]))
     latency = fits["latency", "(end)"]
@@ -347,7 +348,7 @@ def _affine(features: list, points: list, ys: list):
     coef = (a.T * a).LUsolve(a.T * b)
     expr = sympy.Add(*[c * f for c, f in zip(coef, kept)])
     misfit = max(abs(float((a * coef - b)[i])) for i in range(len(points)))
-    return sympy.nsimplify(sympy.simplify(expr)), misfit
+    return sympy.nsimplify(simplified(expr)), misfit
 
 
 __all__ = ["Stage", "TokenClass", "StreamInterface", "extract_stream_interface", "interface_for",
