@@ -487,3 +487,33 @@ def test_a_remembered_simplification_is_the_one_sympy_gives_for_that_very_expres
     assert floating == x + sympy.Float(2.0) and floating != exact
     assert isinstance(simplified(2), sympy.Integer) and isinstance(simplified(2.0), sympy.Float)
 
+
+def test_a_subexpression_met_again_is_translated_to_z3_once_into_the_same_node():
+    """solver._to_z3's memo: the same Z3 nodes (ids included) as translating every
+    occurrence, with far fewer translations where constraints share subtrees."""
+    import sympy
+    import z3
+
+    from accelperf.lpn.analysis.interfaces import solver
+    n, m = sympy.symbols("n_memo m_memo", integer=True, positive=True)
+    shared = sympy.floor((n - 1) / 256) * 18 + sympy.Max(n, m)
+    constraints = [shared <= 10_000, shared + m >= 3, sympy.Eq(sympy.Mod(shared, 7), 2)]
+
+    def translate(memo):
+        calls = []
+        fresh = solver._translate
+
+        def counting(expr, env, ctx, memo):
+            calls.append(expr)
+            return fresh(expr, env, ctx, memo)
+        ctx, env = z3.Context(), {}
+        solver._translate = counting
+        try:
+            terms = [solver._to_z3(c, env, ctx, memo) for c in constraints]
+        finally:
+            solver._translate = fresh
+        return [(t.get_id(), t.sexpr()) for t in terms], len(calls)
+    every, every_calls = translate(None)
+    once, once_calls = translate({})
+    assert once == every
+    assert once_calls < every_calls
