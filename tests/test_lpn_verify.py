@@ -280,8 +280,14 @@ def test_a_space_with_an_input_that_deadlocks_gives_that_input():
                                                      "properties": {"a": [0, 3]}}}})
     result = latency_bound(model, wide, "max")
     assert result.status == "does not finish" and result.bound is None
-    assert any(t["a"] == 3 for t in result.witness.tokens["p0"])
-    assert "deadlock" in result.witness.stopped and "does not run to the end" in result.note
+    tokens = result.witness.tokens["p0"]
+    assert any(t["a"] == 3 for t in tokens)
+    # Which failing input comes first is Z3's choice, and it depends on what the process
+    # asked Z3 before (a full suite once drew [3, 1]). With a = 3 ahead in the place
+    # nothing fires and the place ends as it began: by R7 no work is stuck, and no token
+    # reached the done place; behind a token that finishes, it is a deadlock.
+    why = "no token reached the done place" if tokens[0]["a"] > 2 else "deadlock"
+    assert why in result.witness.stopped and "does not run to the end" in result.note
     refuted = prove(model, wide, "latency <= 100")
     assert refuted.holds is False and refuted.counterexample.simulated is None
     narrow = space_from_dict(model, {"places": {"p0": {"count": 2,
