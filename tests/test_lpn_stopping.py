@@ -210,3 +210,65 @@ def test_ctrl_c_inside_a_ctypes_conversion_is_an_interrupt_before_the_watcher_se
     # any other failure of a conversion is no interrupt
     with pytest.raises(ctypes.ArgumentError, match="argument 2: TypeError"):
         run_stopping("lpn interface", "extracting", None, _converting_raises(TypeError))
+
+
+class _FreedWhileInterrupted:
+    """An object whose finaliser is where Ctrl-C lands (Z3 frees its terms in __del__)."""
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def __del__(self):
+        raise self.exc
+
+
+def _run_on(seconds: float = 2.0) -> float:
+    """Python instructions after the finaliser, for ``seconds``: where a re-raised
+    interrupt would land."""
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        pass
+    return time.monotonic() - began
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(),
+                                 __import__("ctypes").ArgumentError(
+                                     "argument 3: KeyboardInterrupt")],
+                         ids=["plain", "wrapped-by-ctypes"])
+def test_an_interrupt_lost_in_a_finaliser_is_raised_again(exc, monkeypatch):
+    """Python drops an exception raised in __del__ ("Exception ignored"): `lpn interface`
+    once ran to the end and exited 0 after a Ctrl-C that came while it built its space,
+    before its stoppable block. Within interrupts_kept the interrupt is raised again."""
+    import sys
+
+    from accelperf.cli.stopping import interrupts_kept
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+    _FreedWhileInterrupted(exc)                 # what happens without it: dropped
+    assert _run_on(0.5) >= 0.5 and len(dropped) == 1
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_kept():
+            _FreedWhileInterrupted(exc)
+            _run_on()
+    assert len(dropped) == 1
+    # any other exception of a finaliser goes where it went before, and the hook is back
+    with interrupts_kept():
+        _FreedWhileInterrupted(ValueError("not an interrupt"))
+    assert len(dropped) == 2 and isinstance(dropped[1].exc_value, ValueError)
+    assert sys.unraisablehook == dropped.append
+
+
+def test_a_command_interrupted_in_a_finaliser_exits_130(monkeypatch, capsys):
+    """The whole command line: an interrupt dropped while the model is built (which takes
+    a second here) still ends the command with exit 130."""
+    import accelperf.lpn.loader as loader
+    from accelperf.cli.app import main
+    fresh = loader.load_model
+
+    def load_model(*args, **kwargs):
+        _FreedWhileInterrupted(KeyboardInterrupt())
+        _run_on(1.0)
+        return fresh(*args, **kwargs)
+    monkeypatch.setattr(loader, "load_model", load_model)
+    assert main(["lpn", "show", "fig2-pipeline", "--parameters"]) == 130
+    assert "accelperf: interrupted" in capsys.readouterr().err

@@ -19,6 +19,7 @@ import click
 from .. import __version__
 from ..errors import FormatNote, ModelError
 from .common import StrictGroup, check_output_dir, progress_run
+from .stopping import interrupts_kept
 
 
 # ---------------------------------------------------------------------- the command tree
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             _warning_line(message, category, "", 0)
         return status
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), interrupts_kept():
             warnings.showwarning = show
             cli.main(args=argv, prog_name="accelperf", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -21,6 +21,7 @@ import ctypes
 import re
 import signal
 import socket
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -172,6 +173,60 @@ WRAPPED_INTERRUPT = re.compile(r"argument \d+: KeyboardInterrupt\b")
 """How ctypes words a KeyboardInterrupt raised while it converted a call's argument."""
 
 
+def _is_interrupt(exc: BaseException | None) -> bool:
+    return isinstance(exc, KeyboardInterrupt) or (
+        isinstance(exc, ctypes.ArgumentError) and bool(WRAPPED_INTERRUPT.match(str(exc))))
+
+
+@contextmanager
+def interrupts_kept(period: float = 0.25):
+    """Within: a Ctrl-C that lands in a finaliser still stops the run.
+
+    Python runs ``__del__`` and weakref callbacks wherever an object happens to be freed,
+    and an exception raised there is "unraisable": printed as "Exception ignored" and
+    dropped. Z3 frees its terms in ``__del__``, so a Ctrl-C in the seconds a command
+    spends building a space or a model, before its stoppable block, was lost there:
+    `lpn interface` ran to the end and exited 0. Here such an interrupt starts a thread
+    that raises KeyboardInterrupt in the main thread again, every ``period`` seconds
+    until the block is left. Not from the hook itself: the main thread runs the hook,
+    and an interrupt raised there is dropped like the first. Every other unraisable
+    exception goes where it went before."""
+    previous = sys.unraisablehook
+    lock, left, insisting = threading.Lock(), threading.Event(), []
+
+    def insist():
+        delay = 0.01                        # the hook returns first
+        while not left.wait(delay):
+            with lock:                      # never once the block is left
+                if left.is_set():
+                    return
+                _thread.interrupt_main()    # nothing where SIGINT is not Python's
+            delay = period
+
+    def hook(unraisable):
+        if not _is_interrupt(unraisable.exc_value):
+            previous(unraisable)
+            return
+        with lock:
+            if insisting or left.is_set():
+                return
+            insisting.append(threading.Thread(target=insist, daemon=True,
+                                              name="accelperf-lost-ctrl-c"))
+        insisting[0].start()
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        while True:
+            try:
+                with lock:
+                    left.set()
+                break
+            except KeyboardInterrupt:       # the thread's last, fired as the block ended
+                continue
+        sys.unraisablehook = previous
+
+
 def run_stopping(command: str, label: str, seconds: float | None, func):
     """``func(tick)`` under a progress spinner, stoppable: Ctrl-C prints what was decided
     so far and exits 130; the budget's end prints where the run was and exits 3."""
@@ -193,7 +248,7 @@ def run_stopping(command: str, label: str, seconds: float | None, func):
                 # watcher has seen the signal (stopper.stopping): Python's own handler
                 # raises first, and a run once stopped there before the watcher ran
                 # ("internal error: ArgumentError", exit 1, for Ctrl-C)
-                if WRAPPED_INTERRUPT.match(str(exc)):
+                if _is_interrupt(exc):
                     raise KeyboardInterrupt from None
                 raise
         except (KeyboardInterrupt, Interrupted):
@@ -206,4 +261,5 @@ def run_stopping(command: str, label: str, seconds: float | None, func):
             raise SystemExit(130) from None
 
 
-__all__ = ["BudgetSpent", "DEFAULT_BUDGET", "Stopper", "duration", "run_stopping", "stoppable"]
+__all__ = ["BudgetSpent", "DEFAULT_BUDGET", "Stopper", "duration", "interrupts_kept", "run_stopping",
+           "stoppable"]
