@@ -675,3 +675,22 @@ def test_the_header_says_how_to_read_the_fit(tmp_path, capsys):
                                         f"# gpu: {gpu}\n" + body)
         assert main(["logca", "fit", str(tmp_path / "d.csv"), *select]) in (0, 1)
         assert said in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_fit_shared_under_another_name_is_the_fit_made_under_that_name():
+    """tests/shared_fits.py computes a choose() once whatever its name and relabels it:
+    that must be what choose() gives under the name asked for (with a layer, so that the
+    model's steps and the warnings are there to differ)."""
+    import accelperf.logca.choose as choosing
+    from shared_fits import _named
+    g = 2.0 ** np.arange(12, 24)
+    d = prepare_data(g, *synthetic(g), None, None)
+    layers = [MemoryLayer("L2", 2.0 ** 20)]
+    fresh = getattr(choosing.choose, "fresh", choosing.choose)  # past this module's memo
+    made = fresh(d, layers, name="fp32 GEMM", jackknife=False)
+    relabelled = _named(fresh(d, layers, name="another", jackknife=False),
+                        {"name": "fp32 GEMM"})
+    assert relabelled.model.name == relabelled.model.base.name == "fp32 GEMM"
+    assert repr(relabelled) == repr(made) and relabelled.model == made.model
+    assert relabelled.solved.model is relabelled.model and relabelled.warnings == made.warnings
+    assert relabelled.g1 == made.g1 and relabelled.terms == made.terms
