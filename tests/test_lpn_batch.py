@@ -384,6 +384,20 @@ def test_resume_with_everything_done_runs_nothing(cli, tmp_path):
     assert code == 0 and "3 input(s) already in" in err and out.read_text() == before
 
 
+def _wait_for_port(port: int, process, seconds: float = 60) -> None:
+    """Until something listens on ``port`` of this host (a fixed 3 s wait was longer than
+    the scheduler takes to start, and might one day be shorter)."""
+    import socket
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on port {port} after {seconds} s")
+
+
 def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
     """The scheduler killed mid-batch: exit 2, one line saying what to do, every row
     written so far still in --out."""
@@ -404,7 +418,7 @@ def test_a_scheduler_that_goes_away_is_one_line_and_the_rows_stay(tmp_path):
                                  str(port), "--dashboard-address", ":0"], stdout=log, stderr=log)]
     out = tmp_path / "r.csv"
     try:
-        time.sleep(3)
+        _wait_for_port(port, cluster[0])
         cluster.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
                                          "--dashboard-address", ":0"], stdout=log, stderr=log))
         client = subprocess.Popen(accelperf_command(
