@@ -47,18 +47,27 @@ def jpeg_interface():
     return default_interface("jpeg-decoder")[1]
 
 
-@pytest.fixture()
-def browser_page():
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for the module (a launch is most of a second of the CPUs); each test
+    gets a context of its own, with its own storage, cache and history."""
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        log = {"errors": [], "requests": []}
-        page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error"
-                else None)
-        page.on("pageerror", lambda e: log["errors"].append(str(e)))
-        page.on("request", lambda r: log["requests"].append(r.url))
-        yield page, log
-        browser.close()
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture()
+def browser_page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    log = {"errors": [], "requests": []}
+    page.on("console", lambda m: log["errors"].append(m.text) if m.type == "error"
+            else None)
+    page.on("pageerror", lambda e: log["errors"].append(str(e)))
+    page.on("request", lambda r: log["requests"].append(r.url))
+    yield page, log
+    context.close()
 
 
 def fragment(page) -> dict:
