@@ -92,12 +92,14 @@ LONG_FILES = {f"tests/{k}": v for k, v in {
     # fits and a calibration (SHARED below): 118, test_logca_select.py 59, the GPU page 92,
     # the README 60, the calibration page 30, the calibration's command-line test 36
     "test_demo.py": 395,
-    "test_lpn_calibrate_trust.py": 65, "test_lpn_interface.py": 71,
-    "test_lpn_interface_derived.py": 46,
-    "test_lpn_aes_gcm.py": 17, "test_explore_formulas.py": 12, "test_lpn_batch.py": 22,
+    "test_lpn_calibrate_trust.py": 65,
+    "test_lpn_aes_gcm.py": 17, "test_lpn_batch.py": 22,
     "test_explore_delays.py": 12, "test_logca_design.py": 11, "test_lpn_stopping.py": 19,
     "test_lpn_semantics.py": 10, "test_lpn_sizing.py": 10, "test_lpn_classes.py": 9,
-    "test_measure.py": 9, "test_emitted_modules.py": 30}.items()}
+    "test_measure.py": 9,
+    # with test_lpn_interface.py (71), test_lpn_interface_derived.py (46),
+    # test_lpn_interface_library.py and test_explore_formulas.py (12): SHARED below
+    "test_emitted_modules.py": 170}.items()}
 
 
 # Tests (or whole files) that share one expensive extraction (tests/extracted.py keeps it
@@ -119,6 +121,13 @@ SHARED = {f"tests/{k}": f"tests/{v}" for k, v in {
     "test_docs.py::test_every_code_block_runs[docs/how-to/calibrate.md]": "test_demo.py",
     "test_lpn_calibrate.py::test_cli_calibrate_writes_params_that_simulate_reads":
         "test_demo.py",
+    # Fig. 2's interface over its default space (2 s) and Menshen's over its 100 packets
+    # (3 s), each read by several files (tests/extracted.py: default_interface,
+    # space_interface)
+    "test_lpn_interface.py": "test_emitted_modules.py",
+    "test_lpn_interface_derived.py": "test_emitted_modules.py",
+    "test_lpn_interface_library.py": "test_emitted_modules.py",
+    "test_explore_formulas.py": "test_emitted_modules.py",
 }.items()}
 
 

@@ -2,8 +2,10 @@
 that read them.
 
 * :func:`default_interface`: a library model's interface over its default space (the
-  JPEG decoder's is read by seven test files). Models and interfaces are frozen
-  dataclasses; a test that wants another must build it.
+  JPEG decoder's is read by seven test files; Fig. 2's by four, 2 s each), and
+  :func:`space_interface` over a shipped space file. Models and interfaces are frozen
+  dataclasses; a test that wants another must build it. tests/conftest.py runs the
+  files that read Fig. 2's and Menshen's as one work unit.
 * :func:`reusing_extractions`: while it is active, every caller of ``interface_for`` and
   ``bottleneck_label`` in this process (the command line run in-process, a docs page's
   Python, a test) gets one computation per distinct request, shared with
@@ -24,14 +26,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 
 from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.interfaces import stream_emit, token_stream
 from accelperf.lpn.analysis.interfaces.symexec import DEFAULT_MAX_PATHS
-from accelperf.lpn.analysis.space import default_space
+from accelperf.lpn.analysis.space import default_space, load_space
 from accelperf.lpn.library import build
+
+SPACES = Path(__file__).resolve().parents[1] / "examples" / "spaces"
 
 
 def request_key(model, space, max_classes: int = DEFAULT_MAX_PATHS) -> tuple:
@@ -64,6 +69,16 @@ def default_interface(name: str):
     model = build(name)
     space = default_space(model)
     # what interface_for gives for a model that is no stream priced token by token
+    return model, _once(model, request_key(model, space),
+                        lambda: extract_interface(model, space))
+
+
+@lru_cache(maxsize=None)
+def space_interface(name: str, space_file: str):
+    """(model, interface over examples/spaces/``space_file``) of the library model
+    ``name``: Menshen's over its 100 packets is read by two test files."""
+    model = build(name)
+    space = load_space(model, str(SPACES / space_file))
     return model, _once(model, request_key(model, space),
                         lambda: extract_interface(model, space))
 

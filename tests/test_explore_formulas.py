@@ -245,12 +245,10 @@ def test_the_page_picks_the_class_python_picks(tmp_path):
     """fig2-pipeline's interface has several input classes with conditions: for random
     values the first class whose conditions hold in JavaScript is the one whose SymPy
     conditions hold, and its latency is the same."""
-    from accelperf.lpn.analysis.interface import extract_interface
-    from accelperf.lpn.analysis.space import default_space, symbol_ranges
-    from accelperf.lpn.library import build
-    model = build("fig2-pipeline")
-    space = default_space(model)
-    interface = extract_interface(model, space)
+    from accelperf.lpn.analysis.space import symbol_ranges
+    from extracted import default_interface
+    model, interface = default_interface("fig2-pipeline")
+    space = interface.space
     assert len(interface.classes) > 1
     formulas = [f.to_dict() for f in interface_formulas(interface)]
     ranges = {str(s): (int(lo), int(hi)) for s, (lo, hi) in symbol_ranges(space).items()}

@@ -16,7 +16,7 @@ from accelperf.lpn.analysis.interface import extract_interface, find_loops
 from accelperf.lpn.analysis.space import space_from_dict
 from accelperf.lpn.library import build, darwin_latency_formula
 from accelperf.lpn.library.block_pipeline import COLOUR_CYCLES
-from extracted import default_interface
+from extracted import default_interface, space_interface
 from protoacc_types import protoacc_types, resized
 
 
@@ -401,10 +401,7 @@ def test_typed_space_modules_run_bare_and_agree_with_check(tmp_path, model_name,
 
 
 def test_menshen_interface_reads_like_fig7():
-    from accelperf.lpn.analysis.space import load_space
-    model = build("menshen")
-    iface = extract_interface(model, load_space(model, os.path.join(
-        SPACES, "menshen-100-packets.toml")))
+    model, iface = space_interface("menshen", "menshen-100-packets.toml")
     (c,) = iface.classes
     text = module_source(iface, model, "menshen")
     # Fig. 7's max(1320, sum_nr_words + 176), refined into critical paths: one is every

@@ -28,7 +28,7 @@ from accelperf.lpn.analysis.interface import PATH, extract_interface
 from accelperf.lpn.analysis.space import (default_space, load_space, structure_space,
                                           symbol_ranges)
 from accelperf.lpn.library import build
-from extracted import default_interface
+from extracted import default_interface, space_interface
 from interface_terms import assert_no_term_measured
 from protoacc_types import protoacc_types, resized
 
@@ -64,10 +64,8 @@ def test_no_analysis_module_simulates_to_obtain_a_term():
     ("protoacc", None), ("menshen", "menshen-100-packets.toml"), ("vta", "vta-mixed.toml"),
     ("fig2-pipeline", None)])   # the link models: tests/test_lpn_interface_link.py
 def test_no_term_of_an_emitted_module_is_measured(name, space):
-    model = build(name)
-    space = default_space(model) if space is None else \
-        load_space(model, os.path.join(SPACES, space))
-    assert_no_term_measured(model, extract_interface(model, space), name)
+    model, iface = default_interface(name) if space is None else space_interface(name, space)
+    assert_no_term_measured(model, iface, name)
 
 
 def test_the_jpeg_decoders_terms_are_derived_too():

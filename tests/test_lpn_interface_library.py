@@ -17,8 +17,8 @@ from accelperf.lpn.net import Out
 
 
 def _module(name):
-    model = build(name)
-    iface = extract_interface(model, default_space(model))
+    from extracted import default_interface
+    model, iface = default_interface(name)
     return model, iface, load_module(module_source(iface, model, name))
 
 
