@@ -261,5 +261,5 @@ def run_stopping(command: str, label: str, seconds: float | None, func):
             raise SystemExit(130) from None
 
 
-__all__ = ["BudgetSpent", "DEFAULT_BUDGET", "Stopper", "duration", "interrupts_kept", "run_stopping",
-           "stoppable"]
+__all__ = ["BudgetSpent", "DEFAULT_BUDGET", "Stopper", "duration", "interrupts_kept",
+           "run_stopping", "stoppable"]
