@@ -63,14 +63,18 @@ def _once(model, key: tuple, extract):
     return _INTERFACES[key][1]
 
 
+def _extracted(model, space):
+    """(model, its interface over ``space``), extracted once per request: what
+    interface_for gives for a model that is no stream priced token by token."""
+    return model, _once(model, request_key(model, space),
+                        lambda: extract_interface(model, space))
+
+
 @lru_cache(maxsize=None)
 def default_interface(name: str):
     """(model, interface over its default space) of the library model ``name``."""
     model = build(name)
-    space = default_space(model)
-    # what interface_for gives for a model that is no stream priced token by token
-    return model, _once(model, request_key(model, space),
-                        lambda: extract_interface(model, space))
+    return _extracted(model, default_space(model))
 
 
 @lru_cache(maxsize=None)
@@ -78,9 +82,7 @@ def space_interface(name: str, space_file: str):
     """(model, interface over examples/spaces/``space_file``) of the library model
     ``name``: Menshen's over its 100 packets is read by two test files."""
     model = build(name)
-    space = load_space(model, str(SPACES / space_file))
-    return model, _once(model, request_key(model, space),
-                        lambda: extract_interface(model, space))
+    return _extracted(model, load_space(model, str(SPACES / space_file)))
 
 
 @contextlib.contextmanager

@@ -14,10 +14,10 @@ from accelperf.lpn.analysis.interface import extract_interface
 from accelperf.lpn.analysis.space import default_space, space_from_dict, structure_space
 from accelperf.lpn.library import LIBRARY, build
 from accelperf.lpn.net import Out
+from extracted import default_interface
 
 
 def _module(name):
-    from extracted import default_interface
     model, iface = default_interface(name)
     return model, iface, load_module(module_source(iface, model, name))
 
