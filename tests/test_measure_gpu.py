@@ -511,7 +511,8 @@ def test_the_example_user_kernels_run_on_the_torch_cpu_backend(cli, tmp_path, mo
     monkeypatch.syspath_prepend(str(ROOT / "examples"))
     for kernel in ("cumsum", "softmax", "histogram", "gemv", "gelu",
                    "total", "layernorm", "transpose", "topk", "argsort",
-                   "conv1d", "gather", "median", "unique", "polyval"):
+                   "conv1d", "gather", "median", "unique", "polyval",
+                   "flip", "dot", "maxpool", "quantize", "searchsorted"):
         out = tmp_path / f"{kernel}.csv"
         code, _, err = cli("measure", "gpu", "--device", "cpu", "--kernel",
                            f"python:gpu_kernels:{kernel}", "--from", "8KiB", "--to", "16KiB",
