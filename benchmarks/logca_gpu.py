@@ -20,7 +20,9 @@ under 10 s on the 2-core machine).
 
 Data the model was not developed on: examples/measurements/gpu-h200-user*/,
 gpu-h100-user*/ and gpu-*-second/ (a user's own kernels and pageable copies, measured on
-lent H200 and H100 machines; docs/how-to/gpu-pays-off.md gives their figures).
+lent H200 and H100 machines), and gpu-h100-third/ and gpu-h200-fourth/ (kernels written
+before they were measured: the fit predicts them about twice as badly as the line);
+docs/how-to/gpu-pays-off.md gives their figures.
 
 Beside the model, the same fit anchored at its training points
 (:mod:`accelperf.logca.anchored`: the model's curve with its log residuals at the training

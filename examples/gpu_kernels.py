@@ -29,10 +29,8 @@ it had never seen (``examples/measurements/gpu-*-second/``):
   bytes come back).
 
 A third set, written on 2026-11-27 before any of it was measured, after every change to
-the fit so far (commit it was added in: the fit to judge on it). No one has seen these
-kernels' times; the next GPU session measures them (``tools/gpu/measure_user_kernels.sh``,
-its header gives the command) and runs ``benchmarks/logca_gpu.py`` on them with the fit as
-it was then:
+the fit so far (commit it was added in: the fit to judge on it), then measured on an H100
+(``examples/measurements/gpu-h100-third/``) and the fit judged on it unchanged:
 
 * ``conv1d``: a 1-D convolution with 31 taps (31 multiply-adds per value: far more
   arithmetic per byte than ``gelu``; cuDNN against the host library's convolution);
@@ -47,7 +45,8 @@ it was then:
 
 A fourth set, written on 2026-11-28 after the third set was measured (the fit judged on it
 as it stood, commit e755c17: docs/how-to/gpu-pays-off.md) and measured in the same session
-before any change to the fit; its files are opened only once that session's fit is final:
+before any change to the fit; its files (``examples/measurements/gpu-h200-fourth/``) were
+opened only once that session's candidate fit was frozen:
 
 * ``flip``: the values in reverse order, into new memory (a copy: nothing computed);
 * ``dot``: the dot product of the vector with itself (a BLAS reduction: 4 bytes come back);
