@@ -13,8 +13,9 @@
 #   KERNELS="total layernorm transpose topk argsort@64MiB" PAGEABLE="gelu sort@64MiB" \
 #   bash tools/gpu/measure_user_kernels.sh
 # The third set, written before any of it was measured (examples/gpu_kernels.py says why):
-#   KERNELS="conv1d gather median unique polyval" PAGEABLE="polyval" \
+#   KERNELS="conv1d gather median unique@64MiB polyval" PAGEABLE="polyval" CAP=100 \
 #   bash tools/gpu/measure_user_kernels.sh
+# (unique's host takes seconds a call at 128 and 256 MiB: to 256 MiB it ran past a 90 s cap)
 # then, its CSVs in examples/measurements/gpu-<card>-third/, the fit judged on them:
 #   PYTHONPATH=src python benchmarks/logca_gpu.py examples/measurements/gpu-*-third/
 # The fourth set, written after the third was measured and judged (the same session measured
