@@ -29,6 +29,11 @@ Beside the model, the same fit anchored at its training points
 sizes interpolated between them): its held-out error and g1, and over all kernels
 ``anchored_mean_error``.
 
+Which time the error comes from: each kernel's line ``held-out time error`` gives the host
+time's and the accelerated time's own mean error at the held-out sizes, the model's
+(``T0``, ``T1``) against the line through the neighbouring training times, and over all
+kernels ``host_time_holdout_error`` and ``accelerated_time_holdout_error`` (model, line).
+
 With ``--nested`` the held-out half is not touched: inside each training half, each
 interior size is left out in turn, the terms chosen again on the rest and that size
 predicted (nested cross-validation), beside the neighbour interpolation on the same sizes;
@@ -44,6 +49,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,6 +67,17 @@ from accelperf.measure.data import read_timings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
 MIN_SIZES = 10          # a 5-size training half: the fewest the cross-validated choice uses
+
+
+class KernelErrors(NamedTuple):
+    """One kernel's mean speedup errors (the model's, the line's, the anchored curve's) and,
+    on the held-out half, each time's own (model, line): None in the nested run."""
+
+    model: float
+    line: float
+    anchored: float
+    host: tuple[float, float] | None = None
+    accelerated: tuple[float, float] | None = None
 
 
 def host_layers(path: Path):
@@ -108,7 +125,7 @@ def offload_data(path: Path):
     return prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
 
 
-def nested_line(path: Path, layers) -> tuple[float, float, float] | None:
+def nested_line(path: Path, layers) -> KernelErrors | None:
     """Nested cross-validation inside the training half alone (the held-out half unseen):
     each interior training size left out in turn, the terms chosen again on the rest and
     the left-out speedup predicted; the mean error and the interpolation's on those sizes.
@@ -130,12 +147,12 @@ def nested_line(path: Path, layers) -> tuple[float, float, float] | None:
     print(f"{path.stem}: nested cross-validated speedup error {np.mean(model):.1%}, "
           f"neighbour interpolation {np.mean(base):.1%}, anchored {np.mean(anchored):.1%} "
           f"({len(model)} sizes)")
-    return float(np.mean(model)), float(np.mean(base)), float(np.mean(anchored))
+    return KernelErrors(float(np.mean(model)), float(np.mean(base)), float(np.mean(anchored)))
 
 
-def kernel_line(path: Path, layers) -> tuple[float, float, float] | None:
-    """Fit one measurement's training half and print its line; (model, interpolation) mean
-    held-out errors, or None for a file that is no offload measurement (said in a line)."""
+def kernel_line(path: Path, layers) -> KernelErrors | None:
+    """Fit one measurement's training half and print its lines; its held-out errors, or None
+    for a file that is no offload measurement (said in a line)."""
     d = offload_data(path)
     if d is None:
         return None
@@ -155,6 +172,9 @@ def kernel_line(path: Path, layers) -> tuple[float, float, float] | None:
         f"{check.g1_anchored:.4g} B ({check.g1_anchored_error:+.1%})")
     print(f"    anchored at the training sizes: held-out error {check.anchored.mean:.1%} "
           f"(max {check.anchored.max:.1%}){g1_a}")
+    h, a = check.host, check.accelerated
+    print(f"    held-out time error, model against line: host {h.model:.1%} against "
+          f"{h.line:.1%}, accelerated {a.model:.1%} against {a.line:.1%}")
     start = time.perf_counter()
     choose(d, layers, name=path.stem)         # what `logca fit --select` runs on the file
     print(f"    the fit of all {d.n} sizes (12 folds and the jackknife for g1): "
@@ -163,12 +183,13 @@ def kernel_line(path: Path, layers) -> tuple[float, float, float] | None:
         rel = "none" if g1_old is None or check.g1_measured is None else \
             f"{g1_old / check.g1_measured - 1:+.0%}"
         print(f"    before: {name:<14} held-out error {err:.1%}, g1 vs measured {rel}")
-    return check.model.mean, check.baseline.mean, check.anchored.mean
+    return KernelErrors(check.model.mean, check.baseline.mean, check.anchored.mean,
+                        (h.model, h.line), (a.model, a.line))
 
 
 def main(directories: list[Path], nested: bool = False) -> None:
     line = nested_line if nested else kernel_line
-    model_errors, base_errors, anchored_errors = [], [], []
+    every: list[KernelErrors] = []
     for directory in directories:
         if len(directories) > 1:
             print(f"== {directory}")
@@ -178,16 +199,19 @@ def main(directories: list[Path], nested: bool = False) -> None:
             raise SystemExit(f"{directory}: no offload measurement CSV")
         if len(directories) > 1:
             print(f"{directory.name}: mean {'nested' if nested else 'held-out'} speedup "
-                  f"error model "
-                  f"{np.mean([m for m, _, _ in here]):.4f}, neighbour interpolation "
-                  f"{np.mean([b for _, b, _ in here]):.4f}, anchored "
-                  f"{np.mean([a for _, _, a in here]):.4f} ({len(here)} kernels)")
-        model_errors += [m for m, _, _ in here]
-        base_errors += [b for _, b, _ in here]
-        anchored_errors += [a for _, _, a in here]
-    print(f"neighbour_interpolation_mean_error: {np.mean(base_errors):.4f}")
-    print(f"anchored_mean_error: {np.mean(anchored_errors):.4f}")
-    print(f"gpu_{'nested_cv' if nested else 'holdout'}_mean_error: {np.mean(model_errors):.4f}")
+                  f"error model {np.mean([r.model for r in here]):.4f}, neighbour "
+                  f"interpolation {np.mean([r.line for r in here]):.4f}, anchored "
+                  f"{np.mean([r.anchored for r in here]):.4f} ({len(here)} kernels)")
+        every += here
+    if not nested:
+        # which time the model loses on: the host's steps or the accelerator's curve
+        for side in ("host", "accelerated"):
+            model, line_ = np.mean([getattr(r, side) for r in every], axis=0)
+            print(f"{side}_time_holdout_error: model {model:.4f}, line {line_:.4f}")
+    print(f"neighbour_interpolation_mean_error: {np.mean([r.line for r in every]):.4f}")
+    print(f"anchored_mean_error: {np.mean([r.anchored for r in every]):.4f}")
+    print(f"gpu_{'nested_cv' if nested else 'holdout'}_mean_error: "
+          f"{np.mean([r.model for r in every]):.4f}")
 
 
 if __name__ == "__main__":

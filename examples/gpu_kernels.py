@@ -56,6 +56,19 @@ opened only once that session's candidate fit was frozen:
 * ``searchsorted``: each value's place among 4096 sorted breakpoints (a binary search per
   value: 12 dependent reads of a table that fits any cache).
 
+A fifth set, written on 2026-12-01 when no GPU was lent, to be measured before the fit is
+next changed and its files kept unopened until a candidate is frozen (as the fourth was):
+
+* ``bmm``: the values as 32 x 32 matrices, each multiplied by itself (many small matrix
+  products: 32 multiply-adds per value, batched BLAS against the host's);
+* ``stencil``: the mean of each value's 3 x 3 neighbourhood in the m x m image, m =
+  isqrt(g/4) (a 2-D stencil: neighbours a row apart in memory);
+* ``compact``: the values above 0.5, in order (a compaction: the data decide the output's
+  size, about half the bytes come back);
+* ``upsample``: linear interpolation to twice as many values (twice the bytes come back);
+* ``logsumexp``: log of the sum of exp of all values (a reduction with a transcendental per
+  value: one number comes back).
+
 Run from the repository's ``examples/`` directory (or with it on PYTHONPATH), e.g.
 ``accelperf measure gpu --kernel python:gpu_kernels:cumsum --out gpu-cumsum.csv``.
 """
@@ -154,3 +167,28 @@ def quantize(x):
 def searchsorted(x):
     breakpoints = torch.linspace(0.0, 1.0, 4096, device=x.device)
     return torch.searchsorted(breakpoints, x)
+
+
+def bmm(x):
+    n = x.numel() - x.numel() % 1024
+    blocks = x[:n].view(-1, 32, 32)
+    return torch.bmm(blocks, blocks)
+
+
+def stencil(x):
+    m = math.isqrt(x.numel())
+    image = x[:m * m].view(1, 1, m, m)
+    return torch.nn.functional.avg_pool2d(image, 3, stride=1, padding=1)
+
+
+def compact(x):
+    return x[x > 0.5]
+
+
+def upsample(x):
+    return torch.nn.functional.interpolate(x.view(1, 1, -1), scale_factor=2.0,
+                                           mode="linear", align_corners=False)
+
+
+def logsumexp(x):
+    return torch.logsumexp(x, 0)

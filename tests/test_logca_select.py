@@ -459,6 +459,10 @@ def test_a_host_that_faults_its_output_past_32_mib_keeps_the_threshold():
     at_32 = next(p for p in check.model.points if p.granularity_bytes == 2**25)
     assert abs(at_32.relative_error) < 0.15
     assert check.model.mean < check.baseline.mean
+    # each time's own held-out error: the host's step is where the model gains on the line,
+    # and the accelerator (the model's own form: copies and a floored kernel) is followed
+    assert check.host.model < check.host.line
+    assert check.accelerated.model < 0.01 < check.accelerated.line
     # a host without the step: the term is offered and left out, with its sentence
     plain = choose(prepare_data(g, *synthetic(g), None, None), jackknife=False)
     term = next(t for t in plain.terms if t.term == "threshold:mmap")

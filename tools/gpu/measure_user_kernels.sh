@@ -22,6 +22,11 @@
 # it before changing the fit, and opened its files only once that fit was final):
 #   KERNELS="flip dot maxpool quantize searchsorted" PAGEABLE="flip" \
 #   bash tools/gpu/measure_user_kernels.sh
+# The fifth set, written when no GPU was lent: to be measured before the fit next changes,
+# its files sealed (tar, sha256) until a candidate fit is frozen (upsample's host took 9.9 s
+# at 256 MiB on a 2-core machine, hence the longer cap):
+#   KERNELS="bmm stencil compact upsample logsumexp" PAGEABLE="upsample" CAP=120 \
+#   bash tools/gpu/measure_user_kernels.sh
 #
 # Time: 10-18 s per kernel on the H200 and H100 boxes (CUDA start-up included: the shipped scale
 # took 15 s over the same sizes); each step is capped at CAP seconds (60; the kill gives 5 more).

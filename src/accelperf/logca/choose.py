@@ -283,10 +283,25 @@ def _seconds(t: float) -> str:
 
 
 @dataclass(frozen=True)
+class TimeErrors:
+    """One side's time at the held-out sizes: the mean |relative error| of the model's
+    (``T0`` or ``T1``) and of the line through the two neighbouring training sizes in
+    (ln g, ln t). Which side a speedup error comes from: the host's steps, or the
+    accelerator's curve."""
+
+    model: float
+    line: float
+
+    def __repr__(self) -> str:
+        return f"TimeErrors(model {self.model:.1%}, line {self.line:.1%})"
+
+
+@dataclass(frozen=True)
 class HoldoutCheck:
     """A fit on every other size judged on the rest: the chosen model's prediction and the
     neighbour interpolation's (:mod:`.holdout`), and g1 of that fit against the crossing
-    measured on all sizes (log-log interpolation where the measured speedup passes 1)."""
+    measured on all sizes (log-log interpolation where the measured speedup passes 1);
+    ``host`` and ``accelerated``: each time's own held-out errors."""
 
     fit: ChosenFit
     model: "Prediction"
@@ -294,6 +309,8 @@ class HoldoutCheck:
     g1_measured: float | None
     anchored: "Prediction"          # the fit's curve anchored at its training points
     g1_anchored: float | None
+    host: TimeErrors
+    accelerated: TimeErrors
 
     @property
     def g1_error(self) -> float | None:
@@ -318,5 +335,14 @@ def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutChec
     baseline = predict(lambda g: interpolate_neighbours(part.g, part.t0 / part.t1, g),
                        d.g[test], s_test)
     anchored = AnchoredSpeedup.of(fit.model, part.g, part.t0 / part.t1)
+
+    def side(model_time, train_time, measured) -> TimeErrors:
+        g = d.g[test]
+        with np.errstate(all="ignore"):
+            miss = np.asarray(model_time(g), float) / measured - 1
+        line = interpolate_neighbours(part.g, train_time, g) / measured - 1
+        return TimeErrors(float(np.mean(np.abs(miss))), float(np.mean(np.abs(line))))
     return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0),
-                        predict(anchored.speedup, d.g[test], s_test), anchored.g1())
+                        predict(anchored.speedup, d.g[test], s_test), anchored.g1(),
+                        side(fit.model.T0, part.t0, d.t0[test]),
+                        side(fit.model.T1, part.t1, d.t1[test]))
