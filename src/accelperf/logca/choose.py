@@ -337,11 +337,9 @@ def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutChec
     anchored = AnchoredSpeedup.of(fit.model, part.g, part.t0 / part.t1)
 
     def side(model_time, train_time, measured) -> TimeErrors:
-        g = d.g[test]
-        with np.errstate(all="ignore"):
-            miss = np.asarray(model_time(g), float) / measured - 1
-        line = interpolate_neighbours(part.g, train_time, g) / measured - 1
-        return TimeErrors(float(np.mean(np.abs(miss))), float(np.mean(np.abs(line))))
+        return TimeErrors(predict(model_time, d.g[test], measured).mean,
+                          predict(lambda g: interpolate_neighbours(part.g, train_time, g),
+                                  d.g[test], measured).mean)
     return HoldoutCheck(fit, model, baseline, measured_crossing(d.g, d.t0 / d.t1, 1.0),
                         predict(anchored.speedup, d.g[test], s_test), anchored.g1(),
                         side(fit.model.T0, part.t0, d.t0[test]),
