@@ -16,7 +16,8 @@ every kernel <= 30%, below the interpolation on average; g1 within 25%; one kern
 under 10 s.
 
 Each kernel's line also gives the time of the fit of all its sizes (issue 36's target:
-under 10 s on the 2-core machine).
+under 10 s on the 2-core machine), its folds solved on every core as `logca fit --select`
+solves them (benchmarks/logca_fit_workers.py compares that with one process).
 
 Data the model was not developed on: examples/measurements/gpu-h200-user*/,
 gpu-h100-user*/ and gpu-*-second/ (a user's own kernels and pageable copies, measured on
@@ -63,9 +64,11 @@ from accelperf.logca.host_caches import layers_from_metadata
 from accelperf.logca.hierfit import fit_hierarchical
 from accelperf.logca.holdout import alternate_split, interpolate_neighbours, predict
 from accelperf.logca.termfit import subset
+from accelperf.logca.validation import default_workers
 from accelperf.measure.data import read_timings
 
 SHIPPED = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
+WORKERS = default_workers()   # as `logca fit --select`: every core
 MIN_SIZES = 10          # a 5-size training half: the fewest the cross-validated choice uses
 
 
@@ -138,7 +141,7 @@ def nested_line(path: Path, layers) -> KernelErrors | None:
     model, base, anchored = [], [], []
     for i in range(1, part.n - 1):
         rest = np.delete(np.arange(part.n), i)
-        fit = choose(subset(part, rest), layers, jackknife=False)
+        fit = choose(subset(part, rest), layers, jackknife=False, workers=WORKERS)
         model.append(abs(float(fit.speedup(part.g[i])) / s[i] - 1))
         base.append(abs(float(interpolate_neighbours(part.g[rest], s[rest],
                                                      [part.g[i]])[0]) / s[i] - 1))
@@ -157,7 +160,7 @@ def kernel_line(path: Path, layers) -> KernelErrors | None:
     if d is None:
         return None
     start = time.perf_counter()
-    check = holdout_check(d, layers, name=path.stem)
+    check = holdout_check(d, layers, name=path.stem, workers=WORKERS)
     seconds = time.perf_counter() - start
     kept = ", ".join(x.term for x in check.fit.terms if x.kept) or "plain"
     g1 = "no crossing measured" if check.g1_measured is None else (
@@ -176,7 +179,7 @@ def kernel_line(path: Path, layers) -> KernelErrors | None:
     print(f"    held-out time error, model against line: host {h.model:.1%} against "
           f"{h.line:.1%}, accelerated {a.model:.1%} against {a.line:.1%}")
     start = time.perf_counter()
-    choose(d, layers, name=path.stem)         # what `logca fit --select` runs on the file
+    choose(d, layers, name=path.stem, workers=WORKERS)   # as `logca fit --select` runs
     print(f"    the fit of all {d.n} sizes (12 folds and the jackknife for g1): "
           f"{time.perf_counter() - start:.1f} s")
     for name, (err, g1_old) in earlier_variants(d, layers).items():

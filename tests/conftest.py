@@ -13,6 +13,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
     os.environ.pop("LINES", None)
 
+# `logca fit --select`, the demo and explore solve a fit's folds on every core by default
+# (accelperf.logca.validation); here pytest-xdist already runs a test process on each, so
+# they solve in the test's process. tests/test_logca_validation.py asks for processes.
+import accelperf.logca.validation  # noqa: E402
+
+accelperf.logca.validation.WORKERS = 1
+
 # CI runs a fixed, reproducible set of examples; developers get fresh ones each run.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

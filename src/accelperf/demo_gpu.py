@@ -17,6 +17,7 @@ def gpu_section(report: Report, data: Path = GPU_DATA) -> None:
     from .logca.fit import prepare_data
     from .logca.hierarchy import layers_from_hierarchy
     from .logca.regions import hierarchical_regions
+    from .logca.validation import default_workers
     from .measure.data import read_timings
     from .plot.fit import chosen_fit_figure
     from .plot.regions import regions_figure
@@ -43,7 +44,7 @@ def gpu_section(report: Report, data: Path = GPU_DATA) -> None:
         t = read_timings(path)
         d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
         timings[path.stem] = d
-        c = holdout_check(d, layers, name=path.stem)
+        c = holdout_check(d, layers, name=path.stem, workers=default_workers())
         rows.append([path.stem, ", ".join(x.term for x in c.fit.terms if x.kept) or "plain",
                      f"{c.model.mean:.1%}", f"{c.baseline.mean:.1%}",
                      f"{c.anchored.mean:.1%}",
@@ -54,7 +55,8 @@ def gpu_section(report: Report, data: Path = GPU_DATA) -> None:
               caption="Fitted on every other size, the held-out sizes predicted; measured g1 "
                       "is where the measured speedup passes 1 (log-log interpolation)")
     report.progress("fitting gpu-gemm on all sizes (with the jackknife for g1)")
-    fit = choose(timings["gpu-gemm"], layers, name="fp32 GEMM on an H200")
+    fit = choose(timings["gpu-gemm"], layers, name="fp32 GEMM on an H200",
+                 workers=default_workers())
     report.figure(sec, chosen_fit_figure(fit, title="fp32 GEMM offloaded to an H200"),
                   "gpu-gemm-fit", "Measured speedup, the chosen model and g1 with its 95% "
                                   "jackknife interval")

@@ -120,7 +120,9 @@ def _selected_fit(path: Path):
     """The model `logca fit PATH --select` chooses (no layers: the page has no hierarchy)."""
     from ..logca.choose import choose
     from ..logca.fit import prepare_data
+    from ..logca.validation import default_workers
     from ..measure.data import read_timings
     t = read_timings(path)
     d = prepare_data(t.granularity, t.host, t.accel, t.echo, None, None)
-    return choose(d, name=f"fit of {path.name}", jackknife=False).model
+    return choose(d, name=f"fit of {path.name}", jackknife=False,
+                  workers=default_workers()).model

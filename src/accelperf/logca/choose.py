@@ -32,8 +32,9 @@ from .anchored import AnchoredSpeedup
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
 from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
+from .validation import Validation
 from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, Solved, Spec, bend_working_set,
-                      cross_validate, free_count, solve, subset, term_name, times)
+                      free_count, solve, subset, term_name, times)
 
 OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
 
@@ -132,11 +133,13 @@ def supported_layers(layers, g) -> tuple[tuple[MemoryLayer, ...], list[str]]:
 
 
 def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = None,
-           jackknife: bool = True, thresholds=(MMAP,)) -> ChosenFit:
+           jackknife: bool = True, thresholds=(MMAP,), workers: int = 1) -> ChosenFit:
     """Forward selection of terms, one or two a step, by ``folds``-fold cross-validation
     (None: leave one size out, at most 12 folds); refuses every candidate with more free
     parameters than a fold has sizes. ``layers``: the host's memory hierarchy (stores);
-    ``thresholds``: the host's software thresholds (:data:`.termfit.MMAP`: glibc's)."""
+    ``thresholds``: the host's software thresholds (:data:`.termfit.MMAP`: glibc's);
+    ``workers``: processes the folds are solved in (:mod:`.parallel`; the fit is the same
+    with any number)."""
     k = folds or min(d.n, 12)
     if k > d.n or k < 2:
         raise ModelError(f"folds = {folds} is invalid: between 2 and the number of sizes "
@@ -147,23 +150,26 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
     pool = [t for t in TERMS if not (t == "per-byte-latency" and has_echo)] + \
         [term_name(l) for l in usable]
     spec = Spec()
-    best, refits = cross_validate(d, spec, k)
+    validation = Validation(d, k, workers)
+    validation.run([spec])
+    best, refits = validation[spec]
     if best is None:
         raise ModelError(f"only {d.n} sizes: too few to cross-validate even plain LogCA "
                          f"({free_count(spec, has_echo)} free parameters)")
     notes: dict[str, TermChoice] = {}
-    # A step's single term added to the spec a pair of the step before was: the same spec,
-    # and its folds the same refits (a solve depends on the spec and the sizes alone).
-    validated: dict[Spec, tuple] = {}
     while pool:
         scores, fold_models = {}, {}
+        step_specs = {}
         for step in [(t,) for t in pool] + list(combinations(pool, 2)):
             cand = spec
             for term in step:
                 cand = cand.with_term(term, usable)
-            if cand not in validated:
-                validated[cand] = cross_validate(d, cand, k)
-            err, models = validated[cand]
+            step_specs[step] = cand
+        # A step's single term added to the spec a pair of the step before was: the same
+        # spec, validated once (a solve depends on the spec and the sizes alone).
+        validation.run(step_specs.values())
+        for step, cand in step_specs.items():
+            err, models = validation[cand]
             if err is None and len(step) == 1:
                 notes[step[0]] = TermChoice(step[0], False, f"refused: "
                                             f"{free_count(cand, has_echo)} free parameters "
@@ -325,11 +331,12 @@ def _relative(value: float | None, reference: float | None) -> float | None:
     return None if value is None or reference is None else value / reference - 1
 
 
-def holdout_check(d: FitData, layers=(), name: str | None = None) -> HoldoutCheck:
+def holdout_check(d: FitData, layers=(), name: str | None = None,
+                  workers: int = 1) -> HoldoutCheck:
     from .holdout import alternate_split, interpolate_neighbours, predict
     train, test = alternate_split(d.n)
     part = subset(d, train)
-    fit = choose(part, layers, name=name, jackknife=False)
+    fit = choose(part, layers, name=name, jackknife=False, workers=workers)
     s_test = d.t0[test] / d.t1[test]
     model = predict(fit.speedup, d.g[test], s_test)
     baseline = predict(lambda g: interpolate_neighbours(part.g, part.t0 / part.t1, g),

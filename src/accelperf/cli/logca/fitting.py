@@ -51,6 +51,9 @@ from .options import json_option, out_option, output_path, parameter_table, save
 @click.option("--cv", "cv", type=int, default=None, metavar="K",
               help="K-fold cross-validated speedup error beside the training error (folds "
                    "refitted from scratch); with --select, the folds the choice uses.")
+@click.option("--workers", type=click.IntRange(1), default=None,
+              help="With --select: processes the folds are solved in (default: every core "
+                   "this process may use; the fit is the same with any number).")
 @click.option("--predict", "predict_csv", type=click.Path(dir_okay=False, path_type=Path),
               default=None, metavar="TEST.csv",
               help="Predict the speedup at this file's granularities and report the error.")
@@ -58,7 +61,7 @@ from .options import json_option, out_option, output_path, parameter_table, save
 @out_option("Draw Fig. 7 (measured points, fitted curve, g1, g_A/2) to .png or .svg.")
 @json_option("Print one JSON object.")
 def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootstrap, draws, hier,
-              probe, out, as_json, select=False, cv=None, predict_csv=None):
+              probe, out, as_json, select=False, cv=None, predict_csv=None, workers=None):
     """Fit L, o, C, A and β to measured host and accelerated times (ISCA'17 §4).
 
     With --hierarchy or --probe, also fit how the host and accelerated costs per byte
@@ -75,7 +78,11 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     test = None if predict_csv is None else read_test(predict_csv, statistic)
     if select:
         refuse_unused(NOT_WITH_SELECT)
-        return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out)
+        return fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out,
+                            workers)
+    if workers is not None:
+        raise ModelError(f"--workers = {workers} is not used without --select: it sets the "
+                         f"processes that --select solves its folds in; leave it out")
     if hier is not None or probe:
         layers_flag = "--hierarchy" if hier is not None else "--probe"
         refuse_unused(NOT_WITH_LAYERS, layers_flag, "without --select")
@@ -249,18 +256,21 @@ NOT_WITH_LAYERS = {
 }
 
 
-def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None) -> None:
+def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=None,
+                 workers=None) -> None:
     """`logca fit --select`: the terms chosen by cross-validated prediction; with ``out``
     its figure (measured points, the model, g1 and its interval)."""
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
     from ...logca.quote import g1_to_quote
+    from ...logca.validation import default_workers
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
     layers, notes = load_layers(hier, probe, timings.metadata) \
         if (hier is not None or probe) else ((), [])
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
-    result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}")
+    result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}",
+                    workers=workers or default_workers())
     # the model's curve pinned to the measured speedups: between measured sizes it keeps
     # the model's shape and passes through every point (logca/anchored.py)
     extra = {"cv": {"folds": result.folds, "mean": result.cv_error},

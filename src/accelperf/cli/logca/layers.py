@@ -99,7 +99,9 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     notes = measurement_notes(timings.metadata, select) + notes
     if select:
         from ...logca.choose import choose
-        return choose(d, layers, name=f"fit of {Path(data).name}"), notes
+        from ...logca.validation import default_workers
+        return choose(d, layers, name=f"fit of {Path(data).name}",
+                      workers=default_workers()), notes
     result = fit_hierarchical(timings.granularity, timings.host, timings.accel, layers,
                               timings.echo, latency=latency, lo=lo, hi=hi,
                               host_constant=host_constant, name=f"fit of {Path(data).name}")
