@@ -101,7 +101,9 @@ class Validation:
             return
         parts = [subset(self.d, train) for train, _ in self.folds]
         if self.workers > 1:
-            per_fold = _in_processes(self.workers, self._token, parts, todo)
+            # no more processes than folds (a step has one task per fold)
+            per_fold = _in_processes(min(self.workers, len(parts)), self._token, parts,
+                                     todo)
         else:
             per_fold = [_solve_fold(part, todo, self._stages) for part in parts]
         for j, spec in enumerate(todo):
@@ -158,4 +160,10 @@ def _in_processes(workers: int, token: str, parts, specs) -> list[list]:
 def _each_fold(workers: int, token: str, parts, specs) -> list[list]:
     pool = _executor(workers)
     futures = [pool.submit(_in_worker, token, part, specs) for part in parts]
-    return [f.result() for f in futures]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        # an interrupt (a notebook's stop button) leaves no folds queued for the next fit
+        for f in futures:
+            f.cancel()
+        raise
