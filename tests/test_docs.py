@@ -5,7 +5,10 @@
 * Every code block of docs/**/*.md and README.md runs:
   ``console`` blocks run each line that starts with ``$ `` (a trailing ``\\`` continues it)
   from the repository root with the venv's ``accelperf`` on PATH, and must exit 0, or the
-  status written as ``# exit N`` at the end of the line; ``python`` blocks of one page run
+  status written as ``# exit N`` at the end of the line, and print the output the page
+  shows after it (its words in order; lines starting with ``#`` are the page's words
+  about the output, a wall-clock time may differ, and so may the numbers of a line that
+  ends in ``# varies: why``); ``python`` blocks of one page run
   in order in one namespace. ``<!-- docs-test: skip (reason) -->`` on the line before a
   block skips it; other languages (``toml``, ``text``, plain fences) are not run.
 * The tutorial notebook runs top to bottom (nbclient).
@@ -72,6 +75,13 @@ def blocks(page: Path) -> list[Block]:
 
 def commands(block: Block) -> list[tuple[str, int]]:
     """(command, expected exit status) of each ``$ `` line of a console block."""
+    return [(command, status) for command, status, _ in shown(block)]
+
+
+def shown(block: Block) -> list[tuple[str, int, list[str]]]:
+    """(command, expected exit status, the output the page shows) of each ``$ `` line of a
+    console block: the lines after it up to the next, without those that start with ``#``
+    (a page's words about the output, not the output)."""
     out, pending = [], None
     for line in block.text.splitlines():
         if pending is not None:
@@ -79,13 +89,43 @@ def commands(block: Block) -> list[tuple[str, int]]:
         elif line.startswith("$ "):
             pending = line[2:]
         else:
+            if out and line.strip() and not line.lstrip().startswith("#"):
+                out[-1][2].append(line)
             continue
         if pending.endswith("\\"):
             continue
         m = EXIT.search(pending)
-        out.append((pending, int(m["status"]) if m else 0))
+        out.append((pending, int(m["status"]) if m else 0, []))
         pending = None
     return out
+
+
+# A wall-clock time as the commands print one ("fit 2.8 s"): it differs from run to run.
+SECONDS = re.compile(r"(?<![\w.])\d+(?:\.\d+)? s\b")
+# A shown line that ends in "# varies: why": its numbers differ between machines (the page
+# says why); its words are compared, its numbers not.
+VARIES = re.compile(r"\s+#\s*varies\b.*$")
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def missing_output(page_lines: list[str], output: str) -> str | None:
+    """The first word of the output a page shows that the command did not print, in order
+    (None when every word is there): words, because the page may wrap a line where the
+    terminal did not; in order, with lines of the output the page leaves out allowed
+    between them; a wall-clock time matches any other, and so does any number on a line
+    that the page marks ``# varies``."""
+    words = SECONDS.sub("N s", output).split()
+    at = 0
+    for line in page_lines:
+        varies = VARIES.search(line) is not None
+        for word in SECONDS.sub("N s", VARIES.sub("", line)).split():
+            at = next((i for i in range(at, len(words)) if
+                       (NUMBER.sub("N", words[i]) == NUMBER.sub("N", word) if varies
+                        else words[i] == word)), None)
+            if at is None:
+                return word
+            at += 1
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +227,7 @@ def run_console(block: Block, cwd: Path):
     """Each ``$`` line: a plain ``accelperf ...`` line runs in-process, and a benchmark run
     from the source tree (BENCHMARK); anything else with shell syntax (pipes,
     redirections, globs, variables, other programs) in bash."""
-    for command, expected in commands(block):
+    for command, expected, page_output in shown(block):
         plain = command.split("#")[0]
         benchmark = BENCHMARK.fullmatch(plain.rstrip())
         if command.startswith("accelperf ") and not needs_shell(plain) \
@@ -204,6 +244,11 @@ def run_console(block: Block, cwd: Path):
         assert code == expected, (
             f"{block.where()}: `{command}` exited {code}, the page says {expected}\n"
             f"--- stdout\n{stdout[-2000:]}\n--- stderr\n{stderr[-2000:]}")
+        word = missing_output(page_output, stdout + stderr)
+        assert word is None, (
+            f"{block.where()}: `{command}` printed no {word!r} where the page shows it "
+            f"(paste what it prints now)\n--- stdout\n{stdout[-3000:]}\n"
+            f"--- stderr\n{stderr[-2000:]}")
 
 
 def run_python(block: Block, namespace: dict, cwd: Path):
@@ -225,6 +270,21 @@ def test_only_what_bash_would_expand_sends_a_line_to_bash():
     assert needs_shell('accelperf lpn show "$MODEL"')
     assert needs_shell("accelperf lpn show 'a'b > out.txt")
     assert not needs_shell("accelperf lpn show \\'a\\'")              # escaped quotes
+
+
+def test_the_output_a_page_shows_is_what_the_command_prints():
+    printed = "gpu-sort: error 12.6% (max 17.1%); fit 2.2 s\n  terms: floor,\n  layer:L1d\n"
+    assert missing_output(["gpu-sort: error 12.6% (max", "17.1%); fit 9.9 s"], printed) is None
+    assert missing_output(["terms: floor, layer:L1d"], printed) is None      # rewrapped
+    assert missing_output(["gpu-sort: error 12.7%"], printed) == "12.7%"
+    assert missing_output(["layer:L1d", "terms:"], printed) == "terms:"       # out of order
+    assert missing_output(["fit 2.2 ms"], printed) == "2.2"          # only seconds vary
+    assert missing_output(["gpu-sort: error 9.6% (max 1%);  # varies: the BLAS"],
+                          printed) is None
+    assert missing_output(["gpu-sort: loss 9.6%  # varies: the BLAS"], printed) == "loss"
+    block = Block(ROOT / "x.md", 1, "console", "$ accelperf x\n# about it\nout 1\n\n"
+                  "$ accelperf y  # exit 2\n", None)
+    assert shown(block) == [("accelperf x", 0, ["out 1"]), ("accelperf y  # exit 2", 2, [])]
 
 
 def test_the_block_reader_follows_the_convention(tmp_path):
