@@ -69,7 +69,11 @@ def test_a_pool_that_lost_a_worker_is_started_again():
     assert run[Spec(floor=True)][0] == serial[Spec(floor=True)][0]
 
 
-@pytest.mark.parametrize("workers", [0, -2, 1.5, True])
+def test_a_numpy_integer_is_a_number_of_workers():
+    assert validation.check_workers(np.int64(3)) == 3
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5, True, "2"])
 def test_workers_must_be_a_whole_number_of_processes(workers):
     with pytest.raises(ModelError, match=r"workers = .* is invalid: a whole number"):
         choose(offload(2.0 ** np.arange(12, 22)), workers=workers)

@@ -18,6 +18,7 @@ imports the script's main module, as for any multiprocessing).
 from __future__ import annotations
 
 import multiprocessing
+import operator
 import os
 import sys
 import uuid
@@ -48,10 +49,15 @@ def default_workers() -> int:
     return WORKERS or available_cpus()
 
 
-def check_workers(workers: int) -> int:
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+def check_workers(workers) -> int:
+    """``workers`` as an int (a NumPy integer too), or the one-line refusal."""
+    try:
+        count = operator.index(workers)
+    except TypeError:
+        count = 0
+    if isinstance(workers, bool) or count < 1:
         raise invalid("workers", workers, "a whole number of processes, 1 or more")
-    return workers
+    return count
 
 
 def refused(d: FitData, spec: Spec, folds) -> bool:
