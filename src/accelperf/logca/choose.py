@@ -32,9 +32,9 @@ from .anchored import AnchoredSpeedup
 from .fit import FitData, GranularityEstimate, SpeedupErrors, measured_crossing
 from .fitsanity import g1_contradiction, sanity_warnings
 from .hierarchy import HierarchicalLogCA, MemoryLayer
-from .validation import Validation
 from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, Solved, Spec, bend_working_set,
                       free_count, solve, subset, term_name, times)
+from .validation import Validation
 
 OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
 
@@ -138,8 +138,8 @@ def choose(d: FitData, layers=(), folds: int | None = None, name: str | None = N
     (None: leave one size out, at most 12 folds); refuses every candidate with more free
     parameters than a fold has sizes. ``layers``: the host's memory hierarchy (stores);
     ``thresholds``: the host's software thresholds (:data:`.termfit.MMAP`: glibc's);
-    ``workers``: processes the folds are solved in (:mod:`.parallel`; the fit is the same
-    with any number)."""
+    ``workers``: processes the folds are solved in (:mod:`.validation`; the fit is the
+    same with any number)."""
     k = folds or min(d.n, 12)
     if k > d.n or k < 2:
         raise ModelError(f"folds = {folds} is invalid: between 2 and the number of sizes "

@@ -364,13 +364,13 @@ def solve(d: FitData, spec: Spec, name: str | None = None,
     # then everything on both log times: each start comes from the step before, so the
     # joint solve begins near both curves.
     host_free = free & host_part
-    key = HostStages.key(d, spec)
-    if host_stages is not None and key in host_stages:
+    key = None if host_stages is None else HostStages.key(d, spec)
+    if key is not None and key in host_stages:
         x = x0.copy()
         x[host_free] = host_stages[key]
     else:
         x, _ = run(x0, host_free, "host")
-        if host_stages is not None:
+        if key is not None:
             host_stages[key] = x[host_free]
     accel = free & ~host_part
     y, cost = run(x, accel, "accel")
