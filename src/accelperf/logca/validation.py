@@ -83,15 +83,13 @@ class Validation:
 
     def __init__(self, d: FitData, k: int, workers: int = 1):
         self.d, self.folds, self.workers = d, fold_indices(d.n, k), check_workers(workers)
+        self._parts = [subset(d, train) for train, _ in self.folds]
         self._done: dict[Spec, tuple] = {}
         self._stages = HostStages()
         self._token = uuid.uuid4().hex      # names this data set's stages in the workers
 
     def __getitem__(self, spec: Spec) -> tuple:
         return self._done[spec]
-
-    def __contains__(self, spec: Spec) -> bool:
-        return spec in self._done
 
     def run(self, specs) -> None:
         """Cross-validate the ``specs`` not validated yet."""
@@ -105,7 +103,7 @@ class Validation:
                 todo.append(spec)
         if not todo:
             return
-        parts = [subset(self.d, train) for train, _ in self.folds]
+        parts = self._parts
         if self.workers > 1:
             # no more processes than folds (a step has one task per fold)
             per_fold = _in_processes(min(self.workers, len(parts)), self._token, parts,
