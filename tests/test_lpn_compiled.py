@@ -288,6 +288,24 @@ def test_the_net_is_compiled_once_not_per_input(monkeypatch, tmp_path):
     assert len(calls) == 1 and len(list((tmp_path / "accelperf" / "lpn").glob("*.so"))) == 1
 
 
+def test_models_built_again_with_other_values_share_one_loaded_library(monkeypatch):
+    """A calibration builds its model once per parameter vector: the library is compiled,
+    looked up and loaded once, and each run still takes its own model's values."""
+    from accelperf.lpn.library import build
+    loads = []
+    real = compiled.ctypes.CDLL
+    monkeypatch.setattr(compiled.ctypes, "CDLL", lambda *a, **k: loads.append(a) or
+                        real(*a, **k))
+    monkeypatch.setattr(compiled, "_LOADED", {})
+    models = [build("jpeg-decoder", params={"idct_cycles": c}) for c in (66, 70, 66)]
+    engines = [compiled.engine(m) for m in models]
+    assert len(loads) == 1 and engines[0].lib is engines[1].lib is engines[2].lib
+    blocks = [63, 1, 1, 15, 2, 2]
+    got = [simulate(m, blocks, backend="compiled").latency for m in models]
+    assert got == [simulate(m, blocks, backend="python").latency for m in models]
+    assert got[0] == got[2] != got[1]
+
+
 def test_cli_backend_option(capsys):
     from accelperf.cli.app import main
     assert main(["lpn", "simulate", "credit-link", "--backend", "compiled", "--json"]) == 0

@@ -107,6 +107,26 @@ def _build(source: str, cache: Path) -> tuple[Path, float]:
     return target, time.perf_counter() - began
 
 
+_LOADED: dict = {}        # (source, cache folder, compiler) -> (path, 0.0, lib, flatten)
+_KEEP_LOADED = 256
+
+
+def _load(source: str, cache: Path) -> tuple:
+    """(path, seconds compiling, bound library, lpn_flatten) for ``source``: built and
+    loaded once per process. A calibration builds its model again for each parameter
+    vector, and every one has the same source (the values are passed per run); looking
+    the library up on disk and binding it again was a quarter of its time."""
+    key = (source, str(cache), find_compiler())
+    if key in _LOADED:
+        return _LOADED[key]
+    path, seconds = _build(source, cache)
+    loaded = path, seconds, _bind(ctypes.CDLL(str(path))), _flattener(path)
+    _LOADED[key] = (path, 0.0, *loaded[2:])
+    while len(_LOADED) > _KEEP_LOADED:
+        del _LOADED[next(iter(_LOADED))]
+    return loaded
+
+
 def _bind(lib):
     p, i64 = ctypes.c_void_p, ctypes.c_int64
     lib.lpn_new.restype = p
@@ -169,9 +189,8 @@ class CompiledEngine:
         self.model = model
         self.source, self.messages = generate(model, with_tokens=_CPYTHON)
         self.strides = [len(p.token_type.properties) for p in model.places]
-        self.path, self.compile_seconds = _build(self.source, cache or cache_dir() / "lpn")
-        self.lib = _bind(ctypes.CDLL(str(self.path)))
-        self.flatten = _flattener(self.path)
+        loaded = _load(self.source, cache or cache_dir() / "lpn")
+        self.path, self.compile_seconds, self.lib, self.flatten = loaded
         # The named parameters' values travel with each run (the source names them only).
         self.params = array("q", [p.value for p in model.parameters] or [0])
 

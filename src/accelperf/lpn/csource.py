@@ -12,6 +12,7 @@ that could leave it is checked in C (the operators of ``_CHECKED``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from importlib import resources
@@ -368,11 +369,16 @@ def generate(model: Model, with_tokens: bool | None = None) -> tuple[str, tuple]
             "    switch (t) {"]
     net += [f"    case {i}: return commit_{i}(C, slot, now);" for i in range(n_t)]
     net += ["    default: return -1;", "    }", "}"]
-    here = resources.files("accelperf.lpn")
-    runtime = here.joinpath("runtime.c").read_text("utf-8")
+    runtime = _packaged("runtime.c")
     for marker, lines in (("/* @TABLES@", tables), ("/* @NET@", net)):
         head, _, tail = runtime.partition(marker)
         runtime = head + "\n".join(lines) + "\n" + tail.split("*/", 1)[1]
     if CPYTHON if with_tokens is None else with_tokens:
-        runtime += here.joinpath("tokens.c").read_text("utf-8")
+        runtime += _packaged("tokens.c")
     return runtime, tuple(messages)
+
+
+@functools.lru_cache(maxsize=None)
+def _packaged(name: str) -> str:
+    # read once per process: a calibration generates a net's source per parameter vector
+    return resources.files("accelperf.lpn").joinpath(name).read_text("utf-8")
