@@ -238,9 +238,12 @@ def prune_max(expr, solver: Solver, conditions, witnesses=()) -> object:
         if not rest or any(_largest_at(a, rest, at(k)) for k in range(len(witnesses))):
             continue
         # unevaluated: SymPy's Max would compare every pair of ``rest`` symbolically
-        # first, for each ``a``; the solver needs only the inequality
+        # first, for each ``a``, and ``>`` would try to decide the inequality from
+        # assumptions (3.7 s of the PCIe decoder's 26, its long sums, never decided
+        # there); the solver needs only the inequality
+        rival = rest[0] if len(rest) == 1 else sympy.Max(*rest, evaluate=False)
         if not solver.possible(list(conditions) + [
-                a > (rest[0] if len(rest) == 1 else sympy.Max(*rest, evaluate=False))]):
+                sympy.StrictGreaterThan(a, rival, evaluate=False)]):
             keep.remove(a)
     return _max(*keep) if keep else args[0]
 
