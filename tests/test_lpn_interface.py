@@ -183,6 +183,24 @@ def test_cli_prints_formulas_and_errors_in_one_line(tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+def test_interface_out_is_refused_before_the_extraction(cli, tmp_path, monkeypatch):
+    """A new user's finding: `--out` was checked only once the module was written, after
+    the extraction (7 s for aes-gcm), with exit 1 and a temporary file's name, and a
+    missing folder was created. Now as every --out: one line naming it, exit 2, first."""
+    import accelperf.lpn.analysis.interfaces.token_stream as token_stream
+    monkeypatch.setattr(token_stream, "interface_for",
+                        lambda *a, **k: pytest.fail("extracted before --out was checked"))
+    (tmp_path / "file").write_text("")
+    for model in ("aes-gcm", "block-pipeline"):
+        for out, said in [(tmp_path / "no" / "dir" / "a.py", "does not exist; create it"),
+                          (tmp_path / "file" / "a.py", "is not a directory"),
+                          (tmp_path / "a.txt", "write a .py file")]:
+            code, _, err = cli("lpn", "interface", model, "--out", str(out))
+            assert code == 2 and len(err.strip().splitlines()) == 1, err
+            assert err.startswith(f"accelperf: error: --out = '{out}' is invalid") and said in err
+    assert not (tmp_path / "no").exists()
+
+
 @pytest.fixture(scope="module")
 def decoder():
     return _extracted("jpeg-decoder")

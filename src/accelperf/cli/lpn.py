@@ -300,8 +300,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     from ..lpn.loader import load_input, load_model
     from .common import progress_run
     from .lpn_stream import check_input, stream_interface_command
-    if out is not None and out.suffix != ".py":
-        raise ModelError(f"--out = '{out}' is invalid: write a .py module")
+    check_output(out, "--out", (".py",))      # before the extraction's seconds or minutes
     if inputs and not check_inputs:
         raise ModelError(f"INPUT = {inputs[0]!r} is invalid here: inputs go with --check")
     if check_inputs and not inputs:
@@ -344,7 +343,6 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     source = module_source(iface, model, model_spec, frequency, phases=phases,
                            form_note="" if form is None else form.describe())
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     if check_inputs:

@@ -34,8 +34,7 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
                                                       stream_module_source)
     label = bottleneck_label(iface)     # seconds over a wide space: once, for both
     source = stream_module_source(iface, model, model_spec, frequency, label)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
+    if out is not None:                 # checked by the command before the extraction
         write_atomic(out, source)
         click.echo(f"wrote {out}", err=True)
     module = load_module(source)

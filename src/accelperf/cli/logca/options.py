@@ -10,30 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ...errors import ModelError
-from ..common import model_options
+from ..common import check_output, model_options
 
 def output_path(out: Path | None, suffixes=(".png", ".svg")) -> Path | None:
-    """``out`` checked before any work: a known suffix, an existing directory, writable
-    (tried by opening it; a file that did not exist is removed again)."""
-    if out is None:
-        return None
-    if out.suffix.lower() not in suffixes:
-        raise ModelError(f"--out = '{out}' is invalid: write {', '.join(suffixes)}")
-    if out.is_dir():
-        raise ModelError(f"--out = '{out}' is invalid: it is a directory; give a file name")
-    if not out.parent.is_dir():
-        raise ModelError(f"--out = '{out}' is invalid: directory '{out.parent}' does not "
-                         f"exist (create it first)")
-    existed = out.exists()
-    try:
-        with open(out, "ab"):
-            pass
-    except OSError as exc:
-        raise ModelError(f"--out = '{out}' is invalid: it cannot be written "
-                         f"({exc.strerror or exc})") from None
-    if not existed:
-        out.unlink(missing_ok=True)
-    return out
+    """``out`` checked before any work, as every command's --out is
+    (:func:`..common.check_output`)."""
+    return check_output(out, "--out", tuple(suffixes))
 
 
 def out_option(text: str):
