@@ -326,7 +326,12 @@ def _bad_csv(tmp_path, text):
     ("no columns", lambda t: ["--measured", _bad_csv(t, "file,time\na.jpg,3\n")],
      "columns input,cycles"),
     ("psi fails", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1]",30\n')],
-     "row 2"),
+     "line 2"),
+    # the file's line, comments counted; a row short of a field says so (not "None")
+    ("short row", lambda t: ["--measured", _bad_csv(
+        t, '# from the RTL\ninput,cycles\n"[1,1,1,1,1,1]",700\n"[1,1,1,1,1,1]"\n')],
+     "--measured line 4 ([1,1,1,1,1,1]) is invalid: it has 1 field(s), the header has 2 "
+     "(input, cycles)"),
     ("non-positive", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",0\n')],
      "cycles = '0' is invalid"),
     ("non-numeric", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",x\n')],

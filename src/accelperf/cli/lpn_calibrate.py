@@ -70,10 +70,13 @@ def read_measured(path: Path, model) -> list:
         raise invalid("--measured", text, "no such file (a CSV with columns input,cycles)")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(line for line in fh if not line.startswith("#"))
-            rows = list(reader)
-            header = list(reader.fieldnames or ())
-            columns = set(header)
+            # the file's own line numbers, as an editor shows them (comments counted)
+            kept = [(number, line) for number, line in enumerate(fh, start=1)
+                    if not line.startswith("#")]
+        reader = csv.DictReader(line for _, line in kept)
+        rows = [(kept[reader.line_num - 1][0], row) for row in reader]
+        header = list(reader.fieldnames or ())
+        columns = set(header)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise invalid("--measured", text, f"not a readable CSV ({exc})") from None
     missing = {"input", "cycles"} - columns
@@ -81,9 +84,13 @@ def read_measured(path: Path, model) -> list:
         raise invalid("--measured", text, f"a CSV with the columns input,cycles (it lacks "
                                           f"{', '.join(sorted(missing))}; {found(header)})")
     out = []
-    for number, row in enumerate(rows, start=2):          # line 1 is the header
+    for number, row in rows:
         name = (row["input"] or "").strip()
-        where = f"row {number} ({name or 'empty input'})"
+        where = f"line {number} ({name or 'empty input'})"
+        if None in row.values():
+            fields = len(header) - sum(v is None for v in row.values())
+            raise ModelError(f"--measured {where} is invalid: it has {fields} field(s), the "
+                             f"header has {len(header)} ({', '.join(header)})")
         try:
             cycles = float(row["cycles"])
         except (TypeError, ValueError):
