@@ -69,6 +69,8 @@ def test_demo_report_links_the_explorer(demo):
     assert '<a href="explorer.html">Open the interactive explorer</a>' in index
     page = (out_dir / "explorer.html").read_text()
     assert len(page.encode()) < MAX_PAGE_BYTES
+    # the size the report states is the page's (it said "about 5 MB" of a 0.97 MB page)
+    assert f"one file of {len(page.encode()) / 1e6:.2g} MB" in index
     data = page_data(page)
     assert data["lpn"]["model"] == "jpeg-decoder" and data["lpn"]["frequency_hz"] == 75e6
     assert len(data["logca"]["models"]) == 4 and data["density"]["algorithm"] == "matmul"
@@ -102,3 +104,18 @@ def test_demo_section_fits_the_shipped_full_range_dataset(demo):
     assert data["error"]["max"] <= 0.03                   # max 3% (2.73% measured)
     sizes = [r["granularity"] for r in data["error"]["per_granularity"]]
     assert sizes[0] == 16 and sizes[-1] == 4 * 32 * MiB
+
+
+def test_demo_gpu_section_names_the_fit_its_notes_are_of(demo):
+    """The shipped H200 kernels' table (training halves) and the GEMM fitted on all sizes;
+    the notes under the curve say which fit they explain (a new user read them as the
+    table's, whose terms differ)."""
+    out_dir, said = demo
+    index = (out_dir / "index.html").read_text()
+    section = index.split("Will my GPU pay off? Real offloads to an NVIDIA H200</h2>")[1]
+    section = section.split("</section>")[0]
+    assert all(f"<td class=\"words\">gpu-{k}</td>" in section for k in ("gemm", "scale", "sort"))
+    assert 'src="figures/gpu-gemm-fit.svg"' in section
+    assert 'src="figures/gpu-gemm-regions.svg"' in section
+    assert "Why each term was kept or left out, fp32 GEMM fitted on all 15 sizes" in section
+    assert "fitting gpu-gemm on all sizes (with the jackknife for g1)" in said

@@ -66,7 +66,9 @@ def gpu_section(report: Report, data: Path = GPU_DATA) -> None:
                                                      "better parameter pays 20% or more"),
                   "gpu-gemm-regions", "Optimization regions (ISCA'17 Fig. 6) of the fitted "
                                       "model, the kernel's floor included")
-    sec.notes("Why each term was kept or left out:", [f"{t.term}: {t.reason}." for t in
-                                                       fit.terms])
+    # the table above is of the training halves: these notes are of another fit, say which
+    whole = f"fp32 GEMM fitted on all {len(fit.granularity)} sizes (the curve above)"
+    sec.notes(f"Why each term was kept or left out, {whole}:",
+              [f"{t.term}: {t.reason}." for t in fit.terms])
     if fit.warnings:
-        sec.notes("What the fit flags:", [w + "." for w in fit.warnings])
+        sec.notes(f"What the fit flags, {whole}:", [w + "." for w in fit.warnings])
