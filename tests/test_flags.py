@@ -168,3 +168,31 @@ def test_python_names_the_field_and_the_command_line_the_flag(capsys):
     assert main(["lpn", "simulate", "credit-link", "--input", "[1, 0]"]) == 2
     assert capsys.readouterr().err.startswith(
         "accelperf: error: --input[1] (message bytes) = 0 is invalid: a whole number")
+
+
+@pytest.mark.parametrize("argv, starts", [
+    (["logca", "show", "--preset", "ultrasparc-t3", "--kernel", "aes"],
+     "--preset = 'ultrasparc-t3' is invalid: valid devices are"),
+    (["logca", "show", "--preset", "ultrasparc-t2", "--kernel", "aes256"],
+     "--kernel = 'aes256' is invalid: valid kernels are"),
+    (["density", "bound", "--algorithm", "matmull", "--hierarchy", "src-map-c"],
+     "--algorithm = 'matmull' is invalid: valid algorithms are"),
+    (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--prove", "latncy <= 3"],
+     "--prove = 'latncy <= 3' is invalid: not part of the formula language"),
+    (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--prove", "latency + 3"],
+     "--prove = 'latency + 3' is invalid: a condition"),
+    (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--size", "coef_slots", "--range",
+      "1..4", "--budget", "latency <= 4000"], "--size = 'coef_slots' is invalid: the net has"),
+    (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--size", "coeff_slots", "--range",
+      "1..4", "--budget", "latncy <= 4000"], "--budget = 'latncy <= 4000' is invalid"),
+])
+def test_a_new_users_typos_are_named_by_their_flags(argv, starts, capsys, monkeypatch):
+    """A new user's findings: these said `device`, `kernel`, `algorithm`, `property` and
+    `place`. A property or budget is refused before any class is followed."""
+    from accelperf.lpn.analysis.proofs import sizing, verify
+    for module in (verify, sizing):
+        monkeypatch.setattr(module, "partition", lambda *a, **k: pytest.fail("partitioned"))
+    space = str(SRC.parents[1] / "examples" / "spaces" / "jpeg-decoder-18-blocks.toml")
+    assert main([space if a == "SPACE" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"accelperf: error: {starts}") and len(err.splitlines()) == 1

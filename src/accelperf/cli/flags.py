@@ -25,6 +25,7 @@ from ..errors import leading_field
 
 # field -> flag, for every command whose option of that name reads the field.
 FLAGS: dict[str, str] = {
+    "algorithm": "--algorithm",
     "changes": "--set",                 # logca whatif: the changes, one --set each
     "check": "--check",
     "compute_ceiling": "--compute-ceiling",
@@ -62,8 +63,13 @@ FLAGS: dict[str, str] = {
 # command -> {field: flag} where that command reads a field from a flag of another name.
 BY_COMMAND: dict[str, dict[str, str]] = {
     "lpn verify": {"tolerance": "--within", "size": "--size", "budget": "--budget",
-                   "range": "--range"},
+                   "range": "--range", "property": "--prove", "place": "--size"},
     "measure gpu": {"granularities": "--from"},     # the smallest is the one refused
+    # a LogCA preset's device is named by --preset (the field "device" is --device on
+    # measure gpu)
+    **{command: {"device": "--preset"} for command in (
+        "explore", "logca advise", "logca bounds", "logca curve", "logca design",
+        "logca regions", "logca show", "logca times", "logca whatif")},
 }
 
 _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")

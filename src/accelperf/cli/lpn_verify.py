@@ -129,6 +129,8 @@ def lpn_verify(model_spec, space_path, bound, prop, iface, within, size_place, s
                              "--optimise")
         sizes = _sizes(size_range)
         sizing.with_size(model, size_place, sizes[0])             # a bad place fails now
+        if budget and sizing.stall_budget(budget) is None:        # and a bad budget
+            v.check_property(model, space, budget, what="budget")
         if optimise:
             run = lambda tick: sizing.optimal_size(model, space, size_place, sizes,  # noqa
                                                    timeout=seconds, progress=tick)

@@ -176,4 +176,4 @@ def algorithm(name_or_formula: str, operand_bytes: float | None = None) -> Algor
         return alg
     raise ModelError(f"algorithm = {name_or_formula!r} is invalid: valid algorithms are "
                      f"{', '.join(BUILT_IN)}, or a formula in alpha and s such as "
-                     f"'sqrt(alpha)/(2*s)**1.5'")
+                     f"'sqrt(alpha)/(2*s)**1.5'", field="algorithm")

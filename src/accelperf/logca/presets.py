@@ -72,8 +72,9 @@ def _canonical(name: str, valid, what: str) -> str:
         if what == "device" and key in omitted():
             raise ModelError(f"device = {name!r} is invalid: the paper gives no Table 5 "
                              f"parameters for it ({omitted()[key]}); valid devices: "
-                             f"{', '.join(valid)}")
-        raise ModelError(f"{what} = {name!r} is invalid: valid {what}s are {', '.join(valid)}")
+                             f"{', '.join(valid)}", field="device")
+        raise ModelError(f"{what} = {name!r} is invalid: valid {what}s are {', '.join(valid)}",
+                         field=what)
     return key
 
 
@@ -88,7 +89,7 @@ def preset(device: str, kernel: str) -> LogCA:
     k = _canonical(kernel, list(kernels()), "kernel")
     if k not in dev.C:
         raise ModelError(f"kernel = {kernel!r} is invalid for device {dev.name}: Table 5 "
-                         f"gives it only {', '.join(dev.kernels)}")
+                         f"gives it only {', '.join(dev.kernels)}", field="kernel")
     A = dev.A.get(k, dev.A.get("default"))
     return LogCA(L=dev.L, o=dev.o, C=dev.C[k], A=A, beta=kernels()[k], latency=dev.latency,
                  unit="cycles", frequency_hz=dev.frequency_hz, name=f"{dev.name}/{k}")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from operator import itemgetter
 
 from ..errors import ModelError
+from ..parameters import nearest
 from .declared import NOTHING, Declared
 from .expr import Expr, TraceError, counted_places, tokens_needed, trace
 from .params import Parameter, declare, values_given
@@ -170,8 +171,9 @@ class Model:
         for i, p in enumerate(self.places):
             if p.name == name:
                 return i
-        raise NetError(f"place = {name!r} is invalid: the net has "
-                       f"{', '.join(p.name for p in self.places)}")
+        names = [p.name for p in self.places]
+        raise NetError(f"place = {name!r} is invalid: the net has {', '.join(names)}"
+                       f"{nearest(name, names)}", field="place")
 
     def consumers(self) -> list[list[int]]:
         """For every place, the ids of the transitions that take tokens from it (sorted)."""

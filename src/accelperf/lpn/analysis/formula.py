@@ -107,7 +107,8 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
     names = dict(names or {})
 
     def fail(node, why):
-        raise ModelError(f"{what} = {text!r} is invalid: {why} (at {node.source!r})")
+        raise ModelError(f"{what} = {text!r} is invalid: {why} (at {node.source!r})",
+                         field=what)
 
     def refuse(node, part):
         if part == "function":

@@ -245,6 +245,22 @@ class ProofResult:
         return f"ProofResult({self.property!r} {verdict}, {self.seconds:.2f} s)"
 
 
+def check_property(model: Model, space: InputSpace, prop: str, with_interface: bool = False,
+                   what: str = "property") -> None:
+    """Refuse ``prop`` unless it is a condition of the formula language over ``latency``,
+    the tokens of ``space`` (a space without count ranges) and, ``with_interface``, ``E``;
+    in milliseconds, before the classes are followed (a misspelt name was refused only
+    once the partition was done, minutes on a large net). Errors name ``what``."""
+    import z3
+    names = {"latency": z3.Int("latency")}
+    if with_interface:
+        names["E"] = z3.Real("E")
+    if space.ranged:                    # every count has the same places and properties
+        space = next(iter(space.fixed_counts()))
+    if not is_condition(translate(prop, space.variables(model), names, what)):
+        raise invalid(what, prop, "a condition, e.g. 'latency <= 2300'")
+
+
 def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
           timeout: float | None = None, progress=None,
           max_classes: int = DEFAULT_MAX_CLASSES) -> ProofResult:
@@ -252,6 +268,7 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
     ``interface`` function, its prediction ``E``) for every input of ``space``, or find a
     counterexample (§4.4, §5.3.4)."""
     import z3
+    check_property(model, space, prop, interface is not None)
     if space.ranged:
         return _proof_over_counts(model, space, prop, interface=interface, timeout=timeout,
                                   progress=progress, max_classes=max_classes)
