@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import invalid
+from ..errors import ModelError, invalid
 from ..units import parse_size
 from .hierarchy import MemoryLayer
 
@@ -70,12 +70,10 @@ def layers_from_metadata(metadata: dict) -> tuple[MemoryLayer, ...]:
     cpu = str(metadata.get("host cpu", ""))
     _, found, summary = cpu.partition("caches ")
     if not found:
-        raise invalid("data header", "no 'host cpu: ... caches ...' line",
-                      "a measurement from accelperf measure gpu, or a hierarchy file of "
-                      "the host")
+        raise ModelError("the measurement's header names no host caches (no 'host cpu: ... "
+                         "caches ...' line, which accelperf measure gpu writes)")
     raw = next((metadata[k] for k in THREAD_KEYS if k in metadata), None)
     if raw is None or not str(raw).strip().isdigit():
-        raise invalid("data header", f"threads = {raw}",
-                      "a 'torch threads: N' line (accelperf measure gpu writes it), or a "
-                      "hierarchy file of the host")
+        raise ModelError(f"the measurement's header gives no thread count (threads = {raw}; "
+                         f"a 'torch threads: N' line, which accelperf measure gpu writes)")
     return layers_from_caches(summary, int(str(raw).strip()))

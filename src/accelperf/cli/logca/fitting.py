@@ -266,7 +266,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     from ...logca.validation import default_workers
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
-    layers, notes = load_layers(hier, probe, timings.metadata) \
+    layers, notes = load_layers(hier, probe, timings.metadata, data) \
         if (hier is not None or probe) else ((), [])
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}",

@@ -94,8 +94,8 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     timings = read_timings(data, statistic)
     # the data's own faults (too few sizes) before a probe spends seconds on the caches
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
-    layers, notes = load_layers(hier, probe, timings.metadata) if (hier is not None or probe) \
-        else ((), [])
+    layers, notes = load_layers(hier, probe, timings.metadata, data) \
+        if (hier is not None or probe) else ((), [])
     notes = measurement_notes(timings.metadata, select) + notes
     if select:
         from ...logca.choose import choose
@@ -108,15 +108,22 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     return result, notes
 
 
-def load_layers(hier: str | None, probe: bool, metadata: dict | None = None
-                ) -> tuple[tuple, list[str]]:
+def load_layers(hier: str | None, probe: bool, metadata: dict | None = None,
+                data: Path | None = None) -> tuple[tuple, list[str]]:
     """(layers, warnings): from the hierarchy file or built-in, from the caches the data's
     header names (``--hierarchy data``: ``metadata``), or from a quick probe, whose
     warnings name each layer it could not separate from the next."""
     from ...logca.hierarchy import layers_from_hierarchy
     if hier == FROM_DATA:
         from ...logca.host_caches import layers_from_metadata
-        return layers_from_metadata(metadata or {}), []
+        try:
+            return layers_from_metadata(metadata or {}), []
+        except ModelError as exc:
+            # the shipped GPU folders keep the host's file beside the data: say so
+            beside = sorted(Path(data).parent.glob("*.toml")) if data is not None else []
+            hint = f" (this folder has {', '.join(str(b) for b in beside)})" if beside else ""
+            raise ModelError(f"--hierarchy = '{FROM_DATA}' is invalid: {exc}; give a "
+                             f"hierarchy file of the host instead{hint}") from None
     if hier is not None:
         from ...density import hierarchy
         return layers_from_hierarchy(hierarchy(
