@@ -249,6 +249,22 @@ def test_predict_and_cv_in_the_json(tmp_path, capsys):
     assert set(d["g1_to_quote"]) == {"granularity_bytes", "basis", "reason"}
 
 
+def test_predicting_sizes_the_fit_was_given_says_it_is_no_prediction(tmp_path, capsys):
+    """A new user's finding: --predict of a second run at the same sizes printed the line's
+    and the anchored curve's errors, equal, with no word that both replay the fitted
+    measurements. Sizes the fit did not see are not flagged."""
+    g = 2.0 ** np.arange(12, 22)
+    train, same, other = (tmp_path / f"{n}.csv" for n in ("train", "same", "other"))
+    write_csv(train, g, *synthetic(g))
+    write_csv(same, g[2:6], *synthetic(g[2:6]))
+    write_csv(other, g[2:6] * 1.5, *synthetic(g[2:6] * 1.5))
+    said = "--predict's file has only sizes the fit was given"
+    for extra in ([], ["--hierarchy", str(GPU / "host-layers.toml")]):
+        for test, flagged in ((same, True), (other, False)):
+            assert main(["logca", "fit", str(train), "--predict", str(test), *extra]) == 0
+            assert (said in " ".join(capsys.readouterr().out.split())) is flagged
+
+
 def test_predict_is_honoured_with_hierarchy_and_cv_refused(tmp_path, capsys):
     """`--hierarchy` without `--select` printed neither --predict's errors nor --cv's and
     exited 0: both were dropped without a word."""

@@ -117,7 +117,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
                                                           host_constant)}
     if test is not None:
         extra_json["predict"] = predict_with_baseline(result, test)
-        warnings += other_kernel(timings, test)
+        warnings += predict_warnings(timings, test, result.granularity)
     if out is not None:
         from ...plot.fit import fit_figure
         save(fit_figure(result, band=band), out)
@@ -178,13 +178,21 @@ def read_test(path, statistic):
         raise ModelError(str(exc).replace("data = ", "--predict = ", 1)) from None
 
 
-def other_kernel(train, test) -> list[str]:
-    """A warning when --predict's file measured another kernel than the data (its error is
-    then no held-out error of this fit)."""
-    if train.kernel == test.kernel:
-        return []
-    return [f"--predict's file measured kernel '{test.kernel}', the data '{train.kernel}': "
-            f"its error is not this kernel's held-out error"]
+def predict_warnings(train, test, fitted) -> list[str]:
+    """Why --predict's error may be no held-out error of this fit: its file measured another
+    kernel than the data, or only sizes the fit was given (``fitted``: then the line and
+    the anchored curve pass through those measurements and repeat them)."""
+    import numpy as np
+    out = []
+    if train.kernel != test.kernel:
+        out.append(f"--predict's file measured kernel '{test.kernel}', the data "
+                   f"'{train.kernel}': its error is not this kernel's held-out error")
+    if np.isin(test.granularity, fitted).all():
+        out.append("--predict's file has only sizes the fit was given: its error is how "
+                   "the two files' measurements differ, not a prediction, and the line "
+                   "and the anchored curve, which pass through the fitted measurements, "
+                   "give the same")
+    return out
 
 
 def predict_test(speedup, test):
@@ -282,7 +290,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
         extra["predict"] = predict_with_baseline(result, test)
         extra["anchored"]["predict"] = predict_test(result.anchored.speedup, test).to_dict()
     warnings = measurement_notes(timings.metadata, True) + notes + list(result.warnings) + \
-        ([] if test is None else other_kernel(timings, test))
+        ([] if test is None else predict_warnings(timings, test, result.granularity))
     if out is not None:
         from ...plot.fit import chosen_fit_figure
         save(chosen_fit_figure(result), out)
@@ -325,7 +333,8 @@ def fit_with_layers(data, latency, statistic, lo, hi, host_constant, hier, probe
     if test is not None:
         from ...measure.data import read_timings
         extra["predict"] = predict_with_baseline(result, test)
-        notes = notes + other_kernel(read_timings(data, statistic), test)
+        notes = notes + predict_warnings(read_timings(data, statistic), test,
+                                         result.granularity)
     band = None
     if draws:
         from ...logca.uncertainty import monte_carlo_hierarchy
