@@ -76,7 +76,7 @@ def cases():
                     '[{"n_words": 2, "kind": "weird"}]', '[[1, 1, 1, 1]]', "[1.5]"],
     }
     # A model's input is checked by its Ψ, which names the field at fault ("--input[0]
-    # (message bytes) = 5.7 is invalid", "AC symbols of a block = 0 is invalid").
+    # (message bytes) = 5.7 is invalid", "--input[0] (AC symbols of a block) = 0 is invalid").
     out = [(["lpn", "simulate", m, "--input", text], NAMED)
            for m, texts in model_inputs.items() for text in texts]
     files = [

@@ -185,6 +185,11 @@ def test_python_names_the_field_and_the_command_line_the_flag(capsys):
       "1..4", "--budget", "latency <= 4000"], "--size = 'coef_slots' is invalid: the net has"),
     (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--size", "coeff_slots", "--range",
       "1..4", "--budget", "latncy <= 4000"], "--budget = 'latncy <= 4000' is invalid"),
+    # not "Invalid value for '--L': --L = ..." (click's words before ours)
+    (["logca", "curve", "--L", "1500±200%", "--o", "1", "--C", "1", "--A", "2", "--beta", "1",
+      "--out", "never-written.png"], "--L = '1500±200%' is invalid: the interval"),
+    (["lpn", "simulate", "jpeg-decoder", "--input", "[0, 5]"],
+     "--input[0] (AC symbols of a block) = 0 is invalid"),
 ])
 def test_a_new_users_typos_are_named_by_their_flags(argv, starts, capsys, monkeypatch):
     """A new user's findings: these said `device`, `kernel`, `algorithm`, `property` and

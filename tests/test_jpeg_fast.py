@@ -162,7 +162,7 @@ def test_an_array_of_bad_counts_is_named_like_a_list():
 
     def blocks(counts):
         return JpegBlocks("x.jpg", 16, 16, ((2, 2), (1, 1), (1, 1)), np.array(counts))
-    with pytest.raises(ModelError, match="AC symbols of a block = 64 is invalid"):
+    with pytest.raises(ModelError, match=r"input\[5\] \(AC symbols of a block\) = 64 is invalid"):
         model.marking(blocks([1, 1, 1, 1, 1, 64]))
     with pytest.raises(ModelError, match="a list of 3 blocks is invalid"):
         model.marking(blocks([1, 2, 3]))

@@ -95,6 +95,16 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
     print(f"accelperf: warning: {_one_line(message)} ({category.__name__})", file=sys.stderr)
 
 
+def _usage_message(exc: click.UsageError) -> str:
+    """Click's message, without its "Invalid value for '--L':" before a refusal of ours
+    that names the flag itself (it read "Invalid value for '--L': --L = ...")."""
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.BadParameter) and param is not None and \
+            str(exc.message).startswith(tuple(f"{o} = " for o in param.opts)):
+        return str(exc.message)
+    return exc.format_message()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the command, turning every user error into one line + 2.
 
@@ -127,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except click.UsageError as exc:
         where = f" (in `{exc.ctx.command_path}`)" if exc.ctx else ""
-        click.echo(f"accelperf: error: {_one_line(exc.format_message())}{where}", err=True)
+        click.echo(f"accelperf: error: {_one_line(_usage_message(exc))}{where}", err=True)
         return 2
     except click.ClickException as exc:
         click.echo(f"accelperf: error: {_one_line(exc.format_message())}", err=True)

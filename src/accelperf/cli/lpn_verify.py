@@ -194,8 +194,10 @@ def _print_verdict(name, result) -> None:
                       f"[bold]{ {True: 'holds', False: 'fails'}.get(d['holds'], 'unknown')}"
                       f"[/bold] ({d['classes']} class(es), {d['seconds']} s)")
         if d["counterexample"] is not None or d["counterexample_tokens"] is not None:
+            values = ", ".join(f"{k} = {'—' if v is None else v}"
+                               for k, v in d["values"].items())
             console.print(f"counterexample: {d['counterexample'] or d['counterexample_tokens']}"
-                          f" with {d['values']}")
+                          f" with {values}")
     else:
         console.print(f"[bold]{name}[/bold]: smallest {d['place']} for {d['budget']!r}: "
                       f"[bold]{d['size']}[/bold] ({d['status']}, {d['seconds']} s)")

@@ -111,10 +111,10 @@ def block_tokens(image):
                 ((counts >= 1) & (counts <= MAX_SYMBOLS)).all():
             return counts                            # one property: an (n,) array is fine
         counts = counts.tolist()                     # to name what is wrong, below
-    for c in counts:
+    for i, c in enumerate(counts):
         if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_SYMBOLS:
-            raise invalid("AC symbols of a block", c, f"an integer 1..{MAX_SYMBOLS} (every "
-                          f"block codes at least an EOB)")
+            raise invalid(f"input[{i}] (AC symbols of a block)", c, f"an integer "
+                          f"1..{MAX_SYMBOLS} (every block codes at least an EOB)")
     if len(counts) % BLOCKS_PER_MCU:
         raise ModelError(f"input = a list of {len(counts)} blocks is invalid: 4:2:0 images "
                          f"come in MCUs of {BLOCKS_PER_MCU} blocks (Y0 Y1 Y2 Y3 Cb Cr)")
