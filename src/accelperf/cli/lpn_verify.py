@@ -179,6 +179,11 @@ SIZE_WORDS_OPTIMISE = {True: "least worst case", False: "no better", "unknown": 
 """How a tried size reads (``Trial.holds``): against a budget, or when optimising."""
 
 
+def _how(d: dict) -> str:
+    # no class is encoded where every input was simulated ("0 class(es)" read as nothing)
+    return f"{d['classes']} class(es)" if d["classes"] else "every input simulated"
+
+
 def _print_verdict(name, result) -> None:
     d = result.to_dict()
     if "bound" in d and d["bound"] is None:
@@ -186,13 +191,13 @@ def _print_verdict(name, result) -> None:
         return
     if "bound" in d:
         console.print(f"[bold]{name}[/bold]: {d['which']} latency [bold]{d['bound']}[/bold] "
-                      f"cycles ({d['status']}, {d['classes']} class(es), {d['seconds']} s)")
+                      f"cycles ({d['status']}, {_how(d)}, {d['seconds']} s)")
         console.print(f"witness: {d['witness'] if d['witness'] is not None else d['witness_tokens']}"
                       f" simulates to {d['simulated']} cycles")
     elif "holds" in d:
         console.print(f"[bold]{name}[/bold]: {d['property']!r} "
                       f"[bold]{ {True: 'holds', False: 'fails'}.get(d['holds'], 'unknown')}"
-                      f"[/bold] ({d['classes']} class(es), {d['seconds']} s)")
+                      f"[/bold] ({_how(d)}, {d['seconds']} s)")
         if d["counterexample"] is not None or d["counterexample_tokens"] is not None:
             values = ", ".join(f"{k} = {'—' if v is None else v}"
                                for k, v in d["values"].items())
