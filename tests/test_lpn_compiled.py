@@ -324,3 +324,16 @@ def test_cli_auto_without_a_compiler_notes_the_fallback_once(cli, monkeypatch, t
     assert err.strip().splitlines() == [
         "note: --backend auto runs the Python engine: no C compiler found ($CC, cc, gcc or "
         "clang on PATH)"]
+
+
+def test_a_long_python_run_suggests_the_compiled_engine(cli, monkeypatch):
+    """A new user waited 100 s, in silence, for an AES-GCM stream the compiled engine runs
+    26 times faster (28.9 s against 1.1 s for 10,000 packets of 9,000 bytes)."""
+    import accelperf.cli.lpn as lpn_cli
+    monkeypatch.setattr(lpn_cli, "SLOW_PYTHON_SECONDS", -1.0)      # every run is "long"
+    said = "--backend compiled runs the same net in C"
+    for backend, noted in (("python", True), ("compiled", False), ("auto", False)):
+        code, out, err = cli("lpn", "simulate", "credit-link", "--backend", backend)
+        assert code == 0 and (said in err) is noted, err
+    monkeypatch.setattr(lpn_cli, "SLOW_PYTHON_SECONDS", 10.0)
+    assert said not in cli("lpn", "simulate", "credit-link")[2]
