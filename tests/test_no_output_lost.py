@@ -310,7 +310,7 @@ def test_compare_refuses_a_trace_whose_cycles_go_back(cli, tmp_path):
                        "--trace", str(trace), "--transition", "idct_y",
                        "--trace-input", "core_jpeg/coffee_320x240_q90_420.jpg")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "--trace row 4: cycle = 240 is invalid: at or after the 'idct_y' event before " \
+    assert "--trace line 4: cycle = 240 is invalid: at or after the 'idct_y' event before " \
            "it (cycle 250)" in err
 
 

@@ -384,25 +384,25 @@ def _read_events(path: Path, name: str) -> list[int]:
         raise invalid("--trace", text, "no such file (a CSV of event,cycle rows)")
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
-        rows = list(reader)
+        rows = [(reader.line_num, row) for row in reader]       # the file's line numbers
     if not rows or {"event", "cycle"} - set(reader.fieldnames or ()):
         raise invalid("--trace", text, f"a CSV with the columns event,cycle and a row of "
                                        f"them ({found(reader.fieldnames or ())})")
     cycles = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in rows:
         if row["event"] != name:
             continue
         try:
             cycles.append(int(row["cycle"]))
         except (TypeError, ValueError):
-            raise invalid(f"--trace row {number}: cycle", row["cycle"],
+            raise invalid(f"--trace line {number}: cycle", row["cycle"],
                           "a whole number of cycles") from None
         if len(cycles) > 1 and cycles[-1] < cycles[-2]:
-            raise invalid(f"--trace row {number}: cycle", cycles[-1],
+            raise invalid(f"--trace line {number}: cycle", cycles[-1],
                           f"at or after the {name!r} event before it (cycle {cycles[-2]}): "
                           f"a trace's events come in time order")
     if not cycles:
-        found = sorted({r["event"] for r in rows})
+        found = sorted({r["event"] for _, r in rows})
         raise invalid("--trace", text, f"it has no {name!r} events (it has "
                                        f"{', '.join(found)}; pick one with --event)")
     return cycles
