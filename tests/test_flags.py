@@ -190,6 +190,9 @@ def test_python_names_the_field_and_the_command_line_the_flag(capsys):
       "--out", "never-written.png"], "--L = '1500±200%' is invalid: the interval"),
     (["lpn", "simulate", "jpeg-decoder", "--input", "[0, 5]"],
      "--input[0] (AC symbols of a block) = 0 is invalid"),
+    # the input as the JSON it was written in, not Python's repr of it
+    (["lpn", "simulate", "block-pipeline", "--input", '{"width": 65535, "height": 65535}'],
+     '--input = {"width": 65535, "height": 65535} is invalid: at most'),
 ])
 def test_a_new_users_typos_are_named_by_their_flags(argv, starts, capsys, monkeypatch):
     """A new user's findings: these said `device`, `kernel`, `algorithm`, `property` and

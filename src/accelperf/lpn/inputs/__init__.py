@@ -6,6 +6,9 @@ into tokens.
 """
 
 
+import json
+
+
 class _Abridged(str):
     """A long value shown cut short in an error message (printed without quotes)."""
 
@@ -14,9 +17,22 @@ class _Abridged(str):
 
 
 def abridged(value):
-    """``value`` itself for an error message, or the start of its text when that is long."""
-    text = repr(value)
-    return value if len(text) <= 60 else _Abridged(text[:57] + "...")
+    """``value`` itself for an error message, or the start of its text when that is long;
+    a dict or list as the JSON it was written in (``{"width": 65535}``, not Python's
+    ``{'width': 65535}``)."""
+    text = _as_written(value)
+    if len(text) > 60:
+        return _Abridged(text[:57] + "...")
+    return _Abridged(text) if isinstance(value, (dict, list)) else value
+
+
+def _as_written(value) -> str:
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, separators=(", ", ": "))
+        except (TypeError, ValueError):     # not JSON (a model's own Python input)
+            pass
+    return repr(value)
 
 
 # Imported last: a reader may use the helpers above.
