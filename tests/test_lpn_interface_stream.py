@@ -161,9 +161,15 @@ def test_cli_computes_the_label_once_for_the_module_and_the_screen(options, tmp_
     text = label(calls[0])
     assert f"Bottleneck over the space: {text}." in out.read_text()
     if options:
-        assert json.loads(r.output[r.output.index("{"):])["bottleneck"] == text
+        d = json.loads(r.output[r.output.index("{"):])
+        assert d["bottleneck"] == text
+        assert d["classes"][0]["conditions"][0].startswith("Eq(")   # SymPy's text, to parse
     else:
         assert f"bottleneck: {text}" in r.output
+        # the conditions as they read (a new user found `Eq(ceiling(...), 1)` hard to read)
+        assert "Eq(" not in r.output and "Ne(" not in r.output
+        assert "token class 0 (ceiling(packets_0_bytes/16) - " in r.output
+        assert ") == 1 and 4*floor(" in r.output
 
 
 def test_the_explorer_panel_prices_n_alike_packets(extracted):

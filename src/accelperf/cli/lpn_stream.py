@@ -55,7 +55,7 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
                   markup=False, highlight=False)
     console.print(f"  bottleneck: {label}", markup=False, highlight=False)
     for c in iface.classes:
-        conds = " and ".join(str(readable(x)) for x in c.conditions) or "every token"
+        conds = " and ".join(_condition(readable(x)) for x in c.conditions) or "every token"
         console.print(f"[bold]token class {c.index}[/bold] ({conds})", highlight=False)
         console.print(f"  alone = {readable(c.latency)}    # bottleneck {c.bottleneck}"
                       + ("" if c.exact else f"  (fit off by {c.residual:.3g} cycles)"),
@@ -66,6 +66,15 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
             console.print(f"    {s.transition}: work {readable(s.work)}; {fill}",
                           markup=False, highlight=False)
     console.print(f"[dim]extracted in {iface.seconds:.2f} s[/dim]")
+
+
+def _condition(x) -> str:
+    """A class condition as it reads (``a == 1``), not as SymPy spells it (``Eq(a, 1)``);
+    --json keeps SymPy's text."""
+    import sympy
+    if isinstance(x, (sympy.Eq, sympy.Ne)):
+        return f"{x.lhs} {'==' if isinstance(x, sympy.Eq) else '!='} {x.rhs}"
+    return str(x)
 
 
 def _class_json(c) -> dict:
