@@ -204,3 +204,18 @@ def test_a_new_users_typos_are_named_by_their_flags(argv, starts, capsys, monkey
     assert main([space if a == "SPACE" else a for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"accelperf: error: {starts}") and len(err.splitlines()) == 1
+
+
+def test_a_field_is_said_as_a_flag_only_on_a_command_that_has_it(cli, tmp_path):
+    """A bad block in `lpn calibrate --measured`'s file is the file's input[0], not an
+    --input the command does not have (it printed "`AC` symbols" before the block was
+    named, then "--input[0]")."""
+    measured = tmp_path / "m.csv"
+    measured.write_text('input,cycles\n"[0,1,1,1,1,1]",700\n')
+    code, _, err = cli("lpn", "calibrate", "jpeg-decoder", "--measured", str(measured))
+    assert code == 2 and err.startswith(
+        "accelperf: error: --measured line 2 ([0,1,1,1,1,1]): input[0] (AC symbols of a "
+        "block) = 0 is invalid"), err
+    assert in_flags("give `input` or `nothing`", None, "lpn calibrate") == \
+        "give input or `nothing`"          # a name the table does not know keeps its marks
+    assert in_flags("give `input`", None, "lpn simulate") == "give --input"

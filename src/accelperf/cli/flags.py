@@ -11,12 +11,14 @@ of the argument they passed. Only the command line knows that ``lpn simulate`` r
 * a field named in backticks inside the text (``leave `input` out``) becomes the flag
   (``leave --input out``).
 
-A field the table does not know for the command stays as the model wrote it. Every flag
-here exists on its command (tests/test_flags.py walks the click tree).
+A field the table does not know stays as the model wrote it; one it knows whose flag the
+command does not have (an input of `lpn calibrate --measured`'s file) reads as its plain
+name. Every flag here exists on its command (tests/test_flags.py walks the click tree).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 import click
@@ -76,8 +78,30 @@ _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
 def flag_for(field: str, command: str) -> str | None:
-    """The flag of ``field`` on ``command`` (``"lpn simulate"``), or None."""
-    return BY_COMMAND.get(command, {}).get(field) or FLAGS.get(field)
+    """The flag of ``field`` on ``command`` (``"lpn simulate"``), or None: also where the
+    table names a flag that command does not have (``lpn calibrate`` reads inputs from
+    ``--measured``, so a refused input of its file is no ``--input``)."""
+    flag = BY_COMMAND.get(command, {}).get(field) or FLAGS.get(field)
+    options = _options_of(command)
+    return flag if flag and (options is None or flag in options) else None
+
+
+@functools.lru_cache(maxsize=None)
+def _options_of(command: str) -> frozenset | None:
+    """The options of ``command`` ("lpn simulate"), or None when it is no command."""
+    from .app import cli
+    node, ctx = cli, click.Context(cli, info_name="accelperf")
+    for name in command.split():
+        if not isinstance(node, click.Group):
+            return None
+        node = node.get_command(ctx, name)
+        if node is None:
+            return None
+        ctx = click.Context(node, parent=ctx, info_name=name)
+    if isinstance(node, click.Group) or node is cli:
+        return None
+    return frozenset(o for p in node.params if isinstance(p, click.Option)
+                     for o in p.opts + p.secondary_opts)
 
 
 def in_flags(text: str, field: str | None, command: str) -> str:
@@ -87,7 +111,9 @@ def in_flags(text: str, field: str | None, command: str) -> str:
     flag = name and flag_for(name, command)
     if flag:
         text = flag + text[len(name):]
-    return _QUOTED.sub(lambda m: flag_for(m[1], command) or m[0], text)
+    # a field the table knows but this command has no flag for reads as its plain name
+    return _QUOTED.sub(lambda m: flag_for(m[1], command) or (
+        m[1] if m[1] in FLAGS or any(m[1] in f for f in BY_COMMAND.values()) else m[0]), text)
 
 
 def quoted(exc: BaseException) -> str:
