@@ -18,6 +18,7 @@ import click
 
 from .. import __version__
 from ..errors import FormatNote, ModelError
+from . import flags
 from .common import StrictGroup, check_output_dir, progress_run
 from .stopping import interrupts_kept
 
@@ -58,6 +59,9 @@ def cli():
       accelperf lpn simulate jpeg-decoder --input examples/images/hopper_256x192_q90_420.jpg
       accelperf COMMAND --help                    # options and examples of one command
     """
+
+
+flags.ROOT = cli           # which options each command has, for its error messages
 
 
 @cli.command()

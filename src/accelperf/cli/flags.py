@@ -86,10 +86,17 @@ def flag_for(field: str, command: str) -> str | None:
     return flag if flag and (options is None or flag in options) else None
 
 
+ROOT: click.Group | None = None
+"""The command tree (set by :mod:`accelperf.cli.app`, which imports this module)."""
+
+
 @functools.lru_cache(maxsize=None)
 def _options_of(command: str) -> frozenset | None:
-    """The options of ``command`` ("lpn simulate"), or None when it is no command."""
-    from .app import cli
+    """The options of ``command`` ("lpn simulate"), or None when it is no command (or the
+    tree is not there to ask)."""
+    if ROOT is None:
+        return None
+    cli = ROOT
     node, ctx = cli, click.Context(cli, info_name="accelperf")
     for name in command.split():
         if not isinstance(node, click.Group):
