@@ -332,6 +332,8 @@ def _bad_csv(tmp_path, text):
         t, '# from the RTL\ninput,cycles\n"[1,1,1,1,1,1]",700\n"[1,1,1,1,1,1]"\n')],
      "--measured line 4 ([1,1,1,1,1,1]) is invalid: it has 1 field(s), the header has 2 "
      "(input, cycles)"),
+    ("long row", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",700,5\n')],
+     "--measured line 2 ([1,1,1,1,1,1]) is invalid: it has 3 field(s), the header has 2"),
     ("non-positive", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",0\n')],
      "cycles = '0' is invalid"),
     ("non-numeric", lambda t: ["--measured", _bad_csv(t, 'input,cycles\n"[1,1,1,1,1,1]",x\n')],

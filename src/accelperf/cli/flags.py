@@ -74,6 +74,7 @@ BY_COMMAND: dict[str, dict[str, str]] = {
         "logca regions", "logca show", "logca times", "logca whatif")},
 }
 
+_KNOWN = frozenset(FLAGS).union(*BY_COMMAND.values())    # every field the table names
 _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
@@ -96,8 +97,7 @@ def _options_of(command: str) -> frozenset | None:
     tree is not there to ask)."""
     if ROOT is None:
         return None
-    cli = ROOT
-    node, ctx = cli, click.Context(cli, info_name="accelperf")
+    node, ctx = ROOT, click.Context(ROOT, info_name="accelperf")
     for name in command.split():
         if not isinstance(node, click.Group):
             return None
@@ -105,7 +105,7 @@ def _options_of(command: str) -> frozenset | None:
         if node is None:
             return None
         ctx = click.Context(node, parent=ctx, info_name=name)
-    if isinstance(node, click.Group) or node is cli:
+    if isinstance(node, click.Group):           # the root itself too ("")
         return None
     return frozenset(o for p in node.params if isinstance(p, click.Option)
                      for o in p.opts + p.secondary_opts)
@@ -120,7 +120,7 @@ def in_flags(text: str, field: str | None, command: str) -> str:
         text = flag + text[len(name):]
     # a field the table knows but this command has no flag for reads as its plain name
     return _QUOTED.sub(lambda m: flag_for(m[1], command) or (
-        m[1] if m[1] in FLAGS or any(m[1] in f for f in BY_COMMAND.values()) else m[0]), text)
+        m[1] if m[1] in _KNOWN else m[0]), text)
 
 
 def quoted(exc: BaseException) -> str:

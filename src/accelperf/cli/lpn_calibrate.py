@@ -87,8 +87,9 @@ def read_measured(path: Path, model) -> list:
     for number, row in rows:
         name = (row["input"] or "").strip()
         where = f"line {number} ({name or 'empty input'})"
-        if None in row.values():
-            fields = len(header) - sum(v is None for v in row.values())
+        if None in row or None in row.values():          # too few fields, or too many
+            fields = sum(v is not None for k, v in row.items() if k is not None) + \
+                len(row.get(None, ()))
             raise ModelError(f"--measured {where} is invalid: it has {fields} field(s), the "
                              f"header has {len(header)} ({', '.join(header)})")
         try:
