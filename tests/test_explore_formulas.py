@@ -113,7 +113,7 @@ def test_logca_page_numbers_equal_python_on_random_settings():
         const m = c.m, g1 = metric(m, "g1"), gh = metric(m, "g_half"), b = bound(m), p = peak(m);
         const a = advise(m, c.at, 10, 0.2);
         return {s: speedup(m, c.at), g1: g1.exists ? g1.roots : null, gh: gh.exists ? gh.roots : null,
-                bound: b.kind, limit: b.limit, peak: p && p.granularity, pays: a.pays,
+                bound: b.kind, limit: b.limit, expression: b.expression, peak: p && p.granularity, pays: a.pays,
                 binding: a.bound, limited: a.limited_by, gains: a.gains};
     }""", [{"m": as_js(m), "at": g} for m, g in zip(models, sizes)])
     checked = 0
@@ -128,6 +128,7 @@ def test_logca_page_numbers_equal_python_on_random_settings():
                 assert js[key] is None, (m, key, js[key], r)
         b = bound_type(m)
         assert js["bound"] == b.kind and close(js["limit"], b.limit)
+        assert js["expression"] == b.expression
         p = peak_speedup(m)
         assert close(js["peak"], None if p is None else p.granularity)
         a = advise(m, g)

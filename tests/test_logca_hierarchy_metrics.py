@@ -276,3 +276,26 @@ def test_a_layer_the_data_cannot_pin_is_named_on_the_new_commands(cli, bent, tmp
         assert code == 0, err
         warnings = json.loads(stdout)["warnings"]
         assert any("layer 'L1' (2 KiB) left out" in w for w in warnings), warnings
+
+
+def test_a_layers_reach_is_asked_of_the_curve_while_the_data_are_in_it():
+    """A new user read "90% of it reached at 1.87 MiB" on the row of a layer that starts at
+    22.6 MiB: the reach was the layer's plain model's, not the curve's inside the layer."""
+    m = HierarchicalLogCA(LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds"), LAYERS,
+                          (0.1, 0.2), (0.3, 0.5))
+    for k, b in enumerate(m.layer_bounds()):
+        r = b.reach
+        end = m.transition(k) if k < len(LAYERS) - 1 else 2.0**48
+        assert r.end == pytest.approx(end) and r.outermost == (k == len(LAYERS) - 1)
+        if r.granularity is None:
+            grid = np.geomspace(max(b.start, 1), end, 2000)
+            assert float(np.max(m.speedup(grid))) < 0.9 * b.bound.limit
+            assert r.speedup_at_end == pytest.approx(float(m.speedup(end)))
+            assert "does not reach" in r.describe()
+        else:
+            assert b.start <= r.granularity <= end
+            if r.granularity == max(b.start, 1):       # reached as the data arrive
+                assert float(m.speedup(r.granularity)) >= 0.9 * b.bound.limit
+            else:
+                assert float(m.speedup(r.granularity)) == pytest.approx(0.9 * b.bound.limit)
+                assert float(m.speedup(r.granularity * 0.999)) < 0.9 * b.bound.limit

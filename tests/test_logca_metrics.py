@@ -330,3 +330,15 @@ def test_presets_unknown_names_list_the_valid_ones():
     with pytest.raises(ModelError, match="gives it only aes"):
         preset("sandy-bridge", "sha")
     assert preset("ultrasparc-t2", "sha256").C == 10.5e3
+
+
+def test_a_latency_bound_names_the_expression_of_its_limit():
+    # a new user read "speedup → 10 [C/L·g^(β−1)]" as C/L = 10; here C/L = 12.5 and the
+    # limit is C/(L + C/A) = 10
+    m = LogCA(L=8e-11, o=1e-5, C=1e-9, A=50, beta=1.0, latency="dependent")
+    b = m.bound()
+    assert b.kind == "latency" and b.limit == pytest.approx(1e-9 / (8e-11 + 1e-9 / 50))
+    assert b.expression == "C/(L + C/A), under C/L"
+    assert "[C/(L + C/A), under C/L]" in repr(b)
+    falling = LogCA(L=8e-11, o=1e-5, C=1e-9, A=50, beta=0.9, latency="dependent")
+    assert falling.bound().limit == 0 and falling.bound().expression.startswith("0, ")

@@ -133,7 +133,9 @@ function bound(m) {
   if (extended(m)) return bound(outerModel(m));
   if (m.latency !== "dependent" || m.L === 0) return {kind: "compute", limit: m.A, expression: "A"};
   if (m.beta > 1) return {kind: "compute", limit: m.A, expression: "A"};
-  return {kind: "latency", limit: m.beta === 1 ? m.C / (m.L + m.C / m.A) : 0, expression: "C/L·g^(β−1)"};
+  return m.beta === 1
+    ? {kind: "latency", limit: m.C / (m.L + m.C / m.A), expression: "C/(L + C/A), under C/L"}
+    : {kind: "latency", limit: 0, expression: "0, under C/L·g^(β−1)"};
 }
 
 function peak(m) {

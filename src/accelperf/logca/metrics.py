@@ -300,7 +300,7 @@ class Bound:
 
     kind: str            # "compute" or "latency"
     limit: float         # lim_{g→∞} speedup
-    expression: str      # the bounding expression, e.g. "A" or "C/L·g^(β−1)"
+    expression: str      # the limit's expression, e.g. "A" or "C/(L + C/A), under C/L"
     equation: str
     explanation: str
 
@@ -493,7 +493,10 @@ def bound_type(model: LogCA) -> Bound:
                      "still approaches A at large granularities")
     kind_text = ("levels off at C/(L + C/A)" if model.beta == 1
                  else "falls towards 0 (Implication 4)")
-    return Bound("latency", model.large_g_limit(), "C/L·g^(β−1)", "ISCA'17 eq. 9",
+    # the expression of the limit itself: "speedup → 10 [C/L·g^(β−1)]" read as C/L = 10
+    # where C/L was 12.5 and the limit C/(L + C/A)
+    limit = "C/(L + C/A), under C/L" if model.beta == 1 else "0, under C/L·g^(β−1)"
+    return Bound("latency", model.large_g_limit(), limit, "ISCA'17 eq. 9",
                  f"transfer time grows as fast as or faster than the work (β = "
                  f"{model.beta:g} <= 1), so the speedup is capped by the computational "
                  f"intensity C/L = {model.C / model.L:.4g} and {kind_text}")

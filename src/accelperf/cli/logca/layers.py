@@ -271,9 +271,16 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
         table.add_column(col, justify="left" if col == "data in" else "right")
     for b in bounds:
         r = b.reach
-        reached = f"at {format_size(r.granularity)}" if r.practical else \
-            f"never in practice ({r.speedup_at_practical:.3g} at 256 TiB)"
-        table.add_row(escape(b.layer.name), format_size(b.start), b.bound.kind,
+        if r.practical:
+            reached = f"at {format_size(r.granularity)}"
+        elif r.outermost:
+            reached = f"never in practice ({r.speedup_at_end:.3g} at 256 TiB)"
+        else:
+            reached = f"not in this layer ({r.speedup_at_end:.3g} at {format_size(r.end)})"
+        # a threshold's "layer" is the data under it ("mmap" read as the data above)
+        name = f"under {b.layer.name} ({format_size(b.layer.capacity_bytes)})" \
+            if b.layer.threshold else b.layer.name
+        table.add_row(escape(name), format_size(b.start), b.bound.kind,
                       f"{b.bound.limit:.4g} ({b.bound.expression})", reached)
     console.print(table)
     console.print(f"the fitted curve: speedup {float(model.speedup(1.0)):.4g} at 1 B, "
