@@ -313,3 +313,37 @@ def test_a_sub_byte_crossing_prints_as_below_a_byte(cli, tmp_path):
     code, out, _ = cli("logca", "fit", str(path), "--latency", "independent",
                        "--bootstrap", "0", "--json")
     assert 0 < json.loads(out)["g1"]["model"] < 1e-3          # the number itself is kept
+
+
+def test_a_host_constant_fit_names_the_model_that_carries_c0():
+    # A new user read fit.model.g1() = 18.5 B and fit.model.speedup(16) = 0.89 where the
+    # fit's own g1 was 5.6 B and the speedup 1.46: the LogCA in `model` has no c0.
+    c0, o, C, A = 3e-8, 1.3e-8, 2.9e-9, 5.0
+    t0, t1 = c0 + C * G, c0 + o + C * G / A
+    fit = fit_logca(G, t0, t1, latency="independent", bootstrap=0, host_constant=True)
+    full = fit.full_model
+    assert float(full.speedup(16)) == pytest.approx(float(t0[0] / t1[0]), rel=1e-6)
+    assert full.g1() == pytest.approx(fit.g1.model, rel=1e-9)
+    assert float(fit.model.speedup(16)) < 0.7 * float(full.speedup(16))
+    assert "full_model" in repr(fit)
+    assert fit_logca(G, t0, t1, bootstrap=0).full_model is not None
+    from accelperf.logca.regions import optimization_regions
+    assert optimization_regions(full).bands       # asked on the curve with c0
+
+
+def test_fit_data_is_checked_and_sorted_when_made():
+    from accelperf.logca.fit import FitData
+    t0, t1 = 1e-9 * G, 1e-6 + 2e-10 * G
+    order = np.random.default_rng(0).permutation(G.size)
+    d = FitData(list(G[order]), t0[order], t1[order])
+    assert np.all(np.diff(d.g) > 0) and np.array_equal(d.t0, t0) and np.array_equal(d.t1, t1)
+    with pytest.raises(ModelError, match="host times contains nan"):
+        FitData(G, np.r_[t0[:-1], np.nan], t1)
+    with pytest.raises(ModelError, match="accelerated times must be a list of 22"):
+        FitData(G, t0, t1[:-1])
+    with pytest.raises(ModelError, match="granularity 16 B repeats"):
+        FitData(np.r_[G[:-1], 16.0], t0, t1)
+    with pytest.raises(ModelError, match=r"granularity = '4KiB' is invalid.*parse_size"):
+        FitData(["4KiB"] * G.size, t0, t1)
+    with pytest.raises(ModelError, match="bootstrap = -1 is invalid"):
+        fit_logca(G, t0, t1, bootstrap=-1)

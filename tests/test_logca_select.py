@@ -722,3 +722,17 @@ def test_a_fit_shared_under_another_name_is_the_fit_made_under_that_name():
     assert repr(relabelled) == repr(made) and relabelled.model == made.model
     assert relabelled.solved.model is relabelled.model and relabelled.warnings == made.warnings
     assert relabelled.g1 == made.g1 and relabelled.terms == made.terms
+
+
+def test_a_selected_fit_without_an_echo_run_says_why_L_is_0():
+    # a PCIe GPU's copies (8e-11 s/B) came back as L = 0 and a lower A, with no warning
+    from accelperf.logca.choose import choose
+    from accelperf.logca.fit import FitData
+    g = 2.0 ** np.arange(12, 27)
+    host = 3e-6 + 2.9e-10 * g
+    accel = 1e-5 + 8e-11 * g + 2.9e-10 * g / 40
+    fit = choose(FitData(g, host, accel), jackknife=False)
+    assert fit.model.base.L == 0
+    assert any("no copies-only (echo) run" in w and "A = 3.3" in w for w in fit.warnings)
+    with_echo = choose(FitData(g, host, accel, 1e-5 + 8e-11 * g), jackknife=False)
+    assert not any("no copies-only" in w for w in with_echo.warnings)

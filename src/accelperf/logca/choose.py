@@ -222,6 +222,12 @@ def _finish(d: FitData, spec: Spec, cv_error: float, k: int, terms, name, refits
     with np.errstate(all="ignore"):
         s_model = np.asarray(s.model.speedup(d.g), float)
     warnings = [_bound_warning(s, p, d) for p in s.at_bound]
+    if d.echo is None and s.model.base.L == 0:
+        # a PCIe GPU's copies reported as L = 0 and a lower A, with no word of why
+        warnings.append(f"no copies-only (echo) run: the copies' time per byte cannot be "
+                        f"told from the kernel's, so L = 0 and A = {s.model.A:.4g} carries "
+                        f"both; measure an echo run (accelperf measure gpu or offload) to "
+                        f"separate them")
     warnings += _outliers(d, s)
     warnings += sanity_warnings(d, s.model, layers)
     g1 = s.model.g1()

@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from ..errors import ModelError, invalid
-from ..validate import real_number
+from ..validate import number_array, real_number
 from . import metrics
 from .metrics import Bound, GranularityResult, Peak
 
@@ -163,7 +163,7 @@ class LogCA:
     # ------------------------------------------------------------------ times
     @staticmethod
     def _granularity(g):
-        arr = np.asarray(g, dtype=float)
+        arr = number_array("granularity", g)
         if arr.size and not (np.all(np.isfinite(arr)) and np.all(arr >= 0)):
             bad = arr[~(np.isfinite(arr) & (arr >= 0))].ravel()[0]
             raise invalid("granularity", float(bad), "must be a finite number of bytes >= 0")

@@ -269,7 +269,13 @@ def optimization_regions(model: LogCA, factor: float = 10.0, threshold: float = 
     >>> from accelperf.logca import preset
     >>> optimization_regions(preset("ultrasparc-t2", "aes")).bands[0]
     Band(oC: 16 B–1.33 KiB)
+
+    A model with a memory hierarchy, a floor or a host constant (what ``choose`` and
+    ``FitResult.full_model`` give) is asked on its own curves (:func:`hierarchical_regions`).
     """
+    from .hierarchy import HierarchicalLogCA
+    if isinstance(model, HierarchicalLogCA):
+        return hierarchical_regions(model, factor, threshold, lo, hi, samples, resolution)
     batch = regions_batch(model.L, model.o, model.C, model.A, model.beta, model.dependent,
                           factor, threshold, lo, hi, resolution)
     samples = powers_of_two(lo, hi) if samples is None else np.asarray(samples, float)
