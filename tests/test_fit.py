@@ -190,6 +190,24 @@ def test_read_timings(tmp_path):
         read_timings(tmp_path / "missing.csv")
 
 
+def test_rows_without_a_partner_are_named_not_dropped_in_silence(tmp_path, cli):
+    true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G), echo=true.T1(G) / 2)
+    lines = path.read_text().splitlines()
+    gone = [l for l in lines if l.startswith(("aes,accel,65536,", "aes,echo,1024,"))]
+    path.write_text("\n".join(l for l in lines if l not in gone) + "\n")
+    t = read_timings(path)
+    assert 65536 not in t.granularity and t.echo is None
+    assert t.left_out == (
+        "d.csv: host row(s) at 64 KiB have no accel row at the same granularity and are "
+        "left out of the fit",
+        "d.csv: the echo (copies-only) rows miss 1 KiB, so all 21 are left out: the fit "
+        "uses them only where they cover every granularity")
+    code, out, _ = cli("logca", "fit", str(path), "--bootstrap", "0")
+    assert code == 0 and "host row(s) at 64 KiB have no accel row" in out
+    assert read_timings(write_csv(tmp_path / "e.csv", G, true.T0(G), true.T1(G))).left_out == ()
+
+
 def test_fit_command_json_contract(cli, tmp_path):
     true = LogCA(L=0, o=1e-8, C=3e-9, A=5.0, unit="seconds")
     path = write_csv(tmp_path / "d.csv", G, noisy(true.T0(G), 0.01, 1),

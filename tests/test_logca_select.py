@@ -736,3 +736,37 @@ def test_a_selected_fit_without_an_echo_run_says_why_L_is_0():
     assert any("no copies-only (echo) run" in w and "A = 3.3" in w for w in fit.warnings)
     with_echo = choose(FitData(g, host, accel, 1e-5 + 8e-11 * g), jackknife=False)
     assert not any("no copies-only" in w for w in with_echo.warnings)
+
+
+def test_the_python_fit_answers_what_the_command_prints(cli, tmp_path):
+    # a notebook user had to assemble g1_to_quote(...) and holdout.predict(...) by hand,
+    # and ChosenFit.to_dict() lacked the command's g1_to_quote and anchored keys
+    from accelperf.logca.choose import choose
+    from accelperf.logca.fit import FitData
+    from accelperf.measure.data import read_timings
+    path = Path("examples/measurements/gpu-h200/gpu-sort.csv")
+    t = read_timings(path)
+    tr, te = slice(0, None, 2), slice(1, None, 2)
+    fit = choose(FitData(t.granularity[tr], t.host[tr], t.accel[tr], t.echo[tr]))
+    lines = path.read_text().splitlines()
+    rows = [l for l in lines if not l.startswith("#")]
+    sizes = sorted({float(r.split(",")[2]) for r in rows[1:]})
+    train = tmp_path / "train.csv"
+    train.write_text("\n".join([rows[0]] + [r for r in rows[1:]
+                                            if sizes.index(float(r.split(",")[2])) % 2 == 0]))
+    test = tmp_path / "test.csv"
+    test.write_text("\n".join([rows[0]] + [r for r in rows[1:]
+                                           if sizes.index(float(r.split(",")[2])) % 2 == 1]))
+    code, out, _ = cli("logca", "fit", str(train), "--select", "--predict", str(test),
+                       "--json")
+    said = json.loads(out)
+    check = fit.predict(t.granularity[te], t.host[te] / t.accel[te])
+    assert said["predict"]["mean"] == pytest.approx(check.model.mean, rel=1e-12)
+    assert said["predict"]["neighbour_interpolation"]["mean"] == pytest.approx(
+        check.neighbour_interpolation.mean, rel=1e-12)
+    assert said["anchored"]["predict"]["mean"] == pytest.approx(check.anchored.mean,
+                                                                rel=1e-12)
+    mine = fit.to_dict()
+    assert mine["g1_to_quote"] == said["g1_to_quote"] == fit.g1_to_quote().to_dict()
+    assert mine["anchored"]["g1"] == pytest.approx(said["anchored"]["g1"], rel=1e-12)
+    assert "anchored" in repr(check) and "neighbour interpolation" in repr(check)

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,10 @@ from .hierarchy import HierarchicalLogCA, MemoryLayer
 from .termfit import (MIN_GAIN, MIN_SIDE, MMAP, TERMS, Solved, Spec, bend_working_set,
                       free_count, solve, subset, term_name, times)
 from .validation import Validation
+
+if TYPE_CHECKING:
+    from .holdout import PredictionCheck
+    from .quote import QuotedG1
 
 OUTLIER_LOG = math.log(1.5)          # a point 50% off the robust fit is named
 
@@ -79,6 +84,23 @@ class ChosenFit(SpeedupErrors):
         lines and its figure alike)."""
         return self.anchored.g1()
 
+    def g1_to_quote(self) -> "QuotedG1":
+        """The g1 to quote and what it rests on (:mod:`.quote`), as `logca fit --select`
+        prints it."""
+        from .quote import g1_to_quote
+        return g1_to_quote(self.granularity, self.speedup_measured, self.g1.model,
+                           self.anchored_g1)
+
+    def predict(self, granularity, measured_speedup) -> "PredictionCheck":
+        """This fit judged at sizes it was not fitted to (`logca fit --predict`): the model,
+        its anchored curve and the neighbour interpolation against the measured speedups."""
+        from .holdout import PredictionCheck, interpolate_neighbours, predict
+        g, s = self.granularity, self.speedup_measured
+        return PredictionCheck(
+            predict(self.speedup, granularity, measured_speedup),
+            predict(self.anchored.speedup, granularity, measured_speedup),
+            predict(lambda x: interpolate_neighbours(g, s, x), granularity, measured_speedup))
+
     def parameters(self) -> dict:
         m, b = self.model, self.model.base
         out = {"C": b.C, "beta": b.beta, "A": b.A, "o": b.o, "L": b.L,
@@ -99,7 +121,8 @@ class ChosenFit(SpeedupErrors):
                 "kept": [t.term for t in self.terms if t.kept],
                 "error": {"mean": self.mean_error, "max": self.max_error},
                 "cv": {"folds": self.folds, "mean": self.cv_error},
-                "g1": self.g1.to_dict(), "warnings": list(self.warnings),
+                "g1": self.g1.to_dict(), "anchored": {"g1": self.anchored_g1},
+                "g1_to_quote": self.g1_to_quote().to_dict(), "warnings": list(self.warnings),
                 "method": "terms chosen by cross-validated speedup error (forward selection"
                           " of one or two terms a step, folds refitted from scratch); robust"
                           " soft-L1 loss on the log host and accelerated times, its scale the"

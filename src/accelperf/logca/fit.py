@@ -342,7 +342,8 @@ def prepare_data(granularity, t_host, t_accel, t_echo, lo, hi) -> FitData:
     lo = 0.0 if lo is None else real_number("from", lo, positive=True)
     hi = math.inf if hi is None else real_number("to", hi, positive=True)
     if lo >= hi:
-        raise ModelError(f"`from` = {lo:g} B and `to` = {hi:g} B are invalid: need from < to")
+        raise ModelError(f"lo = {lo:g} B and hi = {hi:g} B (--from, --to) are invalid: "
+                         f"need from < to")
     keep = (g >= lo) & (g <= hi)
     excluded = tuple(float(x) for x in g[~keep])
     g, t0, t1 = g[keep], t0[keep], t1[keep]
@@ -373,7 +374,8 @@ def _host_step(d: FitData, host_constant: bool, warnings: list) -> tuple[float, 
             warnings.append(
                 f"host time has a per-call constant of about {c0_fit:.3g} s "
                 f"({c0_fit / t0[0]:.0%} of the time at {format_size(g[0])}) that LogCA's "
-                f"C·g^β lacks, which pulls β down: β = {beta:.4f} on all points, "
+                f"C·g^β lacks, which pulls β down: the host's power law alone has β = "
+                f"{beta:.4f} on all points, "
                 f"{beta_r:.4f} when the fit is restricted to g >= {format_size(g[keep][0])} "
                 f"(C {C:.4g} -> {C_r:.4g}); fit with --from {format_size(g[keep][0])} or "
                 f"--host-constant, or with --select to keep c0 only where it predicts better")
@@ -456,6 +458,10 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
               host_constant: bool = False) -> FitResult:
     """Fit L, o, C, A and β to measured times (seconds per operation of g bytes), ISCA'17 §4.
 
+    The warnings name `accelperf logca fit`'s options; from Python ``--from``/``--to`` are
+    ``lo``/``hi``, ``--host-constant`` is ``host_constant=True``, and ``--select`` is
+    :func:`accelperf.logca.choose.choose` (docs/how-to/gpu-pays-off.md, "From Python").
+
     Parameters
     ----------
     granularity, t_host, t_accel : arrays
@@ -472,7 +478,8 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     lo, hi : float, optional
         Fit only the granularities in [lo, hi] bytes (the others are listed in ``excluded``).
     host_constant : bool
-        Add a per-call constant to the host model, ``T0 = c0 + C·g^β``. The speedup then
+        Add a per-call constant to the host model, ``T0 = c0 + C·g^β`` (the result's
+        ``full_model`` carries it; ``model`` is LogCA's five parameters alone). The speedup then
         is ``(c0 + C·g^β)/T1``; g1 and g_{A/2} stay exact because ``T0 = s·T1`` is LogCA's
         equation with o replaced by ``o − c0/s``.
     """
@@ -549,7 +556,7 @@ def _model_warnings(d: FitData, best: _Candidate, model: LogCA, beta_host: float
                    f"measures o and L directly (accelperf measure offload)")
     if not best.dependent and d.echo is None:
         out.append(f"o and L cannot be told apart with granularity-independent latency "
-                   f"(an on-chip accelerator): only o + L = {model.o:.4g} s is identified; it "
+                   f"(as for an on-chip accelerator): only o + L = {model.o:.4g} s is identified; it "
                    f"is reported as o with L = 0. A transfer-only run would separate them")
     if model.A <= 1:
         slower = int(np.sum(d.t1 >= d.t0))

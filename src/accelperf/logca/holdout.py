@@ -65,6 +65,23 @@ class Prediction:
                 f"max {self.max:.1%})")
 
 
+@dataclass(frozen=True)
+class PredictionCheck:
+    """A fit judged on sizes it did not see: its curve's prediction, the same curve anchored
+    at its measured sizes (:mod:`.anchored`), and the model-free baseline beside them, the
+    line through the two neighbouring fitted sizes (:func:`interpolate_neighbours`). A model
+    is worth its parameters there only where it beats that line."""
+
+    model: Prediction
+    anchored: Prediction
+    neighbour_interpolation: Prediction
+
+    def __repr__(self) -> str:
+        return (f"PredictionCheck({len(self.model.points)} sizes: error mean model "
+                f"{self.model.mean:.1%}, anchored {self.anchored.mean:.1%}, neighbour "
+                f"interpolation {self.neighbour_interpolation.mean:.1%})")
+
+
 def predict(speedup, granularity, measured) -> Prediction:
     """``speedup`` (a function of g) against the measured speedups at ``granularity``."""
     g = np.asarray(granularity, float)

@@ -24,6 +24,7 @@ class Timings:
     echo: np.ndarray | None
     kernel: str
     metadata: dict = field(default_factory=dict)
+    left_out: tuple[str, ...] = ()     # rows the fit cannot use, in words (a warning each)
 
     @property
     def core_clock_hz(self) -> float | None:
@@ -143,7 +144,32 @@ def timings_from_table(table: dict, kernel: str, metadata: dict,
         raise ModelError(f"{source} is invalid: it needs host and accel rows at the same "
                          f"granularities")
     has_echo = all(("echo", g) in table for g in sizes)
+    # said, not dropped in silence: a host row whose accel row was missing vanished
+    left_out = []
+    for mode, other in (("host", "accel"), ("accel", "host")):
+        alone = sorted(g for (m, g) in table if m == mode and (other, g) not in table)
+        if alone:
+            left_out.append(f"{_name(source)}: {mode} row(s) at {_sizes(alone)} have no {other} row "
+                            f"at the same granularity and are left out of the fit")
+    echo = sorted(g for (m, g) in table if m == "echo")
+    if echo and not has_echo:
+        missing = [g for g in sizes if ("echo", g) not in table]
+        left_out.append(f"{_name(source)}: the echo (copies-only) rows miss {_sizes(missing)}, so "
+                        f"all {len(echo)} are left out: the fit uses them only where they "
+                        f"cover every granularity")
     return Timings(np.array(sizes), np.array([table[("host", g)] for g in sizes]),
                    np.array([table[("accel", g)] for g in sizes]),
                    np.array([table[("echo", g)] for g in sizes]) if has_echo else None,
-                   kernel, metadata)
+                   kernel, metadata, tuple(left_out))
+
+
+def _name(source: str) -> str:
+    """The file's name in a source label ``data = '/path/f.csv'`` (a warning, not a
+    refusal, needs no flag)."""
+    return Path(source.partition("'")[2].rstrip("'")).name or source
+
+
+def _sizes(granularities) -> str:
+    from ..units import format_size
+    shown = ", ".join(format_size(g) for g in granularities[:5])
+    return shown + (f" and {len(granularities) - 5} more" if len(granularities) > 5 else "")

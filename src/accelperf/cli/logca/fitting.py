@@ -110,7 +110,7 @@ def logca_fit(data, latency, frequency, statistic, lo, hi, host_constant, bootst
     if draws:
         from ...logca.uncertainty import from_fit, monte_carlo
         band = monte_carlo(result.model, from_fit(result), result.granularity, samples=draws)
-    warnings = measurement_notes(timings.metadata, False) + list(result.warnings)
+    warnings = measurement_notes(timings, False) + list(result.warnings)
     extra_json = {}
     if cv is not None:
         extra_json["cv"] = {"folds": cv, "mean": plain_cv(timings, cv, latency, lo, hi,
@@ -270,7 +270,6 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     its figure (measured points, the model, g1 and its interval)."""
     from ...logca.choose import choose
     from ...logca.fit import prepare_data
-    from ...logca.quote import g1_to_quote
     from ...logca.validation import default_workers
     from ...measure.data import read_timings
     timings = read_timings(data, statistic)
@@ -283,13 +282,14 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     # the model's shape and passes through every point (logca/anchored.py)
     extra = {"cv": {"folds": result.folds, "mean": result.cv_error},
              "anchored": {"g1": result.anchored_g1}}
-    quote = g1_to_quote(result.granularity, result.speedup_measured, result.g1.model,
-                        result.anchored_g1)
+    quote = result.g1_to_quote()
     extra["g1_to_quote"] = quote.to_dict()
     if test is not None:
-        extra["predict"] = predict_with_baseline(result, test)
-        extra["anchored"]["predict"] = predict_test(result.anchored.speedup, test).to_dict()
-    warnings = measurement_notes(timings.metadata, True) + notes + list(result.warnings) + \
+        check = result.predict(test.granularity, test.host / test.accel)
+        extra["predict"] = dict(check.model.to_dict(), neighbour_interpolation=check.
+                                neighbour_interpolation.to_dict())
+        extra["anchored"]["predict"] = check.anchored.to_dict()
+    warnings = measurement_notes(timings, True) + notes + list(result.warnings) + \
         ([] if test is None else predict_warnings(timings, test, result.granularity))
     if out is not None:
         from ...plot.fit import chosen_fit_figure

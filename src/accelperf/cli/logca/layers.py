@@ -67,10 +67,12 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
     return wanted
 
 
-def measurement_notes(metadata: dict, select: bool) -> list[str]:
-    """What a measurement's header says about how to read its fit: a CPU standing in for
-    the GPU (`measure gpu --device cpu`), and a GPU run fitted without --select."""
-    notes = []
+def measurement_notes(timings, select: bool) -> list[str]:
+    """What a measurement says about how to read its fit: rows it could not pair, a CPU
+    standing in for the GPU (`measure gpu --device cpu`), and a GPU run fitted without
+    --select."""
+    metadata = timings.metadata
+    notes = list(timings.left_out)
     if str(metadata.get("gpu", "")).startswith("none"):
         notes.append("measured with --device cpu: the CPU stood in for the GPU, so this fit "
                      "exercises the commands and says nothing about an offload")
@@ -96,7 +98,7 @@ def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "m
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     layers, notes = load_layers(hier, probe, timings.metadata, data) \
         if (hier is not None or probe) else ((), [])
-    notes = measurement_notes(timings.metadata, select) + notes
+    notes = measurement_notes(timings, select) + notes
     if select:
         from ...logca.choose import choose
         from ...logca.validation import default_workers
