@@ -124,3 +124,39 @@ def test_every_registered_renderer_names_a_class_that_exists():
     for (module, name), (_, renderer) in notebook.RENDERERS.items():
         assert isinstance(getattr(importlib.import_module(module), name), type), (module, name)
         assert callable(getattr(notebook, renderer))
+
+
+def test_every_result_with_to_dict_is_shown_as_a_table():
+    """The module's promise: every result with a to_dict() gets a table in Jupyter (a new
+    user found ChosenFit, GranularityResult, QuotedG1 and Prediction shown as plain text).
+    The explorer's panels are page data, not results."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import accelperf
+    unshown = []
+    for info in pkgutil.walk_packages(accelperf.__path__, "accelperf."):
+        if info.name.startswith(("accelperf.cli", "accelperf.explore")) or \
+                info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, cls in vars(module).items():
+            if inspect.isclass(cls) and cls.__module__ == info.name and \
+                    not name.startswith("_") and "to_dict" in vars(cls) and \
+                    (info.name, name) not in notebook.RENDERERS:
+                unshown.append(f"{info.name}.{name}")
+    assert unshown == []
+
+
+def test_a_fields_table_reads_as_numbers_not_reprs():
+    import numpy as np
+    from accelperf.logca.fit import fit_logca
+    g = 2.0 ** np.arange(4, 20)
+    fit = fit_logca(g, 3e-8 + 2.9e-9 * g, 4.3e-8 + 2.9e-9 * g / 5, latency="independent",
+                    bootstrap=0, host_constant=True)
+    page = notebook.html(fit)
+    assert "np.float64" not in page and "None" not in page and "inf<" not in page
+    assert notebook.readable({"a": np.float64(4.999999999999998), "b": None,
+                              "c": [float("inf"), 2]}) == "{a: 5, b: —, c: [∞, 2]}"
+    assert "<table" in notebook.html(fit.g1)

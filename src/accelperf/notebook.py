@@ -8,8 +8,9 @@ module gives them, per accelperf type, a picture or a table:
 * a simulation (``SimResult``): latency and bottleneck, and one row per transition with
   its commits, busy cycles and utilisation;
 * an interface: per input class its condition, formula and bottleneck;
-* everything else with a ``to_dict()`` (density bounds, fits, advice, designs, proofs,
-  bounds, sizings): its one-line ``repr`` as a heading over a table of the fields.
+* every other result with a ``to_dict()`` (density bounds, fits, g1s, regions, advice,
+  designs, proofs, bounds, sizings, calibrations): its one-line ``repr`` as a heading over
+  a table of its fields, numbers to 6 significant digits.
 
 The renderers are registered with IPython by type *name* when ``accelperf`` is imported
 inside a running IPython (:func:`register_if_running`), so the models stay free of any
@@ -29,19 +30,79 @@ RENDERERS = {
     ("accelperf.logca.model", "LogCA"): ("image/svg+xml", "logca_svg"),
     ("accelperf.lpn.outcome", "SimResult"): ("text/html", "simulation_html"),
     ("accelperf.lpn.analysis.interfaces.interface", "Interface"): ("text/html", "interface_html"),
-    ("accelperf.density.hierarchy", "DensityBound"): ("text/html", "fields_html"),
-    ("accelperf.logca.fit", "FitResult"): ("text/html", "fields_html"),
-    ("accelperf.logca.advise", "Advice"): ("text/html", "fields_html"),
-    ("accelperf.logca.design", "DesignResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.proofs.verify", "BoundResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.proofs.verify", "ProofResult"): ("text/html", "fields_html"),
-    ("accelperf.lpn.analysis.proofs.sizing", "SizingResult"): ("text/html", "fields_html"),
 }
+# Every result with a to_dict() (tests/test_notebook.py lists the package's classes and
+# holds this to it: ChosenFit, GranularityResult and the rest showed as plain text)
+RENDERERS.update({key: ("text/html", "fields_html") for key in (
+    ("accelperf.density.hierarchy", "Layer"), ("accelperf.density.hierarchy", "LayerRate"),
+    ("accelperf.density.hierarchy", "DensityBound"),
+    ("accelperf.logca.advise", "Advice"),
+    ("accelperf.logca.casestudies", "DesignCutoffs"),
+    ("accelperf.logca.casestudies", "CaseStudyResult"),
+    ("accelperf.logca.choose", "TermChoice"), ("accelperf.logca.choose", "ChosenFit"),
+    ("accelperf.logca.design", "DesignResult"), ("accelperf.logca.design", "FeasibilityCurve"),
+    ("accelperf.logca.fit", "GranularityEstimate"), ("accelperf.logca.fit", "FitResult"),
+    ("accelperf.logca.hierarchy", "LayerReach"), ("accelperf.logca.hierarchy", "LayerBound"),
+    ("accelperf.logca.hierfit", "HierarchyFit"),
+    ("accelperf.logca.holdout", "PredictedPoint"), ("accelperf.logca.holdout", "Prediction"),
+    ("accelperf.logca.holdout", "PredictionCheck"),
+    ("accelperf.logca.lpn_bridge", "LpnFit"),
+    ("accelperf.logca.metrics", "GranularityResult"), ("accelperf.logca.metrics", "Peak"),
+    ("accelperf.logca.metrics", "Bound"), ("accelperf.logca.metrics", "BoundReach"),
+    ("accelperf.logca.metrics", "ModelSummary"),
+    ("accelperf.logca.quote", "QuotedG1"),
+    ("accelperf.logca.regions", "ParameterRegion"), ("accelperf.logca.regions", "Band"),
+    ("accelperf.logca.regions", "RegionAnalysis"),
+    ("accelperf.logca.uncertainty", "Distribution"),
+    ("accelperf.logca.uncertainty", "MetricDistribution"),
+    ("accelperf.logca.uncertainty", "UncertaintyResult"),
+    ("accelperf.logca.whatif", "WhatIf"),
+    ("accelperf.lpn.analysis.input_class", "InputClass"),
+    ("accelperf.lpn.analysis.interfaces.accuracy", "ErrorSummary"),
+    ("accelperf.lpn.analysis.interfaces.accuracy", "Accuracy"),
+    ("accelperf.lpn.analysis.interfaces.accuracy", "FormChoice"),
+    ("accelperf.lpn.analysis.proofs.sizing", "Trial"),
+    ("accelperf.lpn.analysis.proofs.sizing", "SizingResult"),
+    ("accelperf.lpn.analysis.proofs.verify", "BoundResult"),
+    ("accelperf.lpn.analysis.proofs.verify", "ProofResult"),
+    ("accelperf.lpn.analysis.proofs.witness", "Witness"),
+    ("accelperf.lpn.batch", "BatchRow"), ("accelperf.lpn.batch", "BatchResult"),
+    ("accelperf.lpn.calibrate", "Calibration"),
+    ("accelperf.lpn.check", "Finding"),
+    ("accelperf.lpn.trace_align", "TraceAlignment"),
+    ("accelperf.measure.crypto", "Measurement"),
+    ("accelperf.parameters", "Parameter"),
+)})
 MAX_CELL = 160          # characters of one table cell; longer values are cut with "…"
 
 
+def readable(value) -> str:
+    """A field's value as a person reads it: numbers to 6 significant digits (a fit's
+    table showed ``np.float64(4.999999999999998)``), None as "—", infinity as "∞",
+    mappings and sequences item by item."""
+    import math
+
+    import numpy as np
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return ("∞" if x > 0 else "−∞") if math.isinf(x) else f"{x:.6g}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {readable(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(readable(v) for v in value) + "]"
+    return repr(value)
+
+
 def _cell(value) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = readable(value)
     if len(text) > MAX_CELL:
         text = text[:MAX_CELL - 1] + "…"
     return _html.escape(text)

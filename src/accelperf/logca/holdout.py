@@ -76,6 +76,10 @@ class PredictionCheck:
     anchored: Prediction
     neighbour_interpolation: Prediction
 
+    def to_dict(self) -> dict:
+        return {"model": self.model.to_dict(), "anchored": self.anchored.to_dict(),
+                "neighbour_interpolation": self.neighbour_interpolation.to_dict()}
+
     def __repr__(self) -> str:
         return (f"PredictionCheck({len(self.model.points)} sizes: error mean model "
                 f"{self.model.mean:.1%}, anchored {self.anchored.mean:.1%}, neighbour "

@@ -112,6 +112,17 @@ class LogCA:
     frequency_hz: float | None = None
     name: str | None = None
 
+    def __repr__(self) -> str:
+        # 12 significant digits: a fitted o printed as 4.999999999999998; the text still
+        # builds the model again to 1e-12
+        numbers = ", ".join(f"{k}={getattr(self, k):.12g}" for k in ("L", "o", "C", "A", "beta"))
+        rest = f", latency={self.latency!r}, unit={self.unit!r}"
+        if self.frequency_hz is not None:
+            rest += f", frequency_hz={self.frequency_hz:.12g}"
+        if self.name is not None:
+            rest += f", name={self.name!r}"
+        return f"LogCA({numbers}{rest})"
+
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalise through the back door once, here
         set_(self, "L", real_number("L", self.L, positive=False))

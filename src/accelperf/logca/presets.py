@@ -82,7 +82,7 @@ def preset(device: str, kernel: str) -> LogCA:
     """The LogCA model of a Table 5 device running a Table 4 kernel.
 
     >>> preset("sandy-bridge", "aes")
-    LogCA(L=3.0, o=10.0, C=35.0, A=6.0, beta=1.01, latency='independent', unit='cycles', frequency_hz=3400000000.0, name='sandy-bridge/aes')
+    LogCA(L=3, o=10, C=35, A=6, beta=1.01, latency='independent', unit='cycles', frequency_hz=3400000000, name='sandy-bridge/aes')
     """
     all_devices = devices()
     dev = all_devices[_canonical(device, list(all_devices), "device")]
