@@ -256,8 +256,10 @@ def test_fit_range_restriction_leaves_points_out():
     assert fit.granularity[0] == 2048 and fit.granularity[-1] == 2**24
     assert set(fit.excluded) == {float(x) for x in G if x < 2048 or x > 2**24}
     assert "8 granularities left out" in fit.method and fit.to_dict()["excluded_granularities"]
-    with pytest.raises(ModelError, match="only 2 granularities inside"):
-        fit_logca(G, t0, t1, lo=2**24)
+    with pytest.raises(ModelError, match="only 2 granularities at or above 16 MiB"):
+        fit_logca(G, t0, t1, lo=2**24)      # not "inside 16 MiB..inf"
+    with pytest.raises(ModelError, match="only 2 granularities inside 1 KiB..2 KiB"):
+        fit_logca(G, t0, t1, lo=1024, hi=2048)
     with pytest.raises(ModelError, match="need from < to"):
         fit_logca(G, t0, t1, lo=4096, hi=1024)
 

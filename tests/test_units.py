@@ -41,6 +41,8 @@ def test_format_size_prints_binary_units_only():
     assert format_size(600e3) == "586 KiB"              # the MAP-C's 0.6 MB block RAM
     assert format_size(3e9) == "2.79 GiB"
     assert format_size(16) == "16 B"
+    assert format_size(1023.4 * 1024) == "1023 KiB"     # not "1.02e+03 KiB"
+    assert format_size(1000) == "1000 B" and format_size(999.4) == "999 B"
     with pytest.raises(TypeError):                       # no second, decimal spelling
         format_size(3e9, binary=False)
 

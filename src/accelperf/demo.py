@@ -462,9 +462,12 @@ def measured_aes_section(report: Report) -> None:
     t = measurement.timings()
     fit = fit_logca(t.granularity, t.host, t.accel,
                     latency="independent", bootstrap=50, name="this machine (fit)")
-    sec.table(["parameter", "value (seconds)", "std. error", "note"],
-              [[p.name, f"{p.value:.4g}", "—" if p.stderr is None else f"{p.stderr:.2g}",
-                p.note or ""] for p in fit.parameters.values()],
+    # A and β are ratios: a "value (seconds)" column gave them a unit
+    units = {"L": "s", "o": "s", "C": "s per byte^β", "A": "ratio", "beta": "exponent"}
+    sec.table(["parameter", "value", "unit", "std. error", "note"],
+              [[p.name, f"{p.value:.4g}", units.get(p.name, ""),
+                "—" if p.stderr is None else f"{p.stderr:.2g}", p.note or ""]
+               for p in fit.parameters.values()],
               caption=f"Fitted parameters; speedup error mean {fit.mean_error:.1%}, max "
                       f"{fit.max_error:.1%}")
     report.figure(sec, fit_figure(fit, extra=[preset("sandy-bridge", "aes")],

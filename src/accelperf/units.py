@@ -97,7 +97,8 @@ def format_size(nbytes: float) -> str:
         i += 1
     if abs(value) >= 1e4:  # beyond EiB: fall back to scientific notation in bytes
         return f"{nbytes:.3g} B"
-    text = f"{value:.3g}"
+    # three digits print 1000..1023 as "1.02e+03" (a demo's peak at "1.02e+03 KiB")
+    text = f"{value:.0f}" if abs(value) >= 999.5 else f"{value:.3g}"
     return f"{text} {units[i]}"
 
 

@@ -349,7 +349,10 @@ def prepare_data(granularity, t_host, t_accel, t_echo, lo, hi) -> FitData:
     g, t0, t1 = g[keep], t0[keep], t1[keep]
     echo = None if echo is None else echo[keep]
     if g.size < 3:
-        where = "" if not excluded else f" inside {format_size(lo)}..{format_size(hi)}"
+        where = "" if not excluded else \
+            f" at or above {format_size(lo)}" if math.isinf(hi) else \
+            f" up to {format_size(hi)}" if lo == 0 else \
+            f" inside {format_size(lo)}..{format_size(hi)}"
         raise ModelError(f"only {g.size} granularities{where}: a fit needs at least 3 (and "
                          f"{MIN_POINTS} or more to be trusted)")
     return FitData(g, t0, t1, echo, excluded)

@@ -42,9 +42,14 @@ def speedup_figure(models: LogCA | Sequence[LogCA], lo: float = DEFAULT_RANGE[0]
             lowest = min(lowest, float(np.min(band.band["p5"])))
         info = summary(model)
         if asymptotes:
-            ax.axhline(model.A, color=colour, lw=0.8, ls="--", alpha=0.7)
+            # one model's bounds are named in the legend (the APU's radix sort showed a
+            # dashed and a dash-dot line nobody named); several models' would crowd it
+            one = len(models) == 1
+            ax.axhline(model.A, color=colour, lw=0.8, ls="--", alpha=0.7,
+                       label="acceleration A (eq. 3)" if one else None)
             if model.dependent and model.L > 0:
-                ax.plot(g, model.intensity_bound(g), color=colour, lw=0.8, ls="-.", alpha=0.7)
+                ax.plot(g, model.intensity_bound(g), color=colour, lw=0.8, ls="-.", alpha=0.7,
+                        label="intensity bound C/L·g^(β−1) (eq. 9)" if one else None)
             if len(models) == 1:
                 ax.plot(g, model.amdahl_bound(g), color=colour, lw=0.8, ls=":", alpha=0.8,
                         label="overhead bound C·g^β/(o+L₁)")

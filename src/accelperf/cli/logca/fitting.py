@@ -178,20 +178,23 @@ def read_test(path, statistic):
         raise ModelError(str(exc).replace("data = ", "--predict = ", 1)) from None
 
 
-def predict_warnings(train, test, fitted) -> list[str]:
+def predict_warnings(train, test, fitted, anchored: bool = False) -> list[str]:
     """Why --predict's error may be no held-out error of this fit: its file measured another
-    kernel than the data, or only sizes the fit was given (``fitted``: then the line and
-    the anchored curve pass through those measurements and repeat them)."""
+    kernel than the data, or only sizes the fit was given (``fitted``: then the line, and
+    the anchored curve where one is printed (``anchored``), pass through those measurements
+    and repeat them)."""
     import numpy as np
     out = []
     if train.kernel != test.kernel:
         out.append(f"--predict's file measured kernel '{test.kernel}', the data "
                    f"'{train.kernel}': its error is not this kernel's held-out error")
     if np.isin(test.granularity, fitted).all():
-        out.append("--predict's file has only sizes the fit was given: its error is how "
-                   "the two files' measurements differ, not a prediction, and the line "
-                   "and the anchored curve, which pass through the fitted measurements, "
-                   "give the same")
+        through = ("the line and the anchored curve, which pass through the fitted "
+                   "measurements, give that same error" if anchored else
+                   "the line, which passes through the fitted measurements, gives that "
+                   "same error")
+        out.append(f"--predict's file has only sizes the fit was given: its error is how "
+                   f"the two files' measurements differ, not a prediction, and {through}")
     return out
 
 
@@ -290,7 +293,8 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
                                 neighbour_interpolation.to_dict())
         extra["anchored"]["predict"] = check.anchored.to_dict()
     warnings = measurement_notes(timings, True) + notes + list(result.warnings) + \
-        ([] if test is None else predict_warnings(timings, test, result.granularity))
+        ([] if test is None else predict_warnings(timings, test, result.granularity,
+                                                  anchored=True))
     if out is not None:
         from ...plot.fit import chosen_fit_figure
         save(chosen_fit_figure(result), out)
