@@ -367,3 +367,20 @@ def test_fit_data_is_checked_and_sorted_when_made():
         FitData(["4KiB"] * G.size, t0, t1)
     with pytest.raises(ModelError, match="bootstrap = -1 is invalid"):
         fit_logca(G, t0, t1, bootstrap=-1)
+
+
+def test_a_measured_crossing_outside_the_interval_is_said():
+    # a plain fit printed g1 51.1 KiB (95% 44–58.6 KiB) beside a measured 63.4 KiB, silently
+    from accelperf.measure.data import read_timings
+    t = read_timings("examples/measurements/gpu-h200/gpu-gemm.csv")
+    fit = fit_logca(t.granularity, t.host, t.accel, t.echo, bootstrap=40)
+    lo, hi = fit.g1.interval
+    assert not lo <= fit.g1.measured <= hi                # 443 KiB against 75.8..143 KiB
+    assert any("passes 1 at 443 KiB, outside the model's 95% interval" in w
+               for w in fit.warnings)
+    # exact data: the measured crossing is a log-log interpolation a little off the exact
+    # g1, whose interval has no width; the model meets the points, so nothing is said
+    true = LogCA(L=0, o=1e-6, C=1e-9, A=5.0, unit="seconds")
+    exact = fit_logca(G, true.T0(G), true.T1(G), latency="independent", bootstrap=40)
+    assert not exact.g1.interval[0] <= exact.g1.measured <= exact.g1.interval[1]
+    assert not any("95% interval" in w for w in exact.warnings)

@@ -509,6 +509,14 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
     warnings += _model_warnings(d, best, model, beta, latency)
     warnings += tail_warnings(d.g, d.t0, d.t1, s_meas, s_model)
     g1, g_half = _crossings(model, d, s_meas, best, x[C0], bootstrap, seed, warnings)
+    if _crossing_contradicts_interval(g1, d.g, s_meas, s_model):
+        # the interval was printed beside a measured crossing outside it, without a word
+        warnings.append(
+            f"the measured speedup passes 1 at {format_size(g1.measured)}, outside the "
+            f"model's 95% interval for g1 ({format_size(g1.interval[0])}.."
+            f"{format_size(g1.interval[1])}): the interval is the spread over resampled "
+            f"residuals, not the model's shape error; quote the measured crossing, or fit "
+            f"with --select (its 'g1 to quote')")
     warnings += extrapolation_warnings({"g1": g1.model, "g_A/2": g_half.model},
                                        d.g[0], d.g[-1])
     if frequency_hz is not None:
@@ -525,6 +533,20 @@ def fit_logca(granularity, t_host, t_accel, t_echo=None, latency: str = "auto",
                  f"{len(d.excluded)} granularities left out" if d.excluded else ""))
     return FitResult(model, Parameters(params.values()), d.g, s_meas, s_model, g1, g_half, tuple(warnings), method,
                      c0_param, d.excluded)
+
+
+def _crossing_contradicts_interval(g1: GranularityEstimate, g, s_meas, s_model,
+                                  miss: float = 0.05) -> bool:
+    """Whether the measured crossing lies outside g1's interval because the model misses
+    the two measured points around it (by more than ``miss``). Where the model meets them,
+    the difference is the log-log interpolation between the two sizes (exact data put the
+    measured crossing a few per cent off an interval of width 0)."""
+    if g1.interval is None or g1.measured is None or \
+            g1.interval[0] <= g1.measured <= g1.interval[1]:
+        return False
+    i = int(np.clip(np.searchsorted(g, g1.measured) - 1, 0, len(g) - 2))
+    errors = np.abs(np.asarray(s_model[i:i + 2]) / np.asarray(s_meas[i:i + 2]) - 1)
+    return bool(np.max(errors) > miss)
 
 
 def extrapolation_warnings(crossings: dict, lo: float, hi: float,

@@ -159,6 +159,15 @@ class Model:
     declared: Declared = field(repr=False, compare=False, default=NOTHING)  # for analyses
     parameters: tuple[Parameter, ...] = ()   # named delays (net.parameter), as built
 
+    def __repr__(self) -> str:
+        # the generated repr printed every place and transition, 2.6k characters for Fig. 2
+        ends = (f"start {self.places[self.start].name!r}, " if self.start is not None
+                else "") + f"done {self.places[self.done].name!r}"
+        named = f", parameters {', '.join(p.name for p in self.parameters)}" \
+            if self.parameters else ""
+        return (f"Model({self.name!r}: {len(self.places)} places, {len(self.transitions)} "
+                f"transitions, {ends}{named})")
+
     def parameter(self, name: str) -> Parameter:
         """The declared parameter ``name``."""
         for p in self.parameters:
