@@ -41,13 +41,15 @@ SPACES = Path(__file__).resolve().parents[1] / "examples" / "spaces"
 
 def request_key(model, space, max_classes: int = DEFAULT_MAX_PATHS) -> tuple:
     """All ``interface_for(model, space, max_classes=...)`` reads: the net as built (its
-    repr spells every place, transition, delay expression and parameter value), the
-    model's hooks its repr leaves out (Ψ, the input reader, the declared readers, the
+    fields' reprs spell every place, transition, delay expression and parameter value), the
+    model's hooks those leave out (Ψ, the input reader, the declared readers, the
     example input), every field of the space (its file name too: an interface keeps its
     space) and ``max_classes``. Models do not compare with ``==`` (their delay
     expressions are traced) and hold dicts, hence the reprs; a function's repr names its
     address, so the memo keeps the model alive beside its interface."""
-    return (repr(model), repr(model.tokens_from_input), repr(model.input_reader),
+    # field by field: Model's own repr is one summary line (Model('aes-gcm': 10 places...))
+    return (tuple(repr(getattr(model, f.name)) for f in dataclasses.fields(model) if f.repr),
+            repr(model.tokens_from_input), repr(model.input_reader),
             repr(model.declared), repr(model.default_input),
             tuple(repr(getattr(space, f.name)) for f in dataclasses.fields(space)),
             max_classes)

@@ -17,6 +17,7 @@ from accelperf.density.hierarchy import Hierarchy, Layer
 from accelperf.explore.formulas import density_javascript, interface_formulas, logca_javascript
 from accelperf.logca import LogCA
 from accelperf.logca.advise import advise
+from accelperf.logca.layerbounds import layer_bounds
 from accelperf.logca.metrics import bound_type, peak_speedup
 from accelperf.lpn.expr import evaluate_on, trace
 from accelperf.lpn.expr_backends import to_javascript
@@ -323,7 +324,7 @@ def test_extended_logca_page_numbers_equal_python():
         assert close(js["s"], float(m.speedup(g))), (m, g, js)
         assert close(js["g1"], m.g1()), (m, js["g1"], m.g1())
         assert close(js["gh"], m.g_half()), (m, js["gh"], m.g_half())
-        last = m.layer_bounds()[-1].bound
+        last = layer_bounds(m)[-1].bound
         assert close(js["limit"], last.limit) and js["kind"] == last.kind, (m, js, last)
         local = advise(m.local_model(g), g, 10, 0.2)
         for p, gain in local.gains.items():

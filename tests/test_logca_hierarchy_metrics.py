@@ -16,6 +16,7 @@ from accelperf.logca.design import (feasibility_curve, hierarchical_feasibility,
 from accelperf.logca.fit import fit_logca
 from accelperf.logca.hierarchy import HierarchicalLogCA, MemoryLayer
 from accelperf.logca.hierfit import fit_hierarchical, log_speedup_gradient
+from accelperf.logca.layerbounds import layer_bounds
 from accelperf.logca.regions import hierarchical_regions, optimization_regions
 from accelperf.logca.uncertainty import from_fit, monte_carlo, monte_carlo_hierarchy
 from test_logca_hierarchy import (BASE, G, LAYERS, MiB, bent, synthetic,  # noqa: F401 (bent:
@@ -134,7 +135,7 @@ def test_the_peak_of_a_bent_curve():
                                          latency="dependent")])
 def test_one_layer_bound_is_plain_logcas(plain):
     from accelperf.logca.metrics import bound_type
-    (only,) = HierarchicalLogCA(plain, ONE).layer_bounds()
+    (only,) = layer_bounds(HierarchicalLogCA(plain, ONE))
     assert only.bound == bound_type(plain) and only.start == 0
 
 
@@ -143,7 +144,7 @@ def test_bounds_per_layer():
     hierarchical model's own (eq. 3: A·H∞/Q∞ with constant latency)."""
     m = HierarchicalLogCA(LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds"), LAYERS,
                           (0.1, 0.2), (0.3, 0.5))
-    bounds = m.layer_bounds()
+    bounds = layer_bounds(m)
     assert [b.layer.name for b in bounds] == ["L2", "L3", "DRAM"]
     assert bounds[1].bound.limit == pytest.approx(4 * 1.1 / 1.3, rel=1e-12)
     assert bounds[-1].bound.limit == pytest.approx(m.large_g_limit(), rel=1e-12)
@@ -283,7 +284,7 @@ def test_a_layers_reach_is_asked_of_the_curve_while_the_data_are_in_it():
     22.6 MiB: the reach was the layer's plain model's, not the curve's inside the layer."""
     m = HierarchicalLogCA(LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds"), LAYERS,
                           (0.1, 0.2), (0.3, 0.5))
-    for k, b in enumerate(m.layer_bounds()):
+    for k, b in enumerate(layer_bounds(m)):
         r = b.reach
         end = m.transition(k) if k < len(LAYERS) - 1 else 2.0**48
         assert r.end == pytest.approx(end) and r.outermost == (k == len(LAYERS) - 1)

@@ -770,3 +770,15 @@ def test_the_python_fit_answers_what_the_command_prints(cli, tmp_path):
     assert mine["g1_to_quote"] == said["g1_to_quote"] == fit.g1_to_quote().to_dict()
     assert mine["anchored"]["g1"] == pytest.approx(said["anchored"]["g1"], rel=1e-12)
     assert "anchored" in repr(check) and "neighbour interpolation" in repr(check)
+
+
+def test_an_acceleration_with_its_own_exponent_is_read_at_the_sizes_measured(cli):
+    # "A = 0.010971 ... A < 1 alone is no slowdown" left the user to work out what it is
+    code, out, _ = cli("logca", "fit", "examples/measurements/gpu-h200-harness/gpu-fft.csv",
+                       "--select", "--hierarchy", "data", "--json")
+    p = json.loads(out)["parameters"]
+    assert "beta_A" in p
+    code, out, _ = cli("logca", "fit", "examples/measurements/gpu-h200-harness/gpu-fft.csv",
+                       "--select", "--hierarchy", "data")
+    lo = p["A"] * 4096 ** (p["beta"] - p["beta_A"])
+    assert code == 0 and f"here {lo:.3g} at 4 KiB to " in " ".join(out.split())

@@ -342,8 +342,8 @@ def prepare_data(granularity, t_host, t_accel, t_echo, lo, hi) -> FitData:
     lo = 0.0 if lo is None else real_number("from", lo, positive=True)
     hi = math.inf if hi is None else real_number("to", hi, positive=True)
     if lo >= hi:
-        raise ModelError(f"lo = {lo:g} B and hi = {hi:g} B (--from, --to) are invalid: "
-                         f"need from < to")
+        raise ModelError(f"lo = {lo:g} B and hi = {hi:g} B are invalid: need from < to",
+                         field="from")
     keep = (g >= lo) & (g <= hi)
     excluded = tuple(float(x) for x in g[~keep])
     g, t0, t1 = g[keep], t0[keep], t1[keep]

@@ -112,65 +112,6 @@ class MemoryLayer:
         return f"<{'threshold' if self.threshold else 'layer'} {self.name}: {size}>"
 
 
-@dataclass(frozen=True)
-class LayerReach:
-    """Whether the fitted curve gets within ``fraction`` of a layer's limit while the data
-    are in that layer: between the layer's start and ``end`` (the next bend half way; for
-    the outermost :data:`.metrics.PRACTICAL_SIZE`). Asked of the layer's plain model
-    alone, a new user read "90% reached at 1.87 MiB" on a layer that starts at 22.6 MiB."""
-
-    limit: float
-    fraction: float
-    granularity: float | None       # None: not while the data are in the layer
-    end: float
-    speedup_at_end: float
-    outermost: bool
-
-    @property
-    def practical(self) -> bool:
-        return self.granularity is not None
-
-    def where_it_ends(self) -> str:
-        return ("at 2^48 bytes (256 TiB, the largest address space)" if self.outermost
-                else f"at {format_size(self.end)}, where the data leave the layer")
-
-    def describe(self) -> str:
-        if self.limit == 0:
-            return (f"the speedup falls towards 0 at large granularities; it is "
-                    f"{self.speedup_at_end:.3g} {self.where_it_ends()}")
-        if self.granularity is not None:
-            return (f"the speedup reaches {self.fraction:.0%} of this layer's limit "
-                    f"({self.fraction * self.limit:.4g}) at {format_size(self.granularity)}")
-        return (f"the speedup does not reach {self.fraction:.0%} of this layer's limit while "
-                f"the data are in it: it is {self.speedup_at_end:.3g} {self.where_it_ends()}")
-
-    def to_dict(self) -> dict:
-        return {"limit": self.limit, "fraction": self.fraction,
-                "granularity": self.granularity, "practical": self.practical,
-                "end": self.end, "speedup_at_end": self.speedup_at_end,
-                "text": self.describe()}
-
-
-@dataclass(frozen=True)
-class LayerBound:
-    """The bound (a :class:`.metrics.Bound`) of the data living in one layer, from the
-    granularity where the bend into it is half way (0 for the innermost), and whether the
-    fitted curve reaches it there."""
-
-    layer: MemoryLayer
-    start: float
-    bound: object                  # metrics.Bound
-    reach: LayerReach
-
-    def to_dict(self) -> dict:
-        return {"layer": self.layer.name, "from": self.start, **self.bound.to_dict(),
-                "reach": self.reach.to_dict()}
-
-    def __repr__(self) -> str:
-        return (f"<{self.layer.name} from {format_size(self.start)}: {self.bound.kind}-bound, "
-                f"speedup → {self.bound.limit:.4g}>")
-
-
 def layers_from_hierarchy(hierarchy) -> tuple[MemoryLayer, ...]:
     """The stores of a density :class:`~accelperf.density.hierarchy.Hierarchy` (from a TOML
     file or ``density probe``), innermost first, then the unbounded memory beyond
@@ -478,36 +419,6 @@ class HierarchicalLogCA:
         b = self.base
         return b.with_parameters(C=b.C * H, A=b.A * H / Q, L=b.L * R if b.dependent else b.L,
                                  name=f"{b.label} in {self.layers[k].name}")
-
-    def layer_bounds(self) -> tuple["LayerBound", ...]:
-        """The bound type and large-g limit (ISCA'17 §3.1, eqs. 3, 9) of each layer's plain
-        model (:meth:`layer_model`), innermost first: what the speedup would level off at if
-        the data stayed in that layer; the last is where it goes past every cache."""
-        from .metrics import PRACTICAL_SIZE, bound_reach, bound_type
-        if self.plain:              # one layer: the plain model's exact root
-            r = bound_reach(self.base)
-            reach = LayerReach(r.limit, r.fraction, r.granularity if r.practical else None,
-                               PRACTICAL_SIZE, r.speedup_at_practical, True)
-            return (LayerBound(self.layers[0], 0.0, bound_type(self.base), reach),)
-        out = []
-        for k, layer in enumerate(self.layers):
-            start = 0.0 if k == 0 else self.transition(k - 1)
-            bound = bound_type(self.layer_model(k))
-            out.append(LayerBound(layer, start, bound, self.layer_reach(k, bound.limit)))
-        return tuple(out)
-
-    def layer_reach(self, k: int, limit: float, fraction: float = 0.9) -> LayerReach:
-        """Where this curve first reaches ``fraction`` of ``limit`` (layer k's) while the
-        data are in layer k (:class:`LayerReach`)."""
-        from .metrics import PRACTICAL_SIZE
-        outermost = k == len(self.layers) - 1
-        start = max(0.0 if k == 0 else self.transition(k - 1), SEARCH_RANGE[0])
-        end = PRACTICAL_SIZE if outermost else min(self.transition(k), PRACTICAL_SIZE)
-        g = None
-        if limit > 0 and end > start:
-            g = self.granularity_for(fraction * limit, start, end)
-        return LayerReach(float(limit), fraction, g, float(end),
-                          float(self.speedup(max(end, start))), outermost)
 
     # ------------------------------------------------------------------ metrics
     def granularity_for(self, target: float, lo: float = SEARCH_RANGE[0],

@@ -306,8 +306,13 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
         table.add_column(col, justify="left" if col == "meaning" else "right")
     params = result.parameters()
     for k, v in params.items():
-        meaning = A_WITH_BETA_A if k == "A" and "beta_A" in params else \
-            MEANINGS.get(k.split("[")[0], "")
+        meaning = MEANINGS.get(k.split("[")[0], "")
+        if k == "A" and "beta_A" in params:
+            # the kernel's own speedup over the sizes measured says what A = 0.011 means
+            g = result.granularity[[0, -1]]
+            ratio = params["A"] * g ** (params["beta"] - params["beta_A"])
+            meaning = f"{A_WITH_BETA_A}; here {ratio[0]:.3g} at {format_size(g[0])} to " \
+                      f"{ratio[1]:.3g} at {format_size(g[1])}"
         # escaped: Rich would read h[mmap] as a markup tag and print "h"
         table.add_row(escape(k), v if isinstance(v, str) else f"{v:.5g}", meaning)
     console.print(table)

@@ -259,7 +259,8 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
     if out is not None:
         from ...plot.fit import chosen_fit_figure, hierarchy_fit_figure
         save(chosen_fit_figure(result) if select else hierarchy_fit_figure(result), out)
-    bounds = model.layer_bounds()
+    from ...logca.layerbounds import layer_bounds
+    bounds = layer_bounds(model)
     notes = notes + list(result.warnings)
     if as_json:
         click.echo(dump_json({"chosen": choice(result), "layers": [b.to_dict() for b in bounds],
