@@ -104,6 +104,10 @@ def test_demo_section_fits_the_shipped_full_range_dataset(demo):
     assert data["error"]["max"] <= 0.03                   # max 3% (2.73% measured)
     sizes = [r["granularity"] for r in data["error"]["per_granularity"]]
     assert sizes[0] == 16 and sizes[-1] == 4 * 32 * MiB
+    # the fit's warnings about its own data are read for the reader, not left bare
+    assert any(w.startswith("check the measurement") for w in data["warnings"])
+    assert "notes are the fit&#x27;s sanity checks" in index or \
+        "notes are the fit's sanity checks" in index
 
 
 def test_demo_gpu_section_names_the_fit_its_notes_are_of(demo):

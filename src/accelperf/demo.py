@@ -544,6 +544,15 @@ def hierarchy_section(report: Report) -> None:
     report.data(sec, fit.to_dict(), "logca-hierarchy-aes-offload",
                 "both fits, per-layer parameters with standard errors (JSON)")
     sec.notes("What the fit says about the layers:", [w + "." for w in fit.warnings])
+    if any(w.startswith("check the measurement") for w in fit.warnings):
+        # a reader took the demo's warnings about its own data for a broken demo
+        sec.paragraph(
+            "The \"check the measurement\" notes are the fit's sanity checks "
+            "(accelperf.logca.fitsanity) on these shipped data, kept as they are: a fitted "
+            "cost per byte that falls past a layer is no cache's doing (leaving a cache never "
+            "halves it), so read those layers' parameters as curve fitting, not as what the "
+            "cache costs. `accelperf logca fit --select` keeps a term only where it predicts "
+            "sizes it was not fitted to.")
 
 
 def gpu_section(report: Report) -> None:
