@@ -300,3 +300,13 @@ def test_a_layers_reach_is_asked_of_the_curve_while_the_data_are_in_it():
             else:
                 assert float(m.speedup(r.granularity)) == pytest.approx(0.9 * b.bound.limit)
                 assert float(m.speedup(r.granularity * 0.999)) < 0.9 * b.bound.limit
+
+
+def test_a_hierarchical_model_answers_bound_as_logca_does():
+    # a notebook user found no .bound() on the model `choose` returns
+    m = HierarchicalLogCA(LogCA(L=0, o=1e-5, C=1e-9, A=4, unit="seconds"), LAYERS,
+                          (0.1, 0.2), (0.3, 0.5))
+    assert m.bound() == layer_bounds(m)[-1].bound
+    assert m.bound().limit == pytest.approx(m.large_g_limit(), rel=1e-12)
+    plain = LogCA(L=1500, o=2.9e4, C=90, A=19, beta=0.8, latency="dependent")
+    assert HierarchicalLogCA(plain, ONE).bound() == plain.bound()

@@ -526,6 +526,14 @@ class HierarchicalLogCA:
                 float(self.speedup(SEARCH_RANGE[1]))
         return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))
 
+    def bound(self):
+        """Compute- or latency-bound (ISCA'17 §3.1) far past every cache: the bound of the
+        outermost layer's plain model (:meth:`layer_model`), as ``LogCA.bound()`` gives
+        it. (``g1()`` and the other metrics here return sizes, not LogCA's result
+        objects: they are roots of this curve, which has no closed form.)"""
+        from .metrics import bound_type
+        return bound_type(self.layer_model(len(self.layers) - 1))
+
     def __repr__(self) -> str:
         steps = ", ".join(f"{l.name}: host {h:+.1%}, accel {a:+.1%}, link {k:+.1%}"
                           for l, h, a, k in zip(self.layers, self.host_steps, self.accel_steps,
