@@ -83,6 +83,7 @@ def test_results_show_their_fields_escaped(model):
 
 def test_an_interface_shows_a_formula_per_class(model):
     space = space_from_dict(model, {"places": {"inbox": {"count": [1, 50],
+                                                        "count_range": "stream",
                                                         "properties": {"size": [1, 8]}}}})
     interface = extract_interface(model, space)
     text = notebook.html(interface)
