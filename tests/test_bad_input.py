@@ -66,6 +66,12 @@ def files(tmp_path_factory):
         "nolayers": 'name = "h"\n',
         "layerstr": 'name = "h"\nlayer = "x"\n',
         "unknownkey": layer.format(s="4", b="1e9") + "speed = 3\n",
+        # a second layer under [[layers]] vanished, and a misspelt key read as missing
+        "layers": layer.format(s="4", b="1e9") + '[[layers]]\nname = "b"\nsize_bytes = 8\n'
+                                                'bandwidth_bytes_per_s = 1e9\n',
+        "nmae": "nmae = 'x'\n" + layer.format(s="4", b="1e9"),
+        "bandwith": 'name = "h"\n[[layer]]\nname = "a"\nsize_bytes = 4\n'
+                    'bandwith_bytes_per_s = 1e9\n',
         "dupe": layer.format(s="4", b="1e9") + '[[layer]]\nname = "a"\nsize_bytes = 8\n'
                                               'bandwidth_bytes_per_s = 1e9\n',
         "intname": 'name = 5\n[[layer]]\nname = "a"\nsize_bytes = 4\n'
@@ -195,12 +201,17 @@ CASES = [
     (DOT + ["--hierarchy", "{nobw}"], "lacks bandwidth_bytes_per_s"),
     (DOT + ["--hierarchy", "{nolayers}"], "expected a list of [[layer]]"),
     (DOT + ["--hierarchy", "{layerstr}"], "expected a list of [[layer]]"),
-    (DOT + ["--hierarchy", "{unknownkey}"], "unknown key(s) ['speed']"),
+    (DOT + ["--hierarchy", "{unknownkey}"], "layer 'a' has unknown key 'speed'"),
+    (DOT + ["--hierarchy", "{layers}"], "key 'layers' is invalid: a hierarchy has name, layer "
+                                        "(as [[layer]] tables) (did you mean 'layer'?)"),
+    (DOT + ["--hierarchy", "{nmae}"], "key 'nmae' is invalid"),
+    (DOT + ["--hierarchy", "{bandwith}"], "layer 'a' has unknown key 'bandwith_bytes_per_s' "
+                                          "(did you mean 'bandwidth_bytes_per_s'?)"),
     (DOT + ["--hierarchy", "{dupe}"], "appear twice"),
     (DOT + ["--hierarchy", "{intname}"], "hierarchy name = 5"),
     (DOT + ["--hierarchy", "{neglat}"], "latency_s = -1"),
     (DOT + ["--hierarchy", "{infsize}"], "size_bytes = inf"),
-    (DOT + ["--hierarchy", "{items}"], "layer 0 is not a table"),
+    (DOT + ["--hierarchy", "{items}"], "layer 1 (counting from 1) is not a table"),
     (DOT + ["--hierarchy", "{two}"], "defines 2 hierarchies (a, b)"),
     (DOT + ["--hierarchy", "{file}"], "not valid TOML"),
     (BOUND + ["matmul", "--problem-bytes", "1e-300", "--computations", "1e300"],

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError, invalid
+from ..parameters import nearest
 from ..validate import real_number
 from .algorithms import Algorithm
 
@@ -91,6 +92,10 @@ class Layer:
                 "latency_s": self.latency_s}
 
 
+HIERARCHY_KEYS = ("name", "layer")
+LAYER_KEYS = ("name", "size_bytes", "bandwidth_bytes_per_s", "latency_s", "note", "method")
+
+
 @dataclass(frozen=True)
 class Hierarchy:
     """Layers ordered from the compute units outwards (layer 0 first)."""
@@ -116,26 +121,36 @@ class Hierarchy:
 
     @classmethod
     def from_dict(cls, name: str, data: dict, source: str = "") -> "Hierarchy":
+        """A hierarchy from a table ``{name, layer: [{name, size_bytes,
+        bandwidth_bytes_per_s, latency_s}, ...]}``. Every key is checked: a misspelt one is
+        named with the nearest valid one (``[[layers]]`` was ignored, and a layer with it)."""
         if not isinstance(data, dict):
             raise invalid(f"hierarchy {name!r}", data, "a table with a list of [[layer]]s")
-        raw = data.get("layer") or data.get("layers")
+        for key in data:
+            if key not in HIERARCHY_KEYS:
+                raise ModelError(f"hierarchy {name!r}: key {key!r} is invalid: a hierarchy "
+                                 f"has {', '.join(HIERARCHY_KEYS)} (as [[layer]] tables)"
+                                 f"{nearest(key, HIERARCHY_KEYS)}")
+        raw = data.get("layer")
         if not isinstance(raw, list) or not raw:
             raise ModelError(f"hierarchy {name!r} is invalid: expected a list of "
                              f"[[layer]] tables with name, size_bytes, bandwidth_bytes_per_s, "
                              f"latency_s")
         layers = []
-        for i, item in enumerate(raw):
+        for i, item in enumerate(raw, start=1):
             if not isinstance(item, dict):
-                raise ModelError(f"hierarchy {name!r}: layer {i} is not a table")
-            missing = [k for k in ("name", "size_bytes", "bandwidth_bytes_per_s")
-                       if k not in item]
+                raise ModelError(f"hierarchy {name!r}: layer {i} (counting from 1) is not "
+                                 f"a table")
+            label = f"layer {item['name']!r}" if isinstance(item.get("name"), str) else \
+                f"layer {i} (counting from 1)"
+            for key in item:
+                if key not in LAYER_KEYS:
+                    raise ModelError(f"hierarchy {name!r}: {label} has unknown key {key!r}"
+                                     f"{nearest(key, LAYER_KEYS)}; a layer has "
+                                     f"{', '.join(LAYER_KEYS[:4])}")
+            missing = [k for k in LAYER_KEYS[:3] if k not in item]
             if missing:
-                raise ModelError(f"hierarchy {name!r}: layer {i} lacks {', '.join(missing)}")
-            unknown = set(item) - {"name", "size_bytes", "bandwidth_bytes_per_s", "latency_s",
-                                   "note", "method"}
-            if unknown:
-                raise ModelError(f"hierarchy {name!r}: layer {item['name']!r} has unknown "
-                                 f"key(s) {sorted(unknown)}")
+                raise ModelError(f"hierarchy {name!r}: {label} lacks {', '.join(missing)}")
             layers.append(Layer(item["name"], item["size_bytes"],
                                 item["bandwidth_bytes_per_s"], item.get("latency_s", 0.0)))
         return cls(data.get("name", name), tuple(layers), source)
@@ -164,7 +179,11 @@ class Hierarchy:
                                                   ".toml file") from None
         except tomllib.TOMLDecodeError as exc:
             raise invalid("hierarchy", str(path), f"not valid TOML: {exc}") from None
-        if "hierarchy" in data and isinstance(data["hierarchy"], dict) and "layer" not in data:
+        if isinstance(data.get("hierarchy"), dict) and "layer" in data:
+            # [hierarchy] name = ... with [[layer]] tables below it
+            data = {**{k: v for k, v in data.items() if k != "hierarchy"},
+                    **data["hierarchy"]}
+        elif "hierarchy" in data and isinstance(data["hierarchy"], dict):
             # Either [hierarchy] name=... with [[layer]] below, or [[hierarchy.NAME.layer]].
             tables = data["hierarchy"]
             if len(tables) > 1:
