@@ -328,3 +328,27 @@ def test_a_fitted_gpu_model_in_chromium(tmp_path, browser_page):
     moved = model.with_value("floor", float(page.input_value("#in-floor")))
     assert shown(page, "logca-g1") == pytest.approx(moved.g1(), rel=REL)
     assert log["errors"] == []
+
+
+def test_copied_commands_name_the_hierarchy_file_and_the_model(browser_page, tmp_path):
+    # the copied density command said --hierarchy my-soc (the name inside the file), which
+    # no command takes, and the LogCA ones dropped --name
+    soc = tmp_path / "my soc.toml"
+    soc.write_text('name = "my-soc"\n[[layer]]\nname = "sram"\nsize_bytes = 65536\n'
+                   'bandwidth_bytes_per_s = 256e9\nlatency_s = 1e-9\n[[layer]]\n'
+                   'name = "dram"\nsize_bytes = 8e9\nbandwidth_bytes_per_s = 50e9\n')
+    out = tmp_path / "e.html"
+    assert main(["explore", "--L", "3000", "--o", "50000", "--C", "5", "--A", "8",
+                 "--name", "my-acc", "--hierarchy", str(soc), "--model", "none",
+                 "--out", str(out)]) == 0
+    page, log = browser_page
+    page.goto(out.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.click("#copy-command")
+    commands = page.input_value("#command").splitlines()
+    assert all("--name my-acc" in c for c in commands if c.startswith("accelperf logca"))
+    (density,) = [c for c in commands if c.startswith("accelperf density")]
+    assert shlex.split(density)[-1] == str(soc)
+    for line in commands:
+        assert main(shlex.split(line)[1:]) == 0, line
+    assert log["errors"] == []

@@ -634,15 +634,18 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   }
 
   // ================================================================ copy as command
+  // a word as a POSIX shell reads it back: quoted when it holds anything but plain characters
+  const shellWord = (s) => /^[\w@%+=:,.\/-]+$/.test(s) ? s : `'${String(s).replace(/'/g, "'\\''")}'`;
   function updateCommand() {
     const lines = [];
     if (L) {
       const m = models[current];
-      const p = `--L ${fmt(m.L, 10)} --o ${fmt(m.o, 10)} --C ${fmt(m.C, 10)} --A ${fmt(m.A, 10)} --beta ${fmt(m.beta, 10)} --latency ${m.latency} --unit ${m.unit}`;
+      const p = `--L ${fmt(m.L, 10)} --o ${fmt(m.o, 10)} --C ${fmt(m.C, 10)} --A ${fmt(m.A, 10)} --beta ${fmt(m.beta, 10)} --latency ${m.latency} --unit ${m.unit}` +
+        (m.name ? ` --name ${shellWord(m.name)}` : "");
       lines.push(`accelperf logca show ${p}`);
       lines.push(`accelperf logca advise ${p} --at ${Math.round(L.at)}B`);
     }
-    if (D) lines.push(`accelperf density bound --algorithm ${D.algorithm} --hierarchy ${D.hierarchy}` + (D.edited ? "   # with the edited layers in a hierarchy file" : ""));
+    if (D) lines.push(`accelperf density bound --algorithm ${D.algorithm} --hierarchy ${shellWord(D.hierarchy_option || D.hierarchy)}` + (D.edited ? "   # with the edited layers in a hierarchy file" : ""));
     if (P && !P.missing) lines.push(`accelperf lpn interface ${P.model}` + delayOptions(P, values));
     $("command").value = lines.join("\n");
   }

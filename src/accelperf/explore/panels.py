@@ -78,7 +78,11 @@ class DensityPanel:
                           f"must be one of {', '.join(self.algorithms)}")
 
     def to_dict(self) -> dict:
-        return {"hierarchy": self.hierarchy.name, "algorithm": self.algorithm,
+        # what --hierarchy takes: the file it came from (its `name` inside is no option)
+        source = self.hierarchy.source
+        option = source if source and source != "built-in" else self.hierarchy.name
+        return {"hierarchy": self.hierarchy.name, "hierarchy_option": option,
+                "algorithm": self.algorithm,
                 "algorithms": {k: a.description or a.name for k, a in self.algorithms.items()},
                 "layers": [{"name": l.name, "size": l.size_bytes,
                             "bandwidth": _json_number(l.bandwidth_bytes_per_s),
