@@ -277,7 +277,8 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.argument("inputs", nargs=-1, metavar="[INPUT ...]")
 @click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Input space (TOML); default: the one shipped for MODEL, else one around "
-                   "its example input (each property from 0 to the example's largest value).")
+                   "its example input (each property from 0, or the least value a token "
+                   "can finish with, to the example's largest value).")
 @click.option("--phases", is_flag=True,
               help="Make the phase-aware form (sum of phases) the module's default.")
 @click.option("--plain", is_flag=True,

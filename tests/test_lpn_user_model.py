@@ -1,0 +1,120 @@
+"""A new user's own model, built from the docs alone (a DMA + compute engine whose requests
+of N bytes make ceil(N/64) beats): what the commands must do with it, found by that user."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+ENGINE = '''
+from accelperf.errors import invalid
+from accelperf.lpn import Net, Out
+
+
+def engine(reader=None):
+    net = Net("dma-compute", input_format="a JSON list of request sizes in bytes")
+    req = net.token_type("Request", "bytes")
+    beat = net.token_type("Beat", "beats")
+    requests = net.place("requests", req)
+    to_read = net.place("to_read", beat)
+    buf = net.place("buf", beat, capacity=6)
+    computed = net.place("computed", beat)
+    done = net.place("done", req)
+    net.transition("dma_issue", inputs={requests: 1}, delay=0, outputs={
+        to_read: Out(lambda requests: (requests.bytes + 63) // 64,
+                     props=lambda requests: {"beats": (requests.bytes + 63) // 64})})
+    net.transition("dma", inputs={to_read: 1}, outputs={buf: 1}, delay=1)
+    net.transition("compute", inputs={buf: 1}, outputs={computed: 1}, delay=3)
+    net.transition("writeback", inputs={computed: lambda computed: computed.beats},
+                   outputs={done: Out(1, props={"bytes": 0})}, delay=10)
+    net.start, net.done = requests, done
+
+    def psi(sizes):
+        if not isinstance(sizes, list) or not sizes:
+            raise invalid("requests", sizes, "a list of at least one size in bytes")
+        for b in sizes:
+            if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 2**20:
+                raise invalid("request size", b, "a whole number of bytes from 1 to 2**20")
+        return [{"bytes": b} for b in sizes]
+
+    net.tokens_from_input = psi
+    if reader is not None:
+        from accelperf.lpn.declared import Declared
+        net.declared = Declared(reader=reader)
+    net.default_input = [256, 64, 1024]
+    return net.build()
+
+
+def psi_list(sizes):
+    return [{"bytes": b} for b in sizes]
+
+
+def psi_dict(sizes):
+    return {"requests": [{"bytes": b} for b in sizes]}
+
+
+def engine_list_reader():
+    return engine(reader=psi_list)
+
+
+def engine_dict_reader():
+    return engine(reader=psi_dict)
+'''
+
+STREAM = '''input = "list(requests.bytes)"
+
+[places.requests]
+count = [1, 1000]
+count_range = "stream"
+by_token = true
+properties = { bytes = [1, 4096] }
+'''
+
+ONE = '''input = "list(requests.bytes)"
+
+[places.requests]
+count = 1
+properties = { bytes = [1, 4096] }
+'''
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("user")
+    (d / "dma_engine.py").write_text(ENGINE)
+    (d / "stream.toml").write_text(STREAM)
+    (d / "one.toml").write_text(ONE)
+    (d / "zero.toml").write_text(STREAM.replace("by_token = true\n", "")
+                                 .replace("[1, 4096]", "[0, 1024]"))
+    return d
+
+
+def _engine(files):
+    spec = importlib.util.spec_from_file_location("user_dma_engine", files / "dma_engine.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.engine()
+
+
+# ---------------------------------------------------------------- 1: the default space
+def test_the_default_space_starts_where_a_token_can_finish(files):
+    """A request of 0 bytes makes no beats and never reaches done: the default space (0 to
+    the example's largest value) once held it, and the interface crashed on it."""
+    from accelperf.lpn.analysis.interfaces.token_stream import StreamInterface, interface_for
+    from accelperf.lpn.analysis.space import default_space
+    model = _engine(files)
+    space = default_space(model)
+    assert space.place("requests").properties["bytes"] == (1, 1024)
+    assert isinstance(interface_for(model, space), StreamInterface)
+
+
+def test_a_space_holding_a_token_that_never_finishes_is_refused_in_one_line(cli, files):
+    code, out, err = cli("lpn", "interface", f"{files}/dma_engine.py:engine",
+                         "--space", str(files / "zero.toml"))
+    assert code == 2 and "internal error" not in err
+    assert f"{files / 'zero.toml'}" in err and "never reaches the done place 'done'" in err
+    assert "InputSpace(" not in err
