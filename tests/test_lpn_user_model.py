@@ -118,3 +118,34 @@ def test_a_space_holding_a_token_that_never_finishes_is_refused_in_one_line(cli,
     assert code == 2 and "internal error" not in err
     assert f"{files / 'zero.toml'}" in err and "never reaches the done place 'done'" in err
     assert "InputSpace(" not in err
+
+
+# ---------------------------------------------------------------- 2, 3: --check's input
+@pytest.mark.parametrize("given", ['[64]', '{"requests": [{"bytes": 64}]}'])
+def test_check_reads_the_input_through_the_models_own_psi(cli, files, tmp_path, given):
+    """Without a standalone reader the stream module refused `[64]`; tokens were refused
+    by Ψ before the simulation, which takes them."""
+    out_file = tmp_path / "iface.py"
+    code, out, err = cli("lpn", "interface", f"{files}/dma_engine.py:engine", "--space",
+                         str(files / "stream.toml"), "--out", str(out_file),
+                         "--check", given, "--json")
+    assert code == 0, err
+    assert json.loads(out)["inputs"][0]["simulated"] == 14
+    run = subprocess.run([sys.executable, str(out_file), "[64, 4096]"],
+                         capture_output=True, text=True, cwd=files.parent)
+    assert run.returncode == 0 and float(run.stdout) == 206
+
+
+@pytest.mark.parametrize("space", ["stream.toml", "one.toml"])
+@pytest.mark.parametrize("reader", ["engine_list_reader", "engine_dict_reader"])
+def test_a_standalone_reader_may_give_either_of_psis_shapes(cli, files, tmp_path, space,
+                                                             reader):
+    out_file = tmp_path / "iface.py"
+    code, out, err = cli("lpn", "interface", f"{files}/dma_engine.py:{reader}", "--space",
+                         str(files / space), "--out", str(out_file), "--check", "[64]",
+                         "--json")
+    assert code == 0, err
+    run = subprocess.run([sys.executable, "-S", str(out_file), "[64]"],   # no accelperf
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "14" in run.stdout

@@ -17,6 +17,7 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from .exact_range import Inexact, exact_values, to_floats, whole_range
+from .module_text import reader_gives_list
 from .token_stream import StreamInterface, stream_latency
 
 
@@ -178,12 +179,29 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
     adapter = model.declared.reader
     lines += ["", "", inspect.getsource(stream_latency).rstrip(), "", ""]
     if adapter is not None:
-        lines += [inspect.getsource(adapter).rstrip(), "", "",
-                  f"_PSI = {adapter.__name__}"]
+        lines += [inspect.getsource(adapter).rstrip(), "", ""]
+        lines.append(f"def _PSI(x):\n    return {{{model.places[model.start].name!r}: "
+                     f"{adapter.__name__}(x)}}" if reader_gives_list(model) else
+                     f"_PSI = {adapter.__name__}")
     else:
-        lines.append("_PSI = None")
+        lines.append(_PSI_THROUGH_ACCELPERF)
     lines += ["", "", _RUNTIME]
     return "\n".join(lines)
+
+
+_PSI_THROUGH_ACCELPERF = '''def _PSI(x):
+    """The model declares no standalone Ψ: its own reads ``x`` where accelperf is
+    installed."""
+    try:
+        from accelperf.lpn.loader import load_model
+    except ImportError:
+        raise OutsideClasses(f"input = {str(x)[:40]} is invalid here: reading it needs "
+                             f"accelperf installed (pip install accelperf), or give "
+                             f"tokens {{{PLACE!r}: [...]}}") from None
+    model = load_model(MODEL)
+    pid = model.place_id(PLACE)
+    props = model.places[pid].token_type.properties
+    return {PLACE: [dict(zip(props, t)) for t in model.marking(x).tokens.get(pid, ())]}'''
 
 
 _RUNTIME = '''def tokens(x):
