@@ -153,9 +153,11 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     note_backend(backend)
     began = time.perf_counter()
-    result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
-                      trace=trace_out is not None, backend=backend, **limits)
-    note_slow_python(backend, time.perf_counter() - began)
+    try:
+        result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
+                          trace=trace_out is not None, backend=backend, **limits)
+    finally:            # a run stopped past max_commits took the longest of all
+        note_slow_python(backend, time.perf_counter() - began)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)

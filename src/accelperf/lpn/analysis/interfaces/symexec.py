@@ -486,8 +486,14 @@ class Explorer:
             if self.over():
                 raise ExplosionError(f"the time budget ran out exploring {self.model.name!r}")
             if len(path.commits) > MAX_RECORDS:
+                from collections import Counter
+                # the records' most frequent transitions are the loop that keeps firing
+                busiest = Counter(c.transition for c in path.commits).most_common(3)
                 raise AnalysisError(f"a path passed {MAX_RECORDS} commit records without "
-                                    f"ending: does the net stop on its own?")
+                                    f"ending, mostly "
+                                    f"{', '.join(f'{n} ({k:,})' for n, k in busiest)}: "
+                                    f"does the net stop on its own? (`accelperf lpn check` "
+                                    f"finds a loop that never does)")
             fired = False
             for tid in self.order:
                 t = transitions[tid]
