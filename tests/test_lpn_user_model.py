@@ -15,8 +15,12 @@ from accelperf.errors import invalid
 from accelperf.lpn import Net, Out
 
 
-def engine(reader=None):
-    net = Net("dma-compute", input_format="a JSON list of request sizes in bytes")
+def engine(reader=None, params=None):
+    net = Net("dma-compute", params=params,
+              input_format="a JSON list of request sizes in bytes")
+    dma_cpb = net.parameter("dma_cycles_per_beat", 1, doc="DMA cycles per 64-B beat")
+    comp_cpb = net.parameter("compute_cycles_per_beat", 3, doc="compute cycles per beat")
+    wb = net.parameter("writeback_cycles", 10, doc="writeback cycles per request")
     req = net.token_type("Request", "bytes")
     beat = net.token_type("Beat", "beats")
     requests = net.place("requests", req)
@@ -27,10 +31,10 @@ def engine(reader=None):
     net.transition("dma_issue", inputs={requests: 1}, delay=0, outputs={
         to_read: Out(lambda requests: (requests.bytes + 63) // 64,
                      props=lambda requests: {"beats": (requests.bytes + 63) // 64})})
-    net.transition("dma", inputs={to_read: 1}, outputs={buf: 1}, delay=1)
-    net.transition("compute", inputs={buf: 1}, outputs={computed: 1}, delay=3)
+    net.transition("dma", inputs={to_read: 1}, outputs={buf: 1}, delay=dma_cpb)
+    net.transition("compute", inputs={buf: 1}, outputs={computed: 1}, delay=comp_cpb)
     net.transition("writeback", inputs={computed: lambda computed: computed.beats},
-                   outputs={done: Out(1, props={"bytes": 0})}, delay=10)
+                   outputs={done: Out(1, props={"bytes": 0})}, delay=wb)
     net.start, net.done = requests, done
 
     def psi(sizes):
@@ -57,12 +61,12 @@ def psi_dict(sizes):
     return {"requests": [{"bytes": b} for b in sizes]}
 
 
-def engine_list_reader():
-    return engine(reader=psi_list)
+def engine_list_reader(params=None):
+    return engine(reader=psi_list, params=params)
 
 
-def engine_dict_reader():
-    return engine(reader=psi_dict)
+def engine_dict_reader(params=None):
+    return engine(reader=psi_dict, params=params)
 '''
 
 STREAM = '''input = "list(requests.bytes)"
@@ -149,3 +153,29 @@ def test_a_standalone_reader_may_give_either_of_psis_shapes(cli, files, tmp_path
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "14" in run.stdout
+
+
+# ---------------------------------------------------------------- 4: calibrate
+def test_a_fit_that_predicts_nothing_it_did_not_see_is_marked(cli, files, tmp_path):
+    """Physically impossible data (a 4096-byte request 1 cycle slower than a 64-byte
+    one): the fit bends to 15 % on the inputs it fitted and is 1255 % off on each one
+    held out. It once exited 0 without a word and wrote a plain parameter file."""
+    data = tmp_path / "m.csv"
+    data.write_text('input,cycles\n[64],19\n[4096],20\n"[64,64]",32\n"[1,1,1,1]",60\n')
+    out = tmp_path / "p.toml"
+    code, stdout, err = cli("lpn", "calibrate", f"{files}/dma_engine.py:engine",
+                            "--measured", str(data), "--out", str(out))
+    assert code == 0, err
+    warning = "the fit does not predict inputs it was not fitted on: cross-validated max"
+    assert warning in stdout + err
+    assert out.read_text().startswith(f"# WARNING: not a calibration to use: {warning}")
+
+
+def test_unpredictive_is_the_refusal_limit_and_far_above_the_fit():
+    from accelperf.lpn.analysis.interfaces.accuracy import ErrorSummary
+    from accelperf.lpn.calibrate import unpredictive
+    fit = ErrorSummary.of([0.15, -0.10])
+    assert unpredictive(ErrorSummary.of([12.55, 0.2]), fit, ()) is not None
+    assert unpredictive(ErrorSummary.of([0.24, 0.1]), fit, ()) is None   # within 25 %
+    assert unpredictive(ErrorSummary.of([0.28]), ErrorSummary.of([0.2]), ()) is None
+    assert unpredictive(None, fit, ()) is None
