@@ -179,3 +179,18 @@ def test_unpredictive_is_the_refusal_limit_and_far_above_the_fit():
     assert unpredictive(ErrorSummary.of([0.24, 0.1]), fit, ()) is None   # within 25 %
     assert unpredictive(ErrorSummary.of([0.28]), ErrorSummary.of([0.2]), ()) is None
     assert unpredictive(None, fit, ()) is None
+
+
+# ---------------------------------------------------------------- 7: an undecided bound
+@pytest.mark.parametrize("which, said", [("max", "max latency ≥ 146 cycles (a lower bound: "
+                                                 "undecided, 256 class(es)"),
+                                         ("min", "min latency ≤ 146 cycles (an upper bound: "
+                                                 "undecided, 256 class(es)")])
+def test_an_undecided_bound_is_not_headlined_as_a_number(capsys, which, said):
+    """`lpn verify --bound max` out of time printed `max latency 146 cycles (unknown, ...)`
+    where the true max is 155: what the classes solved so far reached, not the bound."""
+    from accelperf.cli.lpn_verify import _print_verdict
+    from accelperf.lpn.analysis.proofs.verify import BoundResult
+    _print_verdict("dma-compute", BoundResult(which, 146, None, 256, 45.0, "unknown",
+                                              "time budget ran out"))
+    assert said in " ".join(capsys.readouterr().out.split())
