@@ -313,6 +313,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     """
     from ..lpn.analysis.interfaces.accuracy import check, choose_form
     from ..lpn.analysis.interfaces.assumptions import failed_assumption
+    from ..lpn.analysis.interfaces.bottleneck import class_bottleneck
     from ..lpn.analysis.interfaces.emit import load_module, module_source
     from ..lpn.analysis.interfaces.interface import check_interface_request
     from ..lpn.analysis.membership import refuse_outside
@@ -407,7 +408,8 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         merged = f", the symbolic run's classes {', '.join(map(str, c.grouped))}" \
             if c.grouped else ""
         console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
-        console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
+        console.print(f"  latency = {c.latency}    [dim]# bottleneck "
+                      f"{class_bottleneck(c, space)}[/dim]")
         console.print(f"  by phase = {_phased_form(c)}", markup=False)
         for k, ph in enumerate(c.phases, 1):
             # a replayed stream: its closed form is what a full pipeline would give

@@ -17,6 +17,7 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from .exact_range import Inexact, exact_values, to_floats, whole_range
+from .bottleneck import runs_label, value_runs
 from .module_text import reader_gives_list
 from .token_stream import StreamInterface, stream_latency
 
@@ -68,13 +69,7 @@ def bottleneck_runs(iface: StreamInterface, limit: int = 100_000) -> list:
     except Inexact:     # SymPy, value by value: the same floats, 100 times slower
         tops = [_top_stages({name: w[0] for name, w in iface.stage_values(
             {**fixed, prop: v}).items()}) for v in range(lo, hi + 1)]
-    runs: list = []
-    for v, best in zip(range(lo, hi + 1), tops):
-        if runs and runs[-1][0] == best:
-            runs[-1][2] = v
-        else:
-            runs.append([best, v, v])
-    return [tuple(r) for r in runs]
+    return value_runs(tops, lo)
 
 
 def _top_stages(works: dict) -> tuple:
@@ -129,13 +124,7 @@ def bottleneck_label(iface: StreamInterface) -> str:
         names = dict.fromkeys(c.bottleneck for c in iface.classes)
         return "; ".join(f"{n} in class(es) " + ", ".join(
             str(c.index) for c in iface.classes if c.bottleneck == n) for n in names)
-    prop = iface.space.place(iface.place).varying()[0]
-    share: dict = {}
-    for stages, lo, hi in runs:
-        share[stages] = share.get(stages, 0) + hi - lo + 1
-    main = max(share, key=share.get)
-    rest = [f"{' = '.join(s)} at {prop} {lo}..{hi}" for s, lo, hi in runs if s != main]
-    return "; ".join([" = ".join(main)] + rest)
+    return runs_label(runs, iface.space.place(iface.place).varying()[0])
 
 
 def stream_module_source(iface: StreamInterface, model, model_spec: str,
