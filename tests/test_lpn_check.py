@@ -118,6 +118,18 @@ def test_an_interface_of_a_net_that_never_stops_names_the_loop():
         interface_for(model, default_space(model))
 
 
+def test_an_input_that_never_finishes_is_written_as_the_space_writes_inputs():
+    """The verifier's note gave the counterexample as tokens ({'start': [{'size': 1},
+    ...]}) though the space says how an input is written."""
+    from accelperf.lpn.analysis.proofs.verify import latency_bound
+    model = _build(_polling())
+    space = space_from_dict(model, {"input": "list(start.size)", "places": {
+        "start": {"count": 2, "properties": {"size": [1, 3]}}}})
+    result = latency_bound(model, space, "max")
+    assert result.status == "does not finish"
+    assert "[1, 1] is the counterexample" in result.note, result.note
+
+
 def test_a_loop_that_a_guard_or_an_outside_input_can_stop_is_not_reported():
     net, job, start, done = _line("turns")
     turn = net.token_type("Turn", "i")
