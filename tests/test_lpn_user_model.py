@@ -194,3 +194,28 @@ def test_an_undecided_bound_is_not_headlined_as_a_number(capsys, which, said):
     _print_verdict("dma-compute", BoundResult(which, 146, None, 256, 45.0, "unknown",
                                               "time budget ran out"))
     assert said in " ".join(capsys.readouterr().out.split())
+
+
+# ---------------------------------------------------------------- 11: a model's own imports
+def test_a_model_file_imports_a_module_beside_it(cli, tmp_path):
+    """`PATH.py:FUNC` once failed with ModuleNotFoundError on `import timing` of a
+    timing.py next to it, which `python PATH.py` finds."""
+    import sys
+    (tmp_path / "user_timing.py").write_text("WRITEBACK = 7\n")
+    (tmp_path / "engine.py").write_text(
+        "from accelperf.lpn import Net\n"
+        "import user_timing\n\n\n"
+        "def build():\n"
+        "    net = Net('beside')\n"
+        "    start, done = net.place('start'), net.place('done')\n"
+        "    net.transition('t', inputs={start: 1}, outputs={done: 1},\n"
+        "                   delay=user_timing.WRITEBACK)\n"
+        "    net.start, net.done = start, done\n"
+        "    net.tokens_from_input = lambda n: [() for _ in range(n)]\n"
+        "    net.default_input = 1\n"
+        "    return net\n")
+    before = list(sys.path)
+    code, out, err = cli("lpn", "simulate", f"{tmp_path}/engine.py:build", "--json")
+    assert code == 0, err
+    assert json.loads(out)["latency"] == 7
+    assert sys.path == before          # the folder is not left on the path
