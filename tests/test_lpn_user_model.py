@@ -219,3 +219,15 @@ def test_a_model_file_imports_a_module_beside_it(cli, tmp_path):
     assert code == 0, err
     assert json.loads(out)["latency"] == 7
     assert sys.path == before          # the folder is not left on the path
+
+
+# ---------------------------------------------------------------- 12: lpn classes
+def test_classes_of_a_stream_its_values_steer_name_both_ways_out(cli, files, tmp_path):
+    space = tmp_path / "no_by_token.toml"
+    space.write_text(STREAM.replace("by_token = true\n", ""))
+    code, _, err = cli("lpn", "classes", f"{files}/dma_engine.py:engine", "--space", str(space))
+    assert code == 2 and "give that place a fixed count" in err
+    assert "by_token = true" in err
+    code, out, err = cli("lpn", "classes", f"{files}/dma_engine.py:engine", "--space",
+                         str(files / "stream.toml"))
+    assert code == 0 and f"over {files / 'stream.toml'}" in out, err

@@ -263,7 +263,8 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
         click.echo(dump_json({"model": model.name, "space": describe(space),
                               "classes": [c.to_dict() for c in classes]}))
         return
-    console.print(f"[bold]{model.name}[/bold]: {len(classes)} input class(es) over {space!r}")
+    console.print(f"[bold]{model.name}[/bold]: {len(classes)} input class(es) over "
+                  f"{space.named}", highlight=False)
     table = Table()
     for col in ("class", "conditions", "commits", "ends"):
         table.add_column(col)

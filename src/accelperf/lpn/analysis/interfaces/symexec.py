@@ -240,9 +240,12 @@ class Explorer:
             # guard, route or read per token stays refused
             error = StreamValueError if what.startswith(("count", "weight")) else \
                 AnalysisError
+            # by_token's classes are of one token, whose values are its own symbols
+            by_token = " (or by_token = true on it: the classes of one token)" \
+                if error is StreamValueError else ""
             raise error(f"the {what} of transition {t.name!r} depends on a stream's "
                         f"token values ({value}): give that place a fixed count in "
-                        f"the space, so each token has its own symbols")
+                        f"the space, so each token has its own symbols{by_token}")
         return value
 
     # ------------------------------------------------------------------ one step
