@@ -543,7 +543,7 @@ def default_space(model: Model) -> InputSpace:
     so an interface covers inputs like the example. The range starts at 1 instead, or at
     the example's least value, where a token with 0 (or 1) alone never reaches the done
     place (a request of 0 bytes that makes no beats): an interface over it would be
-    refused for inputs the model cannot run at all (:func:`_lowest_runnable`)."""
+    refused for inputs the model cannot run at all (:mod:`.space_probe`)."""
     shipped = SHIPPED / f"{model.name}.toml"
     if shipped.is_file():
         return load_space(model, shipped)
@@ -562,42 +562,14 @@ def default_space(model: Model) -> InputSpace:
             values = [t[i] for t in tokens] or [0]
             low = min(0, min(values))
             if low < min(values):
-                low = _lowest_runnable(model, example, model.places[pid].name, i,
-                                       (low, 1, min(values)))
+                from .space_probe import lowest_runnable
+                low = lowest_runnable(model, example, model.places[pid].name, i,
+                                      (low, 1, min(values)))
             props[name] = (low, max(1, max(values)))
         n = len(tokens)
         count = (n, n) if n == 1 else (1, max(100_000, n))
         places.append(PlaceSpace(model.places[pid].name, count, props))
     return InputSpace(tuple(places), (), model.name)
-
-
-PROBE_COMMITS = 100_000
-"""Commits a token alone may take while :func:`default_space` probes a range's low end."""
-
-
-def _lowest_runnable(model: Model, example: dict, place: str, index: int,
-                     candidates: tuple) -> int:
-    """The first of ``candidates`` (ending with the example's own least value) at which
-    the example's first token of ``place``, property ``index`` set to it, reaches the
-    done place alone, the other places as in the example. When even the example's value
-    does not (a net that never stops on its own), the probe says nothing and the first
-    candidate stays."""
-    from ..sim import Interrupted, simulate
-
-    def runs(value) -> bool:
-        token = list(example[place][0])
-        token[index] = value
-        given = {**example, place: [tuple(token)]}
-        try:
-            return simulate(model, model.with_tokens(given),
-                            max_commits=PROBE_COMMITS).latency is not None
-        except Interrupted:
-            raise
-        except ModelError:           # stuck, runs away, or a function fails at the value
-            return False
-    if not runs(candidates[-1]):
-        return candidates[0]
-    return next(v for v in candidates if v == candidates[-1] or runs(v))
 
 
 def describe(space: InputSpace) -> dict:
