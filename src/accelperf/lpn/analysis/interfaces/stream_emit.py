@@ -178,7 +178,10 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
     return "\n".join(lines)
 
 
-_PSI_THROUGH_ACCELPERF = '''def _PSI(x):
+_PSI_THROUGH_ACCELPERF = '''_LOADED = {}      # the model, built once per process
+
+
+def _PSI(x):
     """The model declares no standalone Ψ: its own reads ``x`` where accelperf is
     installed."""
     try:
@@ -187,7 +190,7 @@ _PSI_THROUGH_ACCELPERF = '''def _PSI(x):
         raise OutsideClasses(f"input = {str(x)[:40]} is invalid here: reading it needs "
                              f"accelperf installed (pip install accelperf), or give "
                              f"tokens {{{PLACE!r}: [...]}}") from None
-    model = load_model(MODEL)
+    model = _LOADED.get(MODEL) or _LOADED.setdefault(MODEL, load_model(MODEL))
     pid = model.place_id(PLACE)
     props = model.places[pid].token_type.properties
     return {PLACE: [dict(zip(props, t)) for t in model.marking(x).tokens.get(pid, ())]}'''
