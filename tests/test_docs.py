@@ -251,14 +251,37 @@ def run_console(block: Block, cwd: Path):
             f"--- stderr\n{stderr[-2000:]}")
 
 
-def run_python(block: Block, namespace: dict, cwd: Path):
+def run_python(block: Block, namespace: dict, cwd: Path) -> str:
+    """Run the block; what it printed."""
+    import io
+    import warnings
+
+    from accelperf.errors import FormatNote
     code = compile(block.text, block.where(), "exec")
-    here = os.getcwd()
+    here, out = os.getcwd(), io.StringIO()
     os.chdir(cwd)
     try:
-        exec(code, namespace)
+        # a page's own example reads as written, with no note on an implicit form (the
+        # tutorial's space once left count_range out)
+        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("error", FormatNote)
+            exec(code, namespace)
     finally:
         os.chdir(here)
+    return out.getvalue()
+
+
+def check_printed(block: Block, printed: str):
+    """A ``text`` block right after a ``python`` block shows what that block prints (a
+    page once showed two findings in the other order): its words, in order, as a console
+    block's output (lines starting with ``#`` are the page's words). A text block there
+    that is not output says so with ``<!-- docs-test: skip (reason) -->``."""
+    shown_lines = [line for line in block.text.splitlines()
+                   if line.strip() and not line.lstrip().startswith("#")]
+    word = missing_output(shown_lines, printed)
+    assert word is None, (f"{block.where()}: the python block before it printed no "
+                          f"{word!r} where the page shows it (paste what it prints now)\n"
+                          f"--- printed\n{printed[-3000:]}")
 
 
 def test_only_what_bash_would_expand_sends_a_line_to_bash():
@@ -314,18 +337,22 @@ def test_every_code_block_runs(page, scratch):
     from extracted import reusing_extractions
     from shared_fits import reusing_calibrations, reusing_fits
     namespace = {"__name__": "__docs__"}
-    runnable = [b for b in blocks(page) if b.lang in ("console", "python")]
     name = str(page.relative_to(ROOT))
+    printed = None          # what the python block just before printed
     with reusing_extractions() if name in SHARE_EXTRACTIONS else contextlib.nullcontext(), \
             reusing_fits() if name in SHARE_FITS else contextlib.nullcontext(), \
             reusing_calibrations() if name in SHARE_CALIBRATIONS else contextlib.nullcontext():
-        for block in runnable:
+        for block in blocks(page):
             if block.skip_reason is not None:
+                printed = None
                 continue
+            if block.lang == "text" and printed is not None:
+                check_printed(block, printed)
+            printed = None
             if block.lang == "console":
                 run_console(block, scratch)
-            else:
-                run_python(block, namespace, scratch)
+            elif block.lang == "python":
+                printed = run_python(block, namespace, scratch)
 
 
 def test_the_site_builds_strictly(tmp_path):

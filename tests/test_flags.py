@@ -178,7 +178,8 @@ def test_python_names_the_field_and_the_command_line_the_flag(capsys):
     (["density", "bound", "--algorithm", "matmull", "--hierarchy", "src-map-c"],
      "--algorithm = 'matmull' is invalid: valid algorithms are"),
     (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--prove", "latncy <= 3"],
-     "--prove = 'latncy <= 3' is invalid: not part of the formula language"),
+     "--prove = 'latncy <= 3' is invalid: 'latncy' is no name of this formula (names: "
+     "latency; places by count(P), sum(P.p), P[i].p) (did you mean 'latency'?)"),
     (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--prove", "latency + 3"],
      "--prove = 'latency + 3' is invalid: a condition"),
     (["lpn", "verify", "jpeg-decoder", "--space", "SPACE", "--size", "coef_slots", "--range",
@@ -219,3 +220,17 @@ def test_a_field_is_said_as_a_flag_only_on_a_command_that_has_it(cli, tmp_path):
     assert in_flags("give `input` or `nothing`", None, "lpn calibrate") == \
         "give input or `nothing`"          # a name the table does not know keeps its marks
     assert in_flags("give `input`", None, "lpn simulate") == "give --input"
+
+
+def test_a_models_own_field_reads_the_same_from_every_command():
+    """A Ψ's refusal `request size = 0` read `\`request\` size = 0` inside calibrate's
+    --measured message and `\`requests\` = ...` inside --check's: a field of several
+    words is no flag's name, and one the table does not know loses its marks where it is
+    the value refused."""
+    with pytest.raises(ModelError) as caught:
+        invalid("request size", 0, "a whole number of bytes")
+    assert caught.value.embedded() == "request size = 0 is invalid: a whole number of bytes"
+    assert in_flags("INPUT = '5' is invalid for `check`: `requests` = 5 is invalid: a list",
+                    None, "lpn interface") == \
+        "INPUT = '5' is invalid for --check: requests = 5 is invalid: a list"
+    assert in_flags("leave `nothing` out", None, "lpn interface") == "leave `nothing` out"

@@ -77,6 +77,59 @@ def test_a_self_sustaining_zero_delay_loop_and_the_place_it_fills():
                                     ("zero-delay-loop", "transitions 'spin'")]
 
 
+def _polling(name="poll"):
+    """A new user's engine with a poll loop: one token circles `ring` with delay 1."""
+    net, job, start, done = _line(name)
+    ring = net.place("ring", net.token_type("Tick"), initial=[{}])
+    net.transition("poll", inputs={ring: 1}, outputs={ring: 1}, delay=1)
+    return net
+
+
+def test_a_loop_with_a_delay_that_never_stops_is_reported():
+    """It once passed with "no findings": the run goes on after the work is done, until
+    max_commits, 85 s later on the Python engine."""
+    with pytest.warns(ModelCheckWarning, match="endless: transitions 'poll'"):
+        model = _polling().build()
+    findings = check(model)
+    assert _kinds(findings) == [("endless", "transitions 'poll'")]
+    assert "never ends" in findings[0].message
+
+
+@pytest.mark.parametrize("backend", ["python", "compiled"])
+def test_a_run_stopped_past_max_commits_says_when_the_work_was_done(backend):
+    from accelperf.lpn import simulate
+    from accelperf.lpn.outcome import LimitError
+    from accelperf.lpn.semantics import run
+    model = _build(_polling())
+    with pytest.raises(LimitError) as caught:
+        simulate(model, [3, 4], max_commits=500, backend=backend)
+    headline = str(caught.value).splitlines()[0]
+    assert "2 token(s) had reached the done place 'done', the last at cycle 7" in headline
+    assert "the commits are mostly poll (" in headline and "never stops" in headline
+    assert run(model, model.marking([3, 4]).tokens, max_commits=500).message == headline
+
+
+def test_an_interface_of_a_net_that_never_stops_names_the_loop():
+    from accelperf.lpn.analysis.interfaces.symexec import AnalysisError
+    from accelperf.lpn.analysis.interfaces.token_stream import interface_for
+    from accelperf.lpn.analysis.space import default_space
+    model = _build(_polling())
+    with pytest.raises(AnalysisError, match=r"without ending, mostly poll \("):
+        interface_for(model, default_space(model))
+
+
+def test_an_input_that_never_finishes_is_written_as_the_space_writes_inputs():
+    """The verifier's note gave the counterexample as tokens ({'start': [{'size': 1},
+    ...]}) though the space says how an input is written."""
+    from accelperf.lpn.analysis.proofs.verify import latency_bound
+    model = _build(_polling())
+    space = space_from_dict(model, {"input": "list(start.size)", "places": {
+        "start": {"count": 2, "properties": {"size": [1, 3]}}}})
+    result = latency_bound(model, space, "max")
+    assert result.status == "does not finish"
+    assert "[1, 1] is the counterexample" in result.note, result.note
+
+
 def test_a_loop_that_a_guard_or_an_outside_input_can_stop_is_not_reported():
     net, job, start, done = _line("turns")
     turn = net.token_type("Turn", "i")

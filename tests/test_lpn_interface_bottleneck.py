@@ -85,3 +85,23 @@ def test_a_class_sample_is_inside_the_space(tmp_path):
     model = load_model(f"{path}:build")
     (c,) = input_classes(model, default_space(model))
     assert len(c.sample["items"]) == 1
+
+
+def test_a_bottleneck_that_moves_with_the_input_is_named_with_its_ranges(cli):
+    """The block pipeline's class latency is n_blocks*Max(40, 3*mean_blocks_nnz + 4): its
+    sample (few coefficients) named colour_convert, which bounds only below 12, while
+    entropy decoding bounds the rest of the space (a new user's finding)."""
+    from accelperf.lpn.analysis.interface import extract_interface
+    from accelperf.lpn.analysis.interfaces.bottleneck import class_bottleneck
+    from accelperf.lpn.analysis.space import default_space
+    from accelperf.lpn.library import build
+    from accelperf.notebook import interface_html
+    code, out, _ = cli("lpn", "interface", "block-pipeline")
+    assert code == 0
+    said = ("entropy_decode; colour_convert at mean_blocks_nnz 0..11; entropy_decode = "
+            "colour_convert at mean_blocks_nnz 12")
+    assert f"# bottleneck {said}\n" in out.replace("\n    ", " ")
+    model = build("block-pipeline")
+    iface = extract_interface(model, default_space(model))
+    assert class_bottleneck(iface.classes[0], iface.space) == said
+    assert said in interface_html(iface)          # the notebook's table says the same

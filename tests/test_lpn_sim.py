@@ -288,8 +288,16 @@ def test_unfed_place_and_missing_done():
     with pytest.raises(NetError, match="no done place"):
         net.build()
     net.done = done
-    with pytest.raises(NetError, match="place 'b' is read by t but nothing ever puts a token"):
+    with pytest.raises(NetError, match="place 'b' is taken from by t but nothing ever puts "
+                                       "a token"):            # an input arc: not "read"
         net.build()
+    reader = Net("unfed-read")
+    job = reader.token_type("Job", "size")
+    a, b, done = (reader.place(n, job) for n in ("a", "b", "done"))
+    reader.transition("t", inputs={a: 1}, read={b: 1}, outputs={done: Out(1, copy="a")})
+    reader.start, reader.done = a, done
+    with pytest.raises(NetError, match="place 'b' is read by t but nothing ever puts a token"):
+        reader.build()
 
 
 def test_psi_output_is_checked():

@@ -6,6 +6,7 @@ import re
 from typing import NoReturn
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ANOTHER_WORD = re.compile(r" [A-Za-z_]")
 
 
 class ModelError(ValueError):
@@ -34,7 +35,9 @@ class ModelError(ValueError):
         the command line then says the flag of the inner field as well."""
         text = str(self)
         name = leading_field(text, self.field)
-        return text if name is None else f"`{name}`{text[len(name):]}"
+        if name is None or _ANOTHER_WORD.match(self.field, len(name)):
+            return text     # a field of several words ("request size") is no flag's name
+        return f"`{name}`{text[len(name):]}"
 
 
 def leading_field(text: str, field: str | None) -> str | None:

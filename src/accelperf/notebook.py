@@ -136,9 +136,11 @@ def simulation_html(result) -> str:
 
 
 def interface_html(interface) -> str:
-    """Per input class: its conditions, latency formula and bottleneck."""
+    """Per input class: its conditions, latency formula and bottleneck (where it holds,
+    as `lpn interface` prints it)."""
+    from .lpn.analysis.interfaces.bottleneck import class_bottleneck
     rows = [[c.input_class.index, " and ".join(c.input_class.readable_conditions()) or "the whole space",
-             str(c.latency), c.bottleneck] for c in interface.classes]
+             str(c.latency), class_bottleneck(c, interface.space)] for c in interface.classes]
     return (f"<p><code>{_html.escape(repr(interface))}</code></p>"
             + table(["class", "condition", "latency (cycles)", "bottleneck"], rows))
 

@@ -75,7 +75,7 @@ BY_COMMAND: dict[str, dict[str, str]] = {
 }
 
 _KNOWN = frozenset(FLAGS).union(*BY_COMMAND.values())    # every field the table names
-_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`( = |\[)?")
 
 
 def flag_for(field: str, command: str) -> str | None:
@@ -118,9 +118,10 @@ def in_flags(text: str, field: str | None, command: str) -> str:
     flag = name and flag_for(name, command)
     if flag:
         text = flag + text[len(name):]
-    # a field the table knows but this command has no flag for reads as its plain name
-    return _QUOTED.sub(lambda m: flag_for(m[1], command) or (
-        m[1] if m[1] in _KNOWN else m[0]), text)
+    # a field the table knows but this command has no flag for reads as its plain name,
+    # and so does one it does not know where it is refused (`requests` = [] is invalid)
+    return _QUOTED.sub(lambda m: (flag_for(m[1], command) or (
+        m[1] if m[1] in _KNOWN or m[2] else f"`{m[1]}`")) + (m[2] or ""), text)
 
 
 def quoted(exc: BaseException) -> str:

@@ -153,9 +153,11 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     model = load_model(model_spec, read_params(params_file, param_list, model_spec))
     note_backend(backend)
     began = time.perf_counter()
-    result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
-                      trace=trace_out is not None, backend=backend, **limits)
-    note_slow_python(backend, time.perf_counter() - began)
+    try:
+        result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
+                          trace=trace_out is not None, backend=backend, **limits)
+    finally:            # a run stopped past max_commits took the longest of all
+        note_slow_python(backend, time.perf_counter() - began)
     if trace_out is not None:
         if trace_out.suffix.lower() == ".csv":
             result.write_trace_csv(trace_out)
@@ -261,7 +263,8 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
         click.echo(dump_json({"model": model.name, "space": describe(space),
                               "classes": [c.to_dict() for c in classes]}))
         return
-    console.print(f"[bold]{model.name}[/bold]: {len(classes)} input class(es) over {space!r}")
+    console.print(f"[bold]{model.name}[/bold]: {len(classes)} input class(es) over "
+                  f"{space.named}", highlight=False)
     table = Table()
     for col in ("class", "conditions", "commits", "ends"):
         table.add_column(col)
@@ -277,7 +280,8 @@ def lpn_classes(model_spec, space_path, max_classes, as_json, params_file=None,
 @click.argument("inputs", nargs=-1, metavar="[INPUT ...]")
 @click.option("--space", "space_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Input space (TOML); default: the one shipped for MODEL, else one around "
-                   "its example input (each property from 0 to the example's largest value).")
+                   "its example input (each property from 0, or the least value a token "
+                   "can finish with, to the example's largest value).")
 @click.option("--phases", is_flag=True,
               help="Make the phase-aware form (sum of phases) the module's default.")
 @click.option("--plain", is_flag=True,
@@ -310,6 +314,7 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
     """
     from ..lpn.analysis.interfaces.accuracy import check, choose_form
     from ..lpn.analysis.interfaces.assumptions import failed_assumption
+    from ..lpn.analysis.interfaces.bottleneck import class_bottleneck
     from ..lpn.analysis.interfaces.emit import load_module, module_source
     from ..lpn.analysis.interfaces.interface import check_interface_request
     from ..lpn.analysis.membership import refuse_outside
@@ -404,7 +409,8 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
         merged = f", the symbolic run's classes {', '.join(map(str, c.grouped))}" \
             if c.grouped else ""
         console.print(f"[bold]class {c.input_class.index}[/bold] ({conds}{merged})")
-        console.print(f"  latency = {c.latency}    [dim]# bottleneck {c.bottleneck}[/dim]")
+        console.print(f"  latency = {c.latency}    [dim]# bottleneck "
+                      f"{class_bottleneck(c, space)}[/dim]")
         console.print(f"  by phase = {_phased_form(c)}", markup=False)
         for k, ph in enumerate(c.phases, 1):
             # a replayed stream: its closed form is what a full pipeline would give

@@ -180,10 +180,11 @@ def lpn_calibrate(model_spec, measured, fit_names, folds, uncertainty, starts, o
 
 
 def _params_file(result, command: str) -> str:
-    """The ``--out`` file: a header (a warning first when the fit is refused), the
-    values with a comment on each one the data do not determine, and ``[coverage]``."""
-    header = [f"WARNING: not a calibration to use: {result.refused}"] if result.refused \
-        else []
+    """The ``--out`` file: a header (a warning first when the fit is refused or does not
+    predict the inputs it was not fitted on), the values with a comment on each one the
+    data do not determine, and ``[coverage]``."""
+    why = result.refused or result.unpredictive
+    header = [f"WARNING: not a calibration to use: {why}"] if why else []
     cv = result.cross_validated
     header += [command, f"error after the fit: mean {result.after.mean:.3%}, max "
                         f"{result.after.max:.3%} over {len(result.rows)} inputs" +

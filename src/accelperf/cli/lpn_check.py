@@ -21,8 +21,8 @@ from .common import StrictCommand, console
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lpn_check(model_spec, space_path, as_json):
     """Warnings for a model's author: places that grow without bound, transitions that
-    never fire, Ψ tokens no transition takes, zero-delay loops, a done place nothing
-    fills; each names the element and a fix. Exit status 0 when there is none, 1 when
+    never fire, Ψ tokens no transition takes, zero-delay loops, loops that never end, a
+    done place nothing fills; each names the element and a fix. Exit status 0 when there is none, 1 when
     there is any.
 
     \b

@@ -49,7 +49,8 @@ def stream_interface_command(model, model_spec, iface, values, inputs, out, freq
         return
     console.print(f"[bold]{model.name}[/bold]: a stream of {iface.count[0]}..{iface.count[1]}"
                   f" tokens of {iface.place}, priced token by token "
-                  f"({len(iface.classes)} classes of a token)", highlight=False)
+                  f"({len(iface.classes)} class{'es' * (len(iface.classes) != 1)} of a "
+                  f"token)", highlight=False)
     console.print("  latency = max over stages T of fill_T(first token) + "
                   "Σ_i work_T(token i) + drain_T(last token)   (and the stream recurrence)",
                   markup=False, highlight=False)

@@ -190,8 +190,12 @@ def _print_verdict(name, result) -> None:
         console.print(f"[bold]{name}[/bold]: {d['which']} latency unknown: {d['note']}")
         return
     if "bound" in d:
-        console.print(f"[bold]{name}[/bold]: {d['which']} latency [bold]{d['bound']}[/bold] "
-                      f"cycles ({d['status']}, {_how(d)}, {d['seconds']} s)")
+        # an undecided bound is only what the classes solved reached: never a plain number
+        sign, status = ("", d["status"]) if d["status"] != "unknown" else \
+            ("≥ ", "a lower bound: undecided") if d["which"] == "max" else \
+            ("≤ ", "an upper bound: undecided")
+        console.print(f"[bold]{name}[/bold]: {d['which']} latency {sign}[bold]{d['bound']}"
+                      f"[/bold] cycles ({status}, {_how(d)}, {d['seconds']} s)")
         console.print(f"witness: {d['witness'] if d['witness'] is not None else d['witness_tokens']}"
                       f" simulates to {d['simulated']} cycles")
     elif "holds" in d:

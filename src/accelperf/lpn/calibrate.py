@@ -76,6 +76,7 @@ SPREAD_FACTOR = 10         # refuse a best fit this many times the duplicates' s
 UNFIT_FLOOR = 0.01         # ... but never below 1 % (identical duplicates)
 POORLY = 0.1               # an interval wider than ±10 % of the value: poorly determined
 UNFIT_ERROR = 0.25         # without duplicates: refuse a best fit 25 % off on some input
+UNPREDICTIVE_FACTOR = 2    # warn when cross-validation is this many times the fit's error
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,9 @@ class Duplicate:
 class Calibration:
     """What a fit found (see the module docstring); ``values()`` are the fitted values.
     ``refused`` is set (one line) when the best fit is far off the measurements
-    (:func:`unfit`): the values are then the best found, not a calibration to use."""
+    (:func:`unfit`): the values are then the best found, not a calibration to use.
+    ``unpredictive`` (one line, also a warning) when it fits the measurements but does
+    not predict those it was not fitted on (:func:`unpredictive`)."""
 
     model: str
     parameters: tuple[FittedParameter, ...]
@@ -152,6 +155,7 @@ class Calibration:
     refused: str | None = None
     coverage: Coverage | None = field(default=None, repr=False)
     folds: int | None = None        # of the cross-validation; None when there was none
+    unpredictive: str | None = None  # one line when it does not predict unseen inputs
 
     def values(self) -> dict[str, int]:
         return {p.name: p.fitted for p in self.parameters}
@@ -202,7 +206,7 @@ class Calibration:
                 "starts": self.starts, "starts_agreeing": self.agreeing,
                 "duplicates": [{"input": d.name, "cycles": list(d.cycles),
                                 "spread": d.spread} for d in self.duplicates],
-                "refused": self.refused,
+                "refused": self.refused, "unpredictive": self.unpredictive,
                 "worst": [row(r) for r in self.worst()],
                 "inputs": [row(r) for r in self.rows],
                 "uncertainty_method": self.uncertainty_method,
@@ -246,20 +250,43 @@ def duplicates(measurements) -> tuple[Duplicate, ...]:
     return tuple(Duplicate(n, tuple(c)) for n, c in by_name.items() if len(c) > 1)
 
 
+def error_limit(repeats: tuple[Duplicate, ...]) -> tuple[float, str]:
+    """The largest relative error the measurements themselves allow a fit (module
+    docstring, *Refusal*), and the words that say where it comes from."""
+    spread = max((d.spread for d in repeats), default=0.0)
+    limit = max(SPREAD_FACTOR * spread, UNFIT_FLOOR) if repeats else UNFIT_ERROR
+    basis = (f"{SPREAD_FACTOR}x the duplicates' spread {spread:.2%}" if repeats and
+             SPREAD_FACTOR * spread > UNFIT_FLOOR else f"{limit:.0%}")
+    return limit, basis
+
+
 def unfit(rows, repeats: tuple[Duplicate, ...]) -> str | None:
     """One line when the best fit is far above what the measurements themselves allow
     (module docstring, *Refusal*), else None."""
     worst = sorted(rows, key=lambda r: -abs(r.error))
-    spread = max((d.spread for d in repeats), default=0.0)
-    limit = max(SPREAD_FACTOR * spread, UNFIT_FLOOR) if repeats else UNFIT_ERROR
+    limit, basis = error_limit(repeats)
     if not worst or abs(worst[0].error) <= limit:
         return None
-    basis = (f"{SPREAD_FACTOR}x the duplicates' spread {spread:.2%}" if repeats and
-             SPREAD_FACTOR * spread > UNFIT_FLOOR else f"{limit:.0%}")
     named = "; ".join(f"{r.name}: measured {r.measured}, best {r.simulated} "
                       f"({r.error:+.1%})" for r in worst[:3] if abs(r.error) > limit)
     return (f"the model cannot reach the measurements: the best fit is still "
             f"{abs(worst[0].error):.1%} off, above {basis} ({named})")
+
+
+def unpredictive(cv: ErrorSummary | None, after: ErrorSummary,
+                 repeats: tuple[Duplicate, ...]) -> str | None:
+    """One line when the fit does not predict the inputs it was not fitted on: its
+    cross-validated largest error is above the limit a fit is refused at
+    (:func:`error_limit`) and :data:`UNPREDICTIVE_FACTOR` times its largest error on the
+    inputs it fitted (a model that bends to impossible data fits them and predicts
+    nothing), else None."""
+    limit, basis = error_limit(repeats)
+    if cv is None or cv.max <= limit or cv.max <= UNPREDICTIVE_FACTOR * after.max:
+        return None
+    return (f"the fit does not predict inputs it was not fitted on: cross-validated max "
+            f"{cv.max:.1%} (mean {cv.mean:.1%}) against {after.max:.1%} on the inputs "
+            f"fitted, above {basis}; measure more varied inputs, or check that the model "
+            f"can reach the measurements")
 
 
 def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = None,
@@ -334,17 +361,20 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     rows1 = tuple(InputError(m.name, m.cycles, whole(v)) for m, v in zip(measurements, lat1))
     with quiet_numpy():
         cv = cross_validate(fitter, origin, names, folds)
+    after = ErrorSummary.of(r.error for r in rows1)
+    doubt = unpredictive(cv, after, repeats)
+    warnings += [] if doubt is None else [doubt]
     params = tuple(Parameter(n, values[n], vary=n in names, bounds=p.bounds,
                              default=p.default, start=origin[n],
                              identified=n not in found.unidentified,
                              integer=True).with_estimate(estimates.get(n))
                    for n, p in spec.items())
     return Calibration(fitter.model_name, params, ErrorSummary.of(r.error for r in rows0),
-                       ErrorSummary.of(r.error for r in rows1), cv, rows1, rows0,
+                       after, cv, rows1, rows0,
                        tuple(warnings), fitter.simulations, uncertainty, best.starts,
                        best.agreeing, found, repeats, unfit(rows1, repeats),
                        coverage_of(fitter, values, names, found),
-                       None if cv is None else fold_count(folds, len(measurements)))
+                       None if cv is None else fold_count(folds, len(measurements)), doubt)
 
 
 def settled(found: Identification, values, origin) -> Identification:
@@ -384,4 +414,4 @@ def cross_validate(fitter: Fitter, origin, names, folds: int,
 
 __all__ = ["TraceAlignment", "align_trace", "Measurement", "InputError", "Duplicate",
            "FittedParameter", "Calibration", "Fitter", "calibrate", "check_measurements",
-           "whole", "duplicates", "unfit", "cross_validate"]
+           "whole", "duplicates", "unfit", "unpredictive", "error_limit", "cross_validate"]

@@ -9,6 +9,10 @@ Each finding is a :class:`Finding` naming the element and a suggested fix. The c
   simulator's rule R6 stops such a run with ``max_firings_per_cycle``). A zero-delay cycle
   that a guard, an inhibitor or an outside input can stop is legitimate (a round-robin
   turn pointer) and not reported.
+* ``endless`` — a self-sustaining cycle (below) with a delay that is not 0 and a way for
+  a token to enter it (initial tokens, the start place or an arc from outside): once it
+  holds the token it fires forever, so a run never ends on its own; the simulator stops
+  it at ``max_commits`` (R8), long after the work is done (a polling loop).
 * ``unbounded`` — a place fed by a self-sustaining cycle: a cycle of transitions each of
   which takes tokens only from places of the cycle, with constant weights, no guard or
   inhibitor, and unconditional outputs (not routes) that give back at least what it takes. Once such a cycle
@@ -45,7 +49,7 @@ class ModelCheckWarning(UserWarning):
     """A finding of :func:`structural_findings`, raised as a warning by ``Net.build()``."""
 
 
-KINDS = ("no-done", "zero-delay-loop", "unbounded", "unconnected", "psi-unused",
+KINDS = ("no-done", "zero-delay-loop", "endless", "unbounded", "unconnected", "psi-unused",
          "never-fires")
 
 
@@ -133,6 +137,7 @@ def _loop_findings(model: Model) -> list[Finding]:
     found = []
     for members in _closed_cycles(model):
         names = " -> ".join(repr(t.name) for t in members)
+        taken = {p for t in members for p in t.inputs}
         if all(_constant(t.delay) == 0 and _constant(t.initiation_interval) == 0
                for t in members):
             found.append(Finding(
@@ -140,7 +145,14 @@ def _loop_findings(model: Model) -> list[Finding]:
                 "every delay on this self-sustaining cycle is 0: once a token circles it, "
                 "time never advances", "give one of them a delay of at least 1 cycle, or "
                 "a guard or an input from outside the cycle that stops it"))
-        taken = {p for t in members for p in t.inputs}
+        elif _marked(model, members, taken):
+            found.append(Finding(
+                "endless", f"transitions {names}",
+                "this self-sustaining cycle gets a token (initial, from the input or from "
+                "outside) and takes only tokens it gives back, so it fires forever: a run "
+                "never ends on its own and stops only at max_commits", "make it take a "
+                "token from outside the cycle on every lap (one per input item), or stop "
+                "it with a guard or an inhibitor"))
         for p in sorted({a.place for t in members for a in t.outputs} - taken):
             place = model.places[p]
             if any(q.capacity_of == place.name for q in model.places):
@@ -152,6 +164,15 @@ def _loop_findings(model: Model) -> list[Finding]:
                 f"bound {place.name!r} with capacity=..., or make the cycle take a token "
                 "from outside it (an input item, a credit) on every lap"))
     return found
+
+
+def _marked(model: Model, members: list, taken: set) -> bool:
+    """Whether a token can enter one of the places a cycle takes from: initial tokens,
+    the start place (Ψ) or an arc of a transition outside the cycle."""
+    ids = {t.id for t in members}
+    starts = model.start if isinstance(model.start, (list, tuple)) else [model.start]
+    outside = {p for t in model.transitions if t.id not in ids for p, _ in _arcs(t)}
+    return any(model.initial.get(p) or p in starts or p in outside for p in taken)
 
 
 def _dead_transitions(model: Model, filled_by_psi=()) -> list[Finding]:

@@ -52,7 +52,7 @@ from .net import Marking, Model, TokenArray
 from .outcome import (Interrupted, LimitError, SimulationError, build_result, report_marking,
                       verdict)
 from .semantics import (NO_ROUTE, Firing, FiringError, below_zero, firing_failed, in_cycles,
-                        stalled, stuck_places, too_few_to_copy)
+                        past_max_commits, stalled, stuck_places, too_few_to_copy)
 
 # The engine calls the interpreter's C API (tokens.c), resolved when it is loaded; macOS
 # links a shared library with unresolved symbols only when told to.
@@ -325,8 +325,9 @@ class CompiledEngine:
             message, cls = (f"interrupted at cycle {cyc(r.now)} after {r.total} commits",
                             Interrupted)
         elif r.status == R_MAX_COMMITS:
-            message, cls = (f"stopped at cycle {cyc(r.now)} after {r.total} commits, past "
-                            f"max_commits = {limit_commits}"), LimitError
+            message, cls = past_max_commits(model, cyc(r.now), r.total, limit_commits,
+                                            cyc(r.done_time), r.done_count,
+                                            commits), LimitError
         else:
             message, cls = stalled(cyc(r.now), limit_cycle), LimitError
         raise cls(message, report(message), result)

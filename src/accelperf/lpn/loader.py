@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 from ..errors import ModelError
@@ -31,6 +33,30 @@ def _load(spec: str, params: dict) -> Model:
     path = Path(path_text)
     if not path.is_file():
         raise ModelError(f"MODEL = {spec!r} is invalid: no file {path_text!r}")
+    with _beside(path):
+        return _built(spec, path_text, func_name, params)
+
+
+@contextlib.contextmanager
+def _beside(path: Path):
+    """The model file's folder first on ``sys.path`` while it is imported and built, as
+    ``python file.py`` has it, so it imports a module beside it (a user's helpers); then
+    taken off again, so that folder's names do not shadow others for the rest of the
+    run (what it imported stays imported)."""
+    folder = str(path.resolve().parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
+def _built(spec: str, path_text: str, func_name: str, params: dict) -> Model:
+    """Import the model file ``path_text`` and build its ``func_name`` (see :func:`_load`)."""
+    path = Path(path_text)
     module_spec = importlib.util.spec_from_file_location(f"accelperf_user_{path.stem}", path)
     module = importlib.util.module_from_spec(module_spec)
     try:

@@ -578,12 +578,16 @@ class Net:
         for name, p in places.items():
             pid = index[name]
             if pid not in fed and pid not in initial and name not in starts:
-                consumers = [t.name for t in transitions
-                             if pid in t.inputs or pid in (p for p, _ in t.reads)]
-                if consumers:
-                    raise NetError(f"place {name!r} is read by {', '.join(consumers)} but "
-                                   f"nothing ever puts a token in it (no producer, no initial "
-                                   f"tokens, not the start place)")
+                # an input arc takes from the place, a read arc only reads it
+                takers = [t.name for t in transitions if pid in t.inputs]
+                readers = [t.name for t in transitions if pid in (q for q, _ in t.reads)]
+                if takers or readers:
+                    users = " and ".join(
+                        [f"taken from by {', '.join(takers)}"] * bool(takers) +
+                        [f"read by {', '.join(readers)}"] * bool(readers))
+                    raise NetError(f"place {name!r} is {users} but nothing ever puts a "
+                                   f"token in it (no producer, no initial tokens, not the "
+                                   f"start place)")
         model = Model(self.name, tuple(places.values()), transitions,
                       None if start_name is None else index[start_name], index[done_name],
                       initial, self.tokens_from_input, self.default_input, self.description,

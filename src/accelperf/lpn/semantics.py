@@ -419,8 +419,9 @@ def run(model: Model, marking: dict, *, max_time: float = math.inf,
                 if into_done:
                     latency, done_tokens = state.now, done_tokens + into_done
                 if sum(commits) > max_commits:
-                    return finish("max_commits", f"stopped at cycle {cyc(state.now)} after "
-                                  f"{sum(commits)} commits, past max_commits = {max_commits}")
+                    return finish("max_commits", past_max_commits(
+                        model, cyc(state.now), sum(commits), max_commits, cyc(latency),
+                        done_tokens, commits))
             try:
                 while True:
                     ready = _lowest_ready(model, state)
@@ -500,6 +501,30 @@ def stalled(now: int, limit: int) -> str:
     return (f"stopped at cycle {now}: more than {limit} firings started without the clock "
             f"moving (a loop of zero-delay transitions?); raise max_firings_per_cycle if this "
             f"is real work")
+
+
+def past_max_commits(model: Model, now, total: int, limit: int, done_time, done_count: int,
+                     commits) -> str:
+    """The message of a run stopped by R8's limit on commits. A run that goes on after
+    its work is done (a loop that never stops on its own) is told by when the done place
+    last got a token and which transitions make most of the commits. Times in cycles;
+    ``commits[i]``: transition i's commits."""
+    text = f"stopped at cycle {now} after {total} commits, past max_commits = {limit}"
+    if done_count:
+        text += (f"; {done_count} token(s) had reached the done place "
+                 f"{model.places[model.done].name!r}, the last at cycle {done_time}")
+    busiest, covered = [], 0
+    for t in sorted(model.transitions, key=lambda t: -commits[t.id])[:3]:
+        if covered >= 0.9 * total:
+            break
+        busiest.append(f"{t.name} ({commits[t.id]:,})")
+        covered += commits[t.id]
+    text += f"; the commits are mostly {', '.join(busiest)}"
+    if done_count and now - done_time > done_time:   # idle at done longer than it took
+        text += (f"; nothing reached the done place in the {now - done_time:,} cycles "
+                 f"since: a loop that never stops on its own? (`accelperf lpn check` "
+                 f"finds one)")
+    return text
 
 
 def _ids(lists) -> list[list[int]]:

@@ -29,7 +29,8 @@ from .net import Marking, Model
 from .outcome import (DeadlockError, Interrupted, LimitError, SimResult,  # noqa: F401
                       SimulationError, build_result, report_marking, verdict)
 from .semantics import (DEFAULT_MAX_COMMITS, DEFAULT_MAX_FIRINGS_PER_CYCLE, Firing,
-                        FiringError, dirty_lists, firing_failed, in_cycles, stalled)
+                        FiringError, dirty_lists, firing_failed, in_cycles, past_max_commits,
+                        stalled)
 
 
 def _check_limit(name: str, value, default=math.inf):
@@ -214,8 +215,9 @@ def simulate(model: Model, user_input=None, *, max_time: int | None = None,
                 if firings is not None:
                     firings.append(Firing(transitions[tid].name, cyc(start), cyc(now)))
                 if total > limit_commits:
-                    raise fail(f"stopped at cycle {cyc(now)} after {total} commits, past "
-                               f"max_commits = {limit_commits}", LimitError)
+                    raise fail(past_max_commits(model, cyc(now), total, limit_commits,
+                                                cyc(done_box[0]), done_box[1], commits),
+                               LimitError)
     except (FiringError, EvaluationError) as exc:
         raise fail(firing_failed(transitions[tid], cyc(now), exc)) from None
     except KeyboardInterrupt:

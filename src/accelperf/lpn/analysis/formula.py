@@ -162,6 +162,12 @@ def translate(text: str, places: dict[str, Tokens], names: dict | None = None,
             if key not in table:
                 fail(node, f"{base.op} has no {key!r}")
             return table[key]
+        known = sorted(n for n, v in names.items() if not isinstance(v, dict))
+        if node.kind == "name" and known:       # a typo of a name it binds (latncy)
+            from ...parameters import nearest
+            fail(node, f"{node.op!r} is no name of this formula (names: "
+                       f"{', '.join(known)}; places by count(P), sum(P.p), P[i].p)"
+                       f"{nearest(node.op, known)}")
         if node.kind != "call":
             refuse(node, "syntax")
         name, args = node.op, node.args

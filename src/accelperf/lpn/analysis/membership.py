@@ -21,7 +21,10 @@ def outside(model: Model, space: InputSpace, user_input) -> str | None:
     import z3
 
     from .formula import Tokens
-    marking = model.marking(user_input)
+    from .interfaces.accuracy import is_tokens
+    # tokens in the space's terms are simulated as given (accuracy.simulated_latency)
+    marking = model.with_tokens(user_input) if is_tokens(model, user_input) else \
+        model.marking(user_input)
     values = {}
     for p in space.places:
         pid = model.place_id(p.place)

@@ -110,6 +110,11 @@ class InputSpace:
                  for p in self.places]
         return f"InputSpace({', '.join(parts)}; {len(self.constraints)} constraint(s))"
 
+    @property
+    def named(self) -> str:
+        """The space as a message names it: its file, else its places and counts."""
+        return repr(self) if self.origin == "space" else self.origin
+
     def place(self, name: str) -> PlaceSpace:
         return next(p for p in self.places if p.place == name)
 
@@ -535,13 +540,18 @@ def default_space(model: Model) -> InputSpace:
     structure of its example input (:func:`structure_space`); else a space around the
     model's own example input: its places and token counts as streams from 1 to 100,000
     tokens, each property between 0 and the largest value the example uses (at least 1),
-    so an interface covers inputs like the example."""
+    so an interface covers inputs like the example. The range starts at 1 instead, or at
+    the example's least value, where a token with 0 (or 1) alone never reaches the done
+    place (a request of 0 bytes that makes no beats): an interface over it would be
+    refused for inputs the model cannot run at all (:mod:`.space_probe`)."""
     shipped = SHIPPED / f"{model.name}.toml"
     if shipped.is_file():
         return load_space(model, shipped)
     if model.declared.structure is not None:
         return structure_space(model, model.default_input)
     marking = model.marking()
+    example = {model.places[pid].name: [tuple(t) for t in tokens]
+               for pid, tokens in marking.tokens.items() if pid not in model.initial}
     places = []
     for pid, tokens in marking.tokens.items():
         if pid in model.initial:
@@ -550,7 +560,12 @@ def default_space(model: Model) -> InputSpace:
         props = {}
         for i, name in enumerate(ttype.properties):
             values = [t[i] for t in tokens] or [0]
-            props[name] = (min(0, min(values)), max(1, max(values)))
+            low = min(0, min(values))
+            if low < min(values):
+                from .space_probe import lowest_runnable
+                low = lowest_runnable(model, example, model.places[pid].name, i,
+                                      (low, 1, min(values)))
+            props[name] = (low, max(1, max(values)))
         n = len(tokens)
         count = (n, n) if n == 1 else (1, max(100_000, n))
         places.append(PlaceSpace(model.places[pid].name, count, props))

@@ -29,7 +29,8 @@ from ...expr import parameter_name
 from .critical import ASSUMPTION
 from .handover import ASSUMPTION as HANDOVER_ASSUMPTION
 from .handover import handover
-from .module_text import API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, rotation_source
+from .module_text import (API_SOURCE, HELPERS_SOURCE, RUNS_SOURCE, reader_gives_list,
+                          rotation_source)
 from .interface import COUPLING, PATH, ClassInterface, Interface
 from .schedule import REPLAY_SOURCE
 from .simplify import simplified
@@ -350,7 +351,12 @@ class OutsideClasses(ValueError):
     adapter = model.declared.reader
     if adapter is not None:
         src = textwrap.dedent(inspect.getsource(adapter))
-        src = src.replace(f"def {adapter.__name__}(", "def _psi(", 1)
+        if reader_gives_list(model):
+            start = model.places[model.start].name
+            src = src.replace(f"def {adapter.__name__}(", "def _psi_start(", 1) + \
+                f"\n\ndef _psi(x):\n    return {{{start!r}: _psi_start(x)}}\n"
+        else:
+            src = src.replace(f"def {adapter.__name__}(", "def _psi(", 1)
         body += "\n\n# The model's Ψ (its tokens_from_input), standalone.\n" + src
     else:
         body += "\n\n_psi = None\n"

@@ -530,7 +530,7 @@ def extract_interface(model: Model, space: InputSpace, *, max_classes: int = DEF
     found = input_classes(model, space, max_classes=max_classes, by_token=False)
     classes = [c for c in found if not c.stuck]
     if not classes:
-        raise AnalysisError(f"space = {space!r} is invalid for an interface: every input "
+        raise AnalysisError(f"space = {space.named} is invalid for an interface: every input "
                             f"in it deadlocks ({', '.join(found[0].stuck)} keep work), so "
                             f"no class has a latency; see `accelperf lpn classes`")
     solver = Solver(space_constraints(space))
@@ -567,7 +567,7 @@ def check_interface_request(model: Model, space: InputSpace | None = None) -> No
         raise AnalysisError(f"model = {model.name!r} is invalid for an interface: it has no "
                             f"start place (set net.start to the place its input fills)")
     if space is not None and not Solver(space_constraints(space)).possible([]):
-        raise AnalysisError(f"space = {space!r} is invalid: no input meets its ranges and "
+        raise AnalysisError(f"space = {space.named} is invalid: no input meets its ranges and "
                             f"constraints ({'; '.join(space.constraints) or 'ranges'}), so "
                             f"every input class would be empty")
 

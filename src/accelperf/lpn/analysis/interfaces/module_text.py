@@ -11,6 +11,17 @@ import inspect
 import re
 import textwrap
 
+def reader_gives_list(model) -> bool:
+    """Whether the model's standalone reader (``model.declared.reader``) gives the start
+    place's tokens as a list, as Ψ may, rather than ``{place: tokens}``: asked of the
+    model's example input. The modules read ``{place: tokens}``, so such a reader is
+    wrapped where it is copied in."""
+    try:
+        return isinstance(model.declared.reader(model.default_input), list)
+    except Exception:      # noqa: BLE001 - a reader that refuses the example: as declared
+        return False
+
+
 RUNS_SOURCE = '''
 def _runs(stream, gaps, period, first, ahead):
     """Cycles of a stream, one period (the tokens after which every stage has done

@@ -17,6 +17,8 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from .exact_range import Inexact, exact_values, to_floats, whole_range
+from .bottleneck import runs_label, value_runs
+from .module_text import reader_gives_list
 from .token_stream import StreamInterface, stream_latency
 
 
@@ -67,13 +69,7 @@ def bottleneck_runs(iface: StreamInterface, limit: int = 100_000) -> list:
     except Inexact:     # SymPy, value by value: the same floats, 100 times slower
         tops = [_top_stages({name: w[0] for name, w in iface.stage_values(
             {**fixed, prop: v}).items()}) for v in range(lo, hi + 1)]
-    runs: list = []
-    for v, best in zip(range(lo, hi + 1), tops):
-        if runs and runs[-1][0] == best:
-            runs[-1][2] = v
-        else:
-            runs.append([best, v, v])
-    return [tuple(r) for r in runs]
+    return value_runs(tops, lo)
 
 
 def _top_stages(works: dict) -> tuple:
@@ -128,13 +124,7 @@ def bottleneck_label(iface: StreamInterface) -> str:
         names = dict.fromkeys(c.bottleneck for c in iface.classes)
         return "; ".join(f"{n} in class(es) " + ", ".join(
             str(c.index) for c in iface.classes if c.bottleneck == n) for n in names)
-    prop = iface.space.place(iface.place).varying()[0]
-    share: dict = {}
-    for stages, lo, hi in runs:
-        share[stages] = share.get(stages, 0) + hi - lo + 1
-    main = max(share, key=share.get)
-    rest = [f"{' = '.join(s)} at {prop} {lo}..{hi}" for s, lo, hi in runs if s != main]
-    return "; ".join([" = ".join(main)] + rest)
+    return runs_label(runs, iface.space.place(iface.place).varying()[0])
 
 
 def stream_module_source(iface: StreamInterface, model, model_spec: str,
@@ -178,12 +168,32 @@ def stream_module_source(iface: StreamInterface, model, model_spec: str,
     adapter = model.declared.reader
     lines += ["", "", inspect.getsource(stream_latency).rstrip(), "", ""]
     if adapter is not None:
-        lines += [inspect.getsource(adapter).rstrip(), "", "",
-                  f"_PSI = {adapter.__name__}"]
+        lines += [inspect.getsource(adapter).rstrip(), "", ""]
+        lines.append(f"def _PSI(x):\n    return {{{model.places[model.start].name!r}: "
+                     f"{adapter.__name__}(x)}}" if reader_gives_list(model) else
+                     f"_PSI = {adapter.__name__}")
     else:
-        lines.append("_PSI = None")
+        lines.append(_PSI_THROUGH_ACCELPERF)
     lines += ["", "", _RUNTIME]
     return "\n".join(lines)
+
+
+_PSI_THROUGH_ACCELPERF = '''_LOADED = {}      # the model, built once per process
+
+
+def _PSI(x):
+    """The model declares no standalone Ψ: its own reads ``x`` where accelperf is
+    installed."""
+    try:
+        from accelperf.lpn.loader import load_model
+    except ImportError:
+        raise OutsideClasses(f"input = {str(x)[:40]} is invalid here: reading it needs "
+                             f"accelperf installed (pip install accelperf), or give "
+                             f"tokens {{{PLACE!r}: [...]}}") from None
+    model = _LOADED.get(MODEL) or _LOADED.setdefault(MODEL, load_model(MODEL))
+    pid = model.place_id(PLACE)
+    props = model.places[pid].token_type.properties
+    return {PLACE: [dict(zip(props, t)) for t in model.marking(x).tokens.get(pid, ())]}'''
 
 
 _RUNTIME = '''def tokens(x):

@@ -62,7 +62,7 @@ from .one_shot import one_shot_refusal, one_shot_stages
 from .solver import Solver
 from .simplify import simplified
 from .symrecords import (AnalysisError, Commit, ExplosionError, Path, StreamValueError,
-                         SymToken)
+                         SymToken, busiest, steered_by_values)
 from ..space import (InputSpace, count_symbol, mean_symbol, space_constraints, symbol_ranges,
                     token_symbol)
 
@@ -236,13 +236,7 @@ class Explorer:
             same = self.solver.constant(value, self.ranges)
             if same is not None:
                 return same
-            # a count or weight per token is priced token by token (token_stream); a
-            # guard, route or read per token stays refused
-            error = StreamValueError if what.startswith(("count", "weight")) else \
-                AnalysisError
-            raise error(f"the {what} of transition {t.name!r} depends on a stream's "
-                        f"token values ({value}): give that place a fixed count in "
-                        f"the space, so each token has its own symbols")
+            raise steered_by_values(what, t.name, value)
         return value
 
     # ------------------------------------------------------------------ one step
@@ -487,7 +481,9 @@ class Explorer:
                 raise ExplosionError(f"the time budget ran out exploring {self.model.name!r}")
             if len(path.commits) > MAX_RECORDS:
                 raise AnalysisError(f"a path passed {MAX_RECORDS} commit records without "
-                                    f"ending: does the net stop on its own?")
+                                    f"ending, mostly {busiest(path.commits)}: does the net "
+                                    f"stop on its own? (`accelperf lpn check` finds a loop "
+                                    f"that never does)")
             fired = False
             for tid in self.order:
                 t = transitions[tid]

@@ -17,6 +17,27 @@ class StreamValueError(AnalysisError):
     weight (:mod:`.token_stream` prices such a stream token by token)."""
 
 
+def steered_by_values(what: str, transition: str, value) -> AnalysisError:
+    """The refusal of a value of a stream's tokens that steers the net: a count or weight
+    per token is priced token by token (:class:`StreamValueError`, :mod:`.token_stream`),
+    a guard, route or read per token stays refused. by_token's classes are of one token,
+    whose values are its own symbols, so they take a count or weight too."""
+    counted = what.startswith(("count", "weight"))
+    return (StreamValueError if counted else AnalysisError)(
+        f"the {what} of transition {transition!r} depends on a stream's token values "
+        f"({value}): give that place a fixed count in the space, so each token has its "
+        f"own symbols" + (" (or by_token = true on it: the classes of one token)"
+                          if counted else ""))
+
+
+def busiest(commits) -> str:
+    """The transitions with the most of ``commits`` (records): on a path that does not
+    end, the loop that keeps firing."""
+    from collections import Counter
+    top = Counter(c.transition for c in commits).most_common(3)
+    return ", ".join(f"{name} ({n:,})" for name, n in top)
+
+
 class ExplosionError(ModelError):
     """The input space splits into more paths than the configured limit."""
 

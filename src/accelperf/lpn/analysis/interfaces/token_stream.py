@@ -208,13 +208,13 @@ def extract_stream_interface(model: Model, space: InputSpace, *,
     began = time.perf_counter()
     one = one_token_space(space)
     if one is None:
-        raise AnalysisError(f"space = {space!r} is invalid for a token-by-token interface: "
+        raise AnalysisError(f"space = {space.named} is invalid for a token-by-token interface: "
                             f"it needs exactly one place with a token-count range")
     ps = next(p for p in space.places if p.stream)
     found = input_classes(model, one, max_classes=max_classes, by_token=False)
     stuck = [c for c in found if c.stuck]
     if stuck:
-        raise AnalysisError(f"space = {space!r} is invalid for an interface: a token "
+        raise AnalysisError(f"space = {space.named} is invalid for an interface: a token "
                             f"{stuck[0].sample} alone leaves work in "
                             f"{', '.join(stuck[0].stuck)}")
     solver = Solver(space_constraints(one))
@@ -322,7 +322,13 @@ def _points(model: Model, space: InputSpace, cls, solver: Solver) -> list:
 def _alone(model: Model, space: InputSpace, point: dict) -> dict:
     """A token alone, simulated: per stage its first start, last start, last commit."""
     from ...sim import simulate
-    run = simulate(model, marking_of(model, tokens_for(space, model, point)), trace=True)
+    tokens = tokens_for(space, model, point)
+    run = simulate(model, marking_of(model, tokens), trace=True)
+    if run.latency is None:       # the symbolic run saw no stuck work: none reached done
+        done = model.places[model.done].name
+        raise AnalysisError(f"space = {space.named} is invalid for an interface: a token "
+                            f"{tokens} alone never reaches the done place {done!r}; narrow "
+                            f"the space to inputs the model finishes")
     start, last_start, finish = {}, {}, {}
     for f in run.trace:
         start.setdefault(f.transition, f.start)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ....errors import invalid
+from ....errors import ModelError, invalid
 from .encoding import SAMPLE_MAX_COMMITS, VerificationError, simulate_sample
 from .refine import Problem, TraceClass, drawn_sample, follow, initial_marking
 
@@ -163,9 +163,15 @@ def simulate_witness(problem: Problem, cls: TraceClass, z3model, claimed: int | 
 def why_not_proved(problem: Problem, what: str) -> str:
     """Why a result over ``problem`` is not a proof ("" when it is)."""
     if problem.unfinished is not None:
-        drawn = drawn_sample(problem.space, problem.variables, problem.unfinished[0])
-        return (f"an input of the space does not run to the end ({problem.unfinished[1]}): "
-                f"{drawn} is the counterexample; no {what} holds for it")
+        z3model, message = problem.unfinished
+        drawn = drawn_sample(problem.space, problem.variables, z3model)
+        try:        # as the witness is written: in the space's `input` format
+            shown = _user_input(problem, z3model, drawn,
+                                initial_marking(problem.model, problem.space, drawn))
+        except ModelError:          # Ψ refuses it: its tokens say what it is
+            shown = drawn
+        return (f"an input of the space does not run to the end ({message}): "
+                f"{shown} is the counterexample; no {what} holds for it")
     if not problem.complete:
         return (f"{problem.cut_short or 'time budget ran out'}: {what} over the "
                 f"{len(problem.classes)} class(es) found so far")
