@@ -15,13 +15,20 @@ from ..net import Model
 from .space import InputSpace
 
 
+def is_tokens(model: Model, x) -> bool:
+    """Whether ``x`` is tokens in a space's terms ({place: [{property: value}]}) rather
+    than an input for the model's Ψ."""
+    names = {p.name for p in model.places}
+    return isinstance(x, dict) and bool(x) and set(x) <= names and all(
+        isinstance(v, list) and all(isinstance(t, dict) for t in v) for v in x.values())
+
+
 def outside(model: Model, space: InputSpace, user_input) -> str | None:
     """Why ``user_input`` is not in ``space`` (one clause), or None when it is. Ψ's own
     refusals (ModelError) propagate."""
     import z3
 
     from .formula import Tokens
-    from .interfaces.accuracy import is_tokens
     # tokens in the space's terms are simulated as given (accuracy.simulated_latency)
     marking = model.with_tokens(user_input) if is_tokens(model, user_input) else \
         model.marking(user_input)

@@ -10,6 +10,7 @@ from typing import Iterable
 
 from ...net import Model
 from ...sim import SimulationError, simulate
+from ..membership import is_tokens
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,6 @@ class Accuracy:
         return {"inputs": [{"input": r.input, "predicted": r.predicted,
                             "simulated": r.simulated, "error": r.error} for r in self.rows],
                 "mean_error": self.mean_error, "max_error": self.max_error}
-
-
-def is_tokens(model: Model, x) -> bool:
-    """Whether ``x`` is tokens in a space's terms ({place: [{property: value}]}) rather
-    than an input for the model's Ψ."""
-    names = {p.name for p in model.places}
-    return isinstance(x, dict) and bool(x) and set(x) <= names and all(
-        isinstance(v, list) and all(isinstance(t, dict) for t in v) for v in x.values())
 
 
 def simulated_latency(model: Model, x):

@@ -106,7 +106,7 @@ def _unit_failure(model: Model, interface, module, units, simulated: float, phas
 def _path_failure(model: Model, interface, x, simulated: float,
                   tolerance: float) -> Failure | None:
     """For a fixed structure with path terms: which of the paths' assumptions fails."""
-    from .accuracy import is_tokens
+    from ..membership import is_tokens
     from .classes import values_of
     from .interface import PATH
     paths = [g for ci in interface.classes for g in ci.gaps if g.transition.startswith(PATH)]
