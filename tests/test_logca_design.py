@@ -57,7 +57,10 @@ def check_plugged_back(model, result):
         met = model.with_parameters(**{p: sol.value * inside})
         gone = model.with_parameters(**{p: sol.value * outside})
         assert target.met(metric_of(met, target)) and math.isnan(metric_of(gone, target))
-        assert "Implication 4" in sol.reason
+        if p == "A" and target.metric == "g1" and sol.value == pytest.approx(1, abs=1e-6):
+            assert "holds for every A > 1" in sol.reason     # no g1 without acceleration
+        else:
+            assert "Implication 4" in sol.reason
 
 
 @settings(max_examples=80, deadline=None)
@@ -191,3 +194,22 @@ def test_g1_target_on_a_slower_accelerator_has_no_answer_in_L_or_o():
     assert r.current is None and not r.met_now
     assert r.solutions["o"].value is None and r.solutions["A"].value is not None
     assert r.solutions["A"].value > 1
+
+
+def test_a_target_reads_a_space_before_its_unit_and_says_how_it_was_read(cli):
+    assert parse_target("g1 <= 4 KiB").value == parse_target("g1<=4KiB").value == 4096
+    assert parse_target("speedup(1 MiB) >= 10").at == 2**20
+    assert parse_target("g1<=4KB").read_as == "g1 <= 4000 B"        # not 4096, said
+    M = ["--L", "3000", "--o", "50000", "--C", "5", "--A", "8", "--name", "my-acc"]
+    code, out, _ = cli("logca", "design", *M, "--target", "g1<=4KB")
+    assert code == 0 and "target g1<=4KB (read as g1 <= 4000 B) is not met" in out
+
+
+def test_a_target_no_parameter_can_meet_exits_1(cli):
+    # every row "impossible" and exit 0: a script could not tell it from success
+    M = ["--L", "3000", "--o", "50000", "--C", "5", "--A", "8"]
+    code, out, _ = cli("logca", "design", *M, "--target", "speedup(1MiB)>=100")
+    assert code == 1 and out.count("impossible") == 4
+    code, out, _ = cli("logca", "design", *M, "--target", "speedup(1MiB)>=100", "--json")
+    assert code == 1 and json.loads(out)["met_now"] is False
+    assert cli("logca", "design", *M, "--target", "speedup(1MiB)>=10")[0] == 0

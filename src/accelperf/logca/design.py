@@ -29,7 +29,8 @@ from .model import LogCA, speedup_array
 DESIGN_PARAMETERS = ("L", "o", "C", "A")
 COMPARISONS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _TARGET = re.compile(r"^\s*(g1|g_half|g_A/2|g_a/2|g_A|speedup\s*\(\s*([^)]*?)\s*\))\s*"
-                     r"(<=|>=|<|>)\s*(\S+)\s*$")
+                     r"(<=|>=|<|>)\s*(\S+(?:\s+[A-Za-z]+)?)\s*$")   # '4 KiB' as '4KiB'
+
 # How far from the current value the search looks, as a factor either way (1e±60: any
 # parameter that has to move further than that is, for a design, impossible).
 SPAN = 1e60
@@ -58,6 +59,14 @@ class Target:
         if self.metric == "speedup":
             return f"speedup at {format_size(self.at)} = {value:.6g}"
         return f"{METRIC_NAMES[self.metric]} = {format_size(value)}"
+
+    @property
+    def read_as(self) -> str:
+        """The target as read, sizes in bytes: '4KB' is 4000 B, not 4096 (and a 'kb' is
+        no kilobit), which the text alone left unsaid."""
+        if self.metric == "speedup":
+            return f"speedup at {self.at:.0f} B {self.op} {self.value:g}"
+        return f"{METRIC_NAMES[self.metric]} {self.op} {self.value:.0f} B"
 
     def __repr__(self) -> str:
         return f"Target({self.text})"
@@ -219,7 +228,12 @@ def _edge(target: Target, parameter: str, value: float, achieved: float,
     if math.isfinite(achieved) and abs(achieved / target.value - 1) < 1e-6:
         return None
     beyond = "above" if direction == "at most" else "below"
-    return (f"{target.text} holds up to {parameter} = {value:.6g}, where "
+    if target.metric == "g1" and parameter == "A" and abs(value - 1) < 1e-6:
+        # "holds up to A = 1 ... below that the speedup never reaches" read as A <= 1
+        return (f"{target.text} holds for every A > 1; at A <= 1 the accelerator is never "
+                f"faster than the host and there is no g1 at all")
+    return (f"{target.text} holds {'up' if direction == 'at most' else 'down'} to "
+            f"{parameter} = {value:.6g}, where "
             f"{target.describe(achieved) if math.isfinite(achieved) else 'the metric'} still "
             f"meets it; {beyond} that the speedup never reaches the target's level at all "
             f"(the curve peaks below it, ISCA'17 Implication 4)")

@@ -279,10 +279,12 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
         if layered:
             data["warnings"] = notes
         click.echo(dump_json(data))
+        if unreachable(result):
+            raise SystemExit(1)
         return
     now = "does not exist" if result.current is None else goal.describe(result.current)
-    console.print(f"[bold]{escape(model.label)}[/bold]: {now} now; target {goal.text} is "
-                  + ("met" if result.met_now else "not met"))
+    console.print(f"[bold]{escape(model.label)}[/bold]: {now} now; target {goal.text} "
+                  f"(read as {goal.read_as}) is " + ("met" if result.met_now else "not met"))
     table = Table(title=f"Meeting {goal.text}, one parameter at a time")
     for col in ("parameter", "now", "needed", "change"):
         table.add_column(col, justify="right")
@@ -306,3 +308,11 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
                       f"({escape(curve.x_parameter)}): {int(ok.sum())} of {curve.x.size} "
                       f"points solvable" + ("" if out is None else f", drawn to {out}"))
     print_warnings(notes, "note")
+    if unreachable(result):
+        raise SystemExit(1)
+
+
+def unreachable(result) -> bool:
+    """A target not met now that no one parameter can meet: exit 1, as a refuted proof
+    (docs/reference/errors.md); a script read an all-"impossible" table as success."""
+    return not result.met_now and not any(s.possible for s in result.solutions.values())
