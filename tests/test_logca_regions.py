@@ -233,3 +233,22 @@ def test_whatif_and_case_study_commands(cli, tmp_path):
     code, out, _ = cli("logca", "bounds", "--preset", "apu", "--kernel", "radix-sort",
                        "--json")
     assert code == 0 and json.loads(out)["bound"] == "latency"
+
+
+def test_whatif_compares_the_sizes_asked_for(cli):
+    # the table jumps by 8x (512 KiB, then 4 MiB): 1 MiB needed --json
+    code, out, _ = cli("logca", "whatif", "--L", "3000", "--o", "50000", "--C", "5",
+                       "--A", "8", "--set", "A=11.1246", "--at", "1MiB", "--at", "4KiB")
+    rows = [l for l in out.splitlines() if "speedup at" in l]
+    assert code == 0 and [r.split("│")[1].strip() for r in rows] == \
+        ["speedup at 4 KiB", "speedup at 1 MiB"]
+    assert rows[1].split("│")[3].strip() == "10"
+
+
+def test_an_overridden_preset_is_labelled_as_changed(cli):
+    code, out, _ = cli("logca", "show", "--preset", "sparc-t3", "--kernel", "aes",
+                       "--L", "3000", "--o", "50000")
+    assert code == 0 and "sparc-t3/aes with L, o changed" in out
+    code, out, _ = cli("logca", "show", "--preset", "sparc-t3", "--kernel", "aes",
+                       "--L", "3000", "--name", "mine")
+    assert code == 0 and "mine" in out and "changed" not in out

@@ -13,13 +13,14 @@ def size_hint(value) -> str:
     """A sentence for a size typed as the command line takes it ("64KiB") where Python
     wants a number of bytes; empty for anything else."""
     from .units import parse_size
-    if not isinstance(value, str):
+    # a unit is what makes it a size: "256e9" given for a bandwidth is no size typed
+    if not isinstance(value, str) or not value.strip()[-1:].isalpha():
         return ""
     try:
         nbytes = parse_size(value)
     except ModelError:
         return ""
-    return (f" (a size in Python is a number of bytes: "
+    return (f" (a size here is a number of bytes: "
             f"accelperf.units.parse_size({value!r}) = {nbytes:g})")
 
 

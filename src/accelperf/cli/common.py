@@ -249,7 +249,14 @@ def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, n
                              f"--preset values: give one per --preset, or one for all")
         pairs = zip(presets, kernels if len(kernels) > 1 else kernels * len(presets))
         models = [preset(p, k) for p, k in pairs]
-        models = [m.with_parameters(**explicit) if explicit else m for m in models]
+        changed = [k for k in ("L", "o", "C", "A", "beta", "latency", "frequency_hz")
+                   if k in explicit]
+        # an overridden preset is no longer the device: "sparc-t3/aes" labelled a design
+        # with four parameters of the user's own
+        models = [m.with_parameters(**explicit, **({} if "name" in explicit or not changed
+                                                   else {"name": f"{m.label} with "
+                                                         f"{', '.join(changed)} changed"}))
+                  if explicit else m for m in models]
         return [m.to_seconds() if unit == "seconds" else m for m in models]
     if kernels:
         raise ModelError("--kernel needs --preset: a kernel is looked up on a Table 5 device")

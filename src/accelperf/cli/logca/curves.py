@@ -252,14 +252,17 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
 @model_options
 @click.option("--set", "changes", multiple=True, metavar="NAME=VALUE",
               help="A change: o=435, L=/10 (divide), A=*2 (multiply), latency=dependent.")
+@click.option("--at", "sizes", type=SIZE, multiple=True, metavar="SIZE",
+              help="Compare the speedup at this size (repeatable; default 16 B, 128 B, 1 KiB, "
+                   "... up to 32 MiB, a factor of 8 apart).")
 @out_option("Draw both curves to FILE.png or FILE.svg.")
 @json_option("Print one JSON object.")
-def logca_whatif(changes, out, as_json, **spec):
+def logca_whatif(changes, sizes, out, as_json, **spec):
     """Speedup, g1 and g_A/2 before and after changing parameters, side by side."""
     from ...logca.whatif import what_if
     model = single_model(spec, "whatif")
     out = output_path(out)
-    result = what_if(model, changes)
+    result = what_if(model, changes, sorted(sizes) if sizes else None)
     if out is not None:
         from ...plot.regions import comparison_figure
         save(comparison_figure(result.before, result.after, *DEFAULT_RANGE,
@@ -276,7 +279,7 @@ def logca_whatif(changes, out, as_json, **spec):
         ratio = "—" if a.root is None or b.root is None else f"{b.root / a.root:.3g}x"
         table.add_row(label, fmt_g(a.root) if a.exists else "does not exist",
                       fmt_g(b.root) if b.exists else "does not exist", ratio)
-    for i in range(0, len(result.samples), 3):
+    for i in range(0, len(result.samples), 1 if sizes else 3):
         g = result.samples[i]
         sb, sa = result.speedup_before[i], result.speedup_after[i]
         table.add_row(f"speedup at {format_size(g)}", f"{sb:.4g}", f"{sa:.4g}",
