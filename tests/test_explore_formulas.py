@@ -329,3 +329,25 @@ def test_extended_logca_page_numbers_equal_python():
         local = advise(m.local_model(g), g, 10, 0.2)
         for p, gain in local.gains.items():
             assert close(js["gains"][p], gain), (m, p, js["gains"], local.gains)
+
+
+def test_the_pages_regions_are_the_exact_ones():
+    """The page found a region's edges on its 400-point grid and printed them to six
+    digits ("364027 B" beside the CLI's exact 372736 B): its edges are now bisected."""
+    from accelperf.logca import preset
+    from accelperf.logca.regions import optimization_regions
+    models = [preset("ultrasparc-t2", "aes"), preset("sparc-t3", "aes"),
+              LogCA(L=3000, o=50000, C=5, A=8), preset("apu", "radix-sort")]
+    lo, hi = 16.0, float(2**25)
+    got = run_js("""function check(c) {
+        return regions(c.m, grid(c.lo, c.hi, 400), 10, 0.2);
+    }""", [{"m": as_js(m), "lo": lo, "hi": hi} for m in models])
+    compared = 0
+    for m, js in zip(models, got):
+        exact = optimization_regions(m, 10.0, 0.2, lo, hi)
+        for p, r in exact.regions.items():
+            assert len(js[p]) == len(r.intervals), (m, p, js[p], r.intervals)
+            for (a, b), (x, y) in zip(js[p], r.intervals):
+                assert close(a, x, 1e-9) and close(b, y, 1e-9), (m, p, (a, b), (x, y))
+                compared += 1
+    assert compared >= 8
