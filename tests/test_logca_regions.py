@@ -252,3 +252,6 @@ def test_an_overridden_preset_is_labelled_as_changed(cli):
     code, out, _ = cli("logca", "show", "--preset", "sparc-t3", "--kernel", "aes",
                        "--L", "3000", "--name", "mine")
     assert code == 0 and "mine" in out and "changed" not in out
+    code, out, _ = cli("logca", "show", "--preset", "sparc-t3", "--kernel", "aes",
+                       "--L", "1500")                         # the preset's own L
+    assert code == 0 and "sparc-t3/aes" in out and "changed" not in out

@@ -248,15 +248,7 @@ def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, n
             raise ModelError(f"--kernel was given {len(kernels)} times for {len(presets)} "
                              f"--preset values: give one per --preset, or one for all")
         pairs = zip(presets, kernels if len(kernels) > 1 else kernels * len(presets))
-        models = [preset(p, k) for p, k in pairs]
-        changed = [k for k in ("L", "o", "C", "A", "beta", "latency", "frequency_hz")
-                   if k in explicit]
-        # an overridden preset is no longer the device: "sparc-t3/aes" labelled a design
-        # with four parameters of the user's own
-        models = [m.with_parameters(**explicit, **({} if "name" in explicit or not changed
-                                                   else {"name": f"{m.label} with "
-                                                         f"{', '.join(changed)} changed"}))
-                  if explicit else m for m in models]
+        models = [_overridden(preset(p, k), explicit) for p, k in pairs]
         return [m.to_seconds() if unit == "seconds" else m for m in models]
     if kernels:
         raise ModelError("--kernel needs --preset: a kernel is looked up on a Table 5 device")
@@ -267,6 +259,19 @@ def build_models(presets, kernels, L, o, C, A, beta, latency, unit, frequency, n
     return [LogCA(L=L, o=o, C=C, A=A, beta=1.0 if beta is None else beta,
                   latency=latency or "independent", unit=unit or "cycles",
                   frequency_hz=frequency, name=name)]
+
+
+def _overridden(model, explicit: dict):
+    """A preset with the parameters given on the command line; one that no longer has the
+    device's values is labelled so ("sparc-t3/aes" labelled a design with four parameters
+    of the user's own), unless --name says what it is."""
+    if not explicit:
+        return model
+    changed = [k for k in ("L", "o", "C", "A", "beta", "latency", "frequency_hz")
+               if k in explicit and explicit[k] != getattr(model, k)]
+    name = {} if "name" in explicit or not changed else \
+        {"name": f"{model.label} with {', '.join(changed)} changed"}
+    return model.with_parameters(**explicit, **name)
 
 
 def fmt_g(value) -> str:
