@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 
@@ -137,7 +138,9 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     or on many (a batch: one row per input)."""
     from ..lpn.loader import load_model
     if more_inputs and input_text is None:
-        raise invalid("INPUT", more_inputs[0], "inputs follow --input (--input A B C)")
+        raise invalid("INPUT", more_inputs[0], f"an input is given with --input (--input "
+                                               f"{shlex.quote(more_inputs[0])}; several: "
+                                               f"--input A B C)")
     # --input A B C: click gives A to --input and B, C as extra arguments.
     texts = ([] if input_text is None else [input_text]) + list(more_inputs)
     limits = dict(max_time=max_time, max_commits=max_commits,

@@ -264,15 +264,17 @@ def check(model: Model, t: Transition, view, running: int, next_start: int,
                 need = _at_least_zero(step, value(step.expr))
                 have = len(view.free_values(pid))
                 if have < need:
-                    what = "capacity tokens (the place it fills is full)" \
-                        if places[pid].capacity_of else "tokens"
+                    noun = "token" if need == 1 else "tokens"
+                    what = f"capacity {noun} (the place it fills is full)" \
+                        if places[pid].capacity_of else noun
                     return Blocked(f"needs {need} {what} in {places[pid].name}, has {have}")
                 weights.append(need)
             elif kind == "read":                                            # (e)
                 need = _at_least_zero(step, value(step.expr))
                 have = len(view.free_values(pid))
                 if have < need:
-                    return Blocked(f"reads {need} tokens in {places[pid].name}, has {have}")
+                    return Blocked(f"reads {need} {'token' if need == 1 else 'tokens'} in "
+                                   f"{places[pid].name}, has {have}")
             elif kind == "inhibit":                                         # (f)
                 limit = _at_least_zero(step, value(step.expr))
                 if view.count(pid) >= limit:

@@ -286,6 +286,9 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
         table.add_row(escape(name), format_size(b.start), b.bound.kind,
                       f"{b.bound.limit:.4g} ({b.bound.expression})", reached)
     console.print(table)
+    # "under mmap (32 MiB)" beside "beyond from 22.6 MiB" read as two sizes for one boundary
+    console.print("from: where the bend into the layer is half way, the layer's size μ over "
+                  "the fitted working set w (bytes touched per byte offloaded)")
     console.print(f"the fitted curve: speedup {float(model.speedup(1.0)):.4g} at 1 B, "
                   f"{model.large_g_limit():.4g} at 1e15 B")
     print_warnings(notes, "note")

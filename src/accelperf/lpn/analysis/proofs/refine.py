@@ -26,8 +26,8 @@ note names the limit (:func:`class_limit`)."""
 def class_limit(max_classes: int) -> str:
     """Why a class search stopped at ``max_classes`` with inputs left (the note's reason)."""
     return (f"the space has more than {max_classes} input classes (the class search's "
-            f"limit, max_classes): narrow the ranges, split the space, or tie properties "
-            f"together with constraints")
+            f"limit): narrow the ranges, split the space, or tie properties together with "
+            f"constraints")
 
 TraceClass = InputClass
 """The name this module's classes had: they are :class:`.input_class.InputClass` with
