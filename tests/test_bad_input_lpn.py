@@ -93,7 +93,7 @@ def cases():
     out += [(["lpn", "simulate", "jpeg-decoder", "--input", "@"], "--input")]   # a directory
     # an input typed after the model, as the usage line's [INPUT...] suggests
     out += [(["lpn", "simulate", "fig2-pipeline", "[256,64]"],
-             "an input is given with --input (--input '[256,64]'")]
+             "an input is given with --input")]
     models = [("nosuch", "MODEL"), ("@raises.py:build", "boom"),
               ("@needs_args.py:build", "no arguments"), ("@syntax.py:build", "importing"),
               ("@not_model.py:build", "not an LPN model"), ("@nofile.py:build", "no file"),
