@@ -49,6 +49,9 @@ class QuotedG1:
                 self.basis, "below the sizes measured")
         return f"{size} ({self.reason})"
 
+    def __repr__(self) -> str:
+        return f"QuotedG1({self})"
+
 
 def g1_to_quote(granularity, measured, model_g1: float | None,
                 anchored_g1: float | None) -> QuotedG1:
