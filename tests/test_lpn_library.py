@@ -149,7 +149,7 @@ def test_lpn_bad_input(cli, argv, words):
 def test_limit_stops_with_report_and_status_1(cli):
     code, _, err = cli("lpn", "simulate", "block-pipeline", "--max-commits", "10")
     assert code == 1 and "past max_commits = 10" in err and "marking" in err
-    assert "colour_convert: needs 1 tokens in spatial" in err
+    assert "colour_convert: needs 1 token in spatial" in err
 
 
 def test_list_shows_every_models_input_format(cli):
