@@ -221,3 +221,13 @@ def test_bound_formula_and_figure(cli, tmp_path):
 def test_density_bad_input(cli, argv, words):
     code, _, err = cli(*argv)
     assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_layers_given_outermost_first_are_said():
+    # accepted without a word: the bound is the same, but the table reads inwards
+    inner = Layer("sram", 65536, 256e9, 1e-9)
+    outer = Layer("dram", 8e9, 50e9, 1e-7)
+    right = rate_bound(matmul(4), Hierarchy("h", (inner, outer)))
+    reversed_ = rate_bound(matmul(4), Hierarchy("h", (outer, inner)))
+    assert reversed_.bound == right.bound and right.warnings == ()
+    assert any("shrink outwards" in w for w in reversed_.warnings)

@@ -188,6 +188,10 @@ def test_read_timings(tmp_path):
         read_timings(bad)
     with pytest.raises(ModelError, match="data ="):
         read_timings(tmp_path / "missing.csv")
+    bad.write_text("kernel;mode;granularity_bytes;seconds_min;seconds_median\n"
+                   "aes;host;16;1;1\n")
+    with pytest.raises(ModelError, match="separated by semicolons: the file must use commas"):
+        read_timings(bad)
 
 
 def test_rows_without_a_partner_are_named_not_dropped_in_silence(tmp_path, cli):
@@ -198,14 +202,19 @@ def test_rows_without_a_partner_are_named_not_dropped_in_silence(tmp_path, cli):
     path.write_text("\n".join(l for l in lines if l not in gone) + "\n")
     t = read_timings(path)
     assert 65536 not in t.granularity and t.echo is None
-    assert t.left_out == (
+    assert t.notes == (
         "d.csv: host row(s) at 64 KiB have no accel row at the same granularity and are "
         "left out of the fit",
         "d.csv: the echo (copies-only) rows miss 1 KiB, so all 21 are left out: the fit "
         "uses them only where they cover every granularity")
     code, out, _ = cli("logca", "fit", str(path), "--bootstrap", "0")
     assert code == 0 and "host row(s) at 64 KiB have no accel row" in out
-    assert read_timings(write_csv(tmp_path / "e.csv", G, true.T0(G), true.T1(G))).left_out == ()
+    assert read_timings(write_csv(tmp_path / "e.csv", G, true.T0(G), true.T1(G))).notes == ()
+    # microseconds written in the seconds columns: said, once
+    small = G[G <= 2**20]
+    micro = read_timings(write_csv(tmp_path / "us.csv", small, true.T0(small) * 1e6 + 1,
+                                   true.T1(small) * 1e6 + 1))
+    assert len(micro.notes) == 1 and "are the times in seconds?" in micro.notes[0]
 
 
 def test_fit_command_json_contract(cli, tmp_path):

@@ -286,6 +286,11 @@ class DensityBound:
         if self.margin is not None and math.isinf(self.margin) and self.bound > 0:
             out.append("the ratio of the memory bound to the compute ceiling is beyond the "
                        "range of a double (margin reported as infinite)")
+        sizes = [l.size_bytes for l in self.hierarchy.layers]
+        if any(b < a for a, b in zip(sizes, sizes[1:])):
+            # harmless to the bound (a minimum over the layers), but the table reads inwards
+            out.append("the layers' stores shrink outwards: a hierarchy lists them innermost "
+                       "first (the bound, a minimum over the layers, is the same either way)")
         return tuple(out)
 
     def to_dict(self) -> dict:

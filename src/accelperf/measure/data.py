@@ -24,7 +24,7 @@ class Timings:
     echo: np.ndarray | None
     kernel: str
     metadata: dict = field(default_factory=dict)
-    left_out: tuple[str, ...] = ()     # rows the fit cannot use, in words (a warning each)
+    notes: tuple[str, ...] = ()        # what the file says of itself: rows left out, units
 
     @property
     def core_clock_hz(self) -> float | None:
@@ -103,9 +103,14 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
     reader = csv.DictReader(body)
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
     if missing:
+        header = body[0] if body else ""
+        other = next((name for sep, name in ((";", "semicolons"), ("\t", "tabs"))
+                      if sep in header and "," not in header), None)
+        hint = f"; its header is separated by {other}: the file must use commas" \
+            if other else ""
         raise ModelError(f"{source} is invalid: missing column(s) {', '.join(missing)} "
                          f"(need {', '.join(REQUIRED)}; found "
-                         f"{', '.join(reader.fieldnames or ()) or 'no header'})")
+                         f"{', '.join(reader.fieldnames or ()) or 'no header'}){hint}")
     column = "seconds_median" if statistic == "median" else "seconds_min"
     table: dict = {}
     first_seen: dict = {}
@@ -160,7 +165,21 @@ def timings_from_table(table: dict, kernel: str, metadata: dict,
     return Timings(np.array(sizes), np.array([table[("host", g)] for g in sizes]),
                    np.array([table[("accel", g)] for g in sizes]),
                    np.array([table[("echo", g)] for g in sizes]) if has_echo else None,
-                   kernel, metadata, tuple(left_out))
+                   kernel, metadata, tuple(left_out) + _unit_notes(table, source))
+
+
+def _unit_notes(table: dict, source: str) -> tuple[str, ...]:
+    """A hint where the times look like another unit than seconds: a host taking a second
+    or more per operation on 64 KiB or less (microseconds written as seconds gave a
+    'per-call constant of about 1.82 s' and nothing else)."""
+    small = [(g, t) for (m, g), t in table.items() if m == "host" and g <= 65536]
+    if small and min(t for _, t in small) >= 1.0:
+        g, t = min(small, key=lambda x: x[1])
+        return (f"{_name(source)}: the host takes {t:.3g} s per operation at "
+                f"{_sizes([g])}: are the times in seconds? (the columns are seconds per "
+                f"operation; microseconds or nanoseconds would read 1e-6 or 1e-9 times "
+                f"these)",)
+    return ()
 
 
 def _name(source: str) -> str:

@@ -72,7 +72,7 @@ def measurement_notes(timings, select: bool) -> list[str]:
     standing in for the GPU (`measure gpu --device cpu`), and a GPU run fitted without
     --select."""
     metadata = timings.metadata
-    notes = list(timings.left_out)
+    notes = list(timings.notes)
     if str(metadata.get("gpu", "")).startswith("none"):
         notes.append("measured with --device cpu: the CPU stood in for the GPU, so this fit "
                      "exercises the commands and says nothing about an offload")
