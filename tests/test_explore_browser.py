@@ -216,6 +216,7 @@ def test_explorer_in_chromium(page_file, jpeg_interface, browser_page, tmp_path)
     page.goto(url)
     page.wait_for_selector("body[data-ready='1']")
     assert fragment(page)["o0"] == "5000" and fragment(page)["n_blocks"] == "6000"
+    assert page.inner_text("#ignored") == ""        # every key the page writes it reads
 
     assert log["errors"] == []
     assert [u for u in log["requests"] if not u.startswith("file://")] == []
@@ -247,11 +248,15 @@ def test_demo_report_link_opens_the_explorer(tmp_path, browser_page):
 
 def test_bad_values_in_the_address_are_ignored_and_said(page_file, browser_page):
     page, log = browser_page
-    page.goto(page_file.as_uri() + "#A0=-5&n_blocks=0&layer1=-1,2,3&o0=300")
+    page.goto(page_file.as_uri() + "#A0=-5&n_blocks=0&layer1=-1,2,3&o0=300&zz=1&o7=2")
     page.wait_for_selector("body[data-ready='1']", timeout=30_000)
     said = page.inner_text("#ignored")
     assert "A0 = -5 from the address" in said and "n_blocks = 0 from the address" in said
     assert "layer1 = -1,2,3 from the address" in said
+    # keys the page never reads (a typo; a design the page does not have) were dropped
+    assert "zz = 1 from the address (not a setting of this page)" in said
+    assert "o7 = 2 from the address (not a setting of this page)" in said
+    assert "o0 = 300" not in said
     assert page.input_value("#in-o") == "300" and page.input_value("#in-A") == "19"
     assert "NaN" not in page.inner_text("body") and log["errors"] == []
 

@@ -397,7 +397,10 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
     history.replaceState(null, "", "#" + h.toString());
   }
   window.explorerFlush = () => { clearTimeout(hashTimer); writeHashNow(); };
-  const initial = readHash();
+  // every key the page reads is noted, so one it never reads (a typo, another page's
+  // design number) is said with the refused values instead of vanishing
+  const addressed = readHash(), readKeys = new Set();
+  const initial = new Proxy(addressed, {get: (o, k) => { readKeys.add(k); return o[k]; }});
 
   // ================================================================ LogCA
   const L = DATA.logca;
@@ -669,6 +672,9 @@ if (typeof document !== "undefined") document.addEventListener("DOMContentLoaded
   });
   document.querySelectorAll("#density input").forEach((i) => i.addEventListener("change", () => { if (D) D.edited = true; }));
 
+  for (const k of Object.keys(addressed)) {
+    if (!readKeys.has(k)) ignored.push(`${k} = ${addressed[k]} from the address (not a setting of this page)`);
+  }
   if (ignored.length) $("ignored").textContent = "Ignored: " + ignored.join("; ") + ".";
   if (L) drawLogca();
   drawDensity();
