@@ -213,3 +213,17 @@ def test_a_target_no_parameter_can_meet_exits_1(cli):
     code, out, _ = cli("logca", "design", *M, "--target", "speedup(1MiB)>=100", "--json")
     assert code == 1 and json.loads(out)["met_now"] is False
     assert cli("logca", "design", *M, "--target", "speedup(1MiB)>=10")[0] == 0
+
+
+def test_the_feasible_side_is_shaded_to_the_axis():
+    # shading that stopped above the axis bottom read as "some L is required"
+    from accelperf.plot.design import feasibility_figure
+    m = LogCA(L=3000, o=50000, C=5, A=8)
+    curve = feasibility_curve(m, "g1<=4KiB", "o", "L", points=30)
+    assert curve.y_direction == "at most"
+    ax = feasibility_figure(curve).axes[0]
+    shaded = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert ax.get_ylim()[0] == pytest.approx(float(np.min(shaded)))
+    # and the design now stays in view
+    x, y = ax.lines[-1].get_xdata()[0], ax.lines[-1].get_ydata()[0]
+    assert ax.get_xlim()[0] <= x <= ax.get_xlim()[1] and ax.get_ylim()[0] <= y <= ax.get_ylim()[1]

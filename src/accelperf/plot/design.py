@@ -25,6 +25,8 @@ def feasibility_figure(curve: FeasibilityCurve, title: str | None = None) -> Fig
             bottom = -1.0
         edge = bottom if curve.y_direction == "at most" else top
         ax.fill_between(x, y, edge, color="C0", alpha=0.2, lw=0, label="meets the target")
+        # the shading runs to the axis: an unshaded margin below "at most" read as a bound
+        ax.set_ylim(**({"bottom": edge} if curve.y_direction == "at most" else {"top": edge}))
     m = curve.model
     value = getattr(m, "value_of", None) or (lambda name: getattr(m, name))
     ax.plot([value(curve.x_parameter)], [value(curve.y_parameter)], "o",
