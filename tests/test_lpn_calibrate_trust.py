@@ -291,3 +291,18 @@ def test_a_delay_flat_over_a_plateau_is_not_reported_determined(link_fitter):
         assert low < high and low <= LINK_TRUTH[name] <= high, p
         assert "fit the data equally" in result.notes()[name]
     assert result.to_dict()["parameters"]["link_bytes_per_cycle"]["identified"] is False
+
+
+def test_the_remedy_for_confounded_delays_counts_the_directions_left_free():
+    # "fix all but one" was said of four delays of which fixing one was enough (the JPEG
+    # decoder on six RTL images: entropy_base, idct_cycles, colour_cycles, header_base)
+    from accelperf.lpn.identify import identify
+    rng = np.random.default_rng(5)
+    J = rng.normal(size=(10, 3))
+    J = np.column_stack([J, J.sum(axis=1)])          # the fourth: the sum of the others
+    (group,) = identify(J, ["a", "b", "c", "d"]).groups
+    assert group.names == ("a", "b", "c", "d") and group.free == 1
+    assert group.remedy().startswith("fix 1 of them")
+    pair = np.column_stack([J[:, 0], 2 * J[:, 0]])
+    (two,) = identify(pair, ["x", "y"]).groups
+    assert two.free == 1 and two.remedy() == "fix all but one with --fit"

@@ -236,7 +236,7 @@ def test_resume_refuses_rows_made_under_other_limits(cli, tmp_path):
     assert code == 0 and "1 input(s) already in" in err, err
 
 
-def test_resume_matches_inputs_by_resolved_path(cli, tmp_path, monkeypatch):
+def test_resume_matches_inputs_by_absolute_path(cli, tmp_path, monkeypatch):
     folder = inputs(tmp_path / "in")
     out = tmp_path / "r.csv"
     monkeypatch.chdir(tmp_path)
@@ -244,6 +244,20 @@ def test_resume_matches_inputs_by_resolved_path(cli, tmp_path, monkeypatch):
     code, _, err = cli(*batch("--inputs", str(folder), "--out", str(out), "--resume"))
     assert code == 0 and "4 input(s) already in" in err and "0 to run" in err, err
     assert len(read_rows(out)) == 4
+
+
+def test_links_to_one_file_are_inputs_of_their_own(cli, tmp_path):
+    # 150 links to one image were one input to --resume: 86 of them were never run
+    folder = inputs(tmp_path / "in", 1)
+    for i in range(3):
+        (folder / f"link{i}.json").symlink_to(folder / "x0.json")
+    out = tmp_path / "r.csv"
+    first = [str(folder / "x0.json"), str(folder / "link0.json")]
+    assert cli(*batch("--input", *first, "--out", str(out)))[0] == 0
+    code, _, err = cli(*batch("--inputs", str(folder), "--out", str(out), "--resume"))
+    assert code == 0 and "2 input(s) already in" in err and "2 to run" in err, err
+    assert sorted(Path(r["name"]).name for r in read_rows(out)) == \
+        ["link0.json", "link1.json", "link2.json", "x0.json"]
 
 
 def test_a_crash_between_the_parquet_replace_and_the_rows_removal_keeps_each_row_once(

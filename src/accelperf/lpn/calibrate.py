@@ -344,7 +344,7 @@ def calibrate(builder, measurements: list[Measurement], fit: list[str] | None = 
     for g in found.groups:
         warnings.append(f"{g.describe()}: kept at "
                         f"{', '.join(f'{n} = {values[n]}' for n in g.names)}, the split "
-                        f"nearest the start; fix all but one with --fit")
+                        f"nearest the start; {g.remedy()}")
     if best.agreeing < best.starts:
         warnings.append(f"only {best.agreeing} of {best.starts} starts reached the best "
                         f"cost: the landscape has other minima; more varied inputs help")

@@ -51,11 +51,20 @@ class Confounded:
 
     names: tuple[str, ...]
     combination: str | None
+    free: int = 1           # null directions among them: how many must be fixed
 
     def describe(self) -> str:
         which = (f"only {self.combination} is" if self.combination else
                  "only some combinations of them are")
         return f"the data cannot tell {', '.join(self.names)} apart ({which} determined)"
+
+    def remedy(self) -> str:
+        """What pins them: fixing ``free`` of them (at values known otherwise). "Fix all
+        but one" was said of four delays of which fixing one was enough."""
+        if self.free >= len(self.names) - 1:
+            return "fix all but one with --fit"
+        return (f"fix {self.free} of them (leave {'it' if self.free == 1 else 'them'} "
+                f"out of --fit, at a known value) and the others are determined")
 
 
 @dataclass(frozen=True)
@@ -107,8 +116,11 @@ def identify(J: np.ndarray, names: list[str]) -> Identification:
                     frontier += list(new)
         seen |= group
         members = sorted(group)
+        free = sum(1 for v in basis if any(abs(v[i]) > np.sqrt(IN_NULL_SPACE)
+                                           for i in members))
         groups.append(Confounded(tuple(names[live[i]] for i in members),
-                                 _combination(basis, members, norms[live], names, live)))
+                                 _combination(basis, members, norms[live], names, live),
+                                 free))
     null = tuple({names[live[i]]: float(v[i] / norms[live][i]) for i in range(len(live))
                   if abs(v[i]) > np.sqrt(IN_NULL_SPACE)} for v in basis)
     return Identification(dead, tuple(groups), null)
