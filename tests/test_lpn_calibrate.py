@@ -373,3 +373,22 @@ def test_calibrate_bad_input_is_one_line_exit_2_nothing_written(cli, tmp_path, c
 def test_compare_bad_input_is_one_line_exit_2(cli, args, match):
     code, _, err = cli("lpn", "compare", "jpeg-decoder", "--measured", str(TRAIN), *args)
     assert code == 2 and match in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_trace_paired_with_another_input_exits_1(cli):
+    # a wrong --trace-input printed "counts differ ... first diverges" and exited 0
+    args = ("lpn", "compare", "jpeg-decoder", "--params", str(PARAMS), "--measured",
+            str(TRAIN), "--trace", str(TRACES / "astronaut_128x128_q90_420.csv"),
+            "--trace-input", "../images/hopper_64x48_q90_420.jpg", "--transition", "idct_y")
+    code, out, err = cli(*args)
+    assert code == 1 and "counts differ" in out
+    assert "was the trace taken on that input (--trace-input)?" in err
+    code, out, _ = cli(*args, "--json")
+    assert code == 1 and json.loads(out)["trace"]["hardware_events"] != 48
+    # the right input by another path to the same file is the row
+    same = str((TRAIN.parent / "../images/hopper_64x48_q90_420.jpg").resolve())
+    code, _, err = cli("lpn", "compare", "jpeg-decoder", "--params", str(PARAMS),
+                       "--measured", str(TRAIN), "--trace",
+                       str(TRACES / "hopper_64x48_q90_420.csv"), "--trace-input", same,
+                       "--transition", "idct_y")
+    assert code == 0, err

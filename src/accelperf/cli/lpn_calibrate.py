@@ -328,7 +328,8 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
     # read before the measured inputs are loaded and simulated: a wrong trace fails now
     events = None if trace_path is None else _read_events(trace_path, event or transition)
     rows = read_measured(measured, model)
-    traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input)
+    traced = None if trace_path is None else _trace_row(rows, trace_path, trace_input,
+                                                        Path(measured).parent)
     coverage_warning(params_file, model_spec, model, [(r.name, r.input) for r in rows])
     # The compiled engine when a compiler is found: one library serves any --params.
     results = [InputError(r.name, r.cycles, whole(simulate(model, r.input, backend="auto")
@@ -356,6 +357,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
             "error": summary.to_dict(),
             "trace": None if alignment is None else
             {"input": traced.name, **alignment.to_dict()}}))
+        _counts_agree(alignment, traced)
         return
     table = Table(title=f"{model.name} against {measured}")
     for col in ("input", "size", "measured", "simulated", "error"):
@@ -367,6 +369,7 @@ def lpn_compare(model_spec, measured, out, trace_path, transition, event, trace_
                   f"{len(results)} inputs")
     if alignment is not None:
         console.print(f"trace of {traced.name}: {alignment.summary()}")
+    _counts_agree(alignment, traced)
 
 
 def _size(value) -> int:
@@ -410,9 +413,33 @@ def _read_events(path: Path, name: str) -> list[int]:
     return cycles
 
 
-def _trace_row(rows, trace_path: Path, trace_input: str | None):
+def _counts_agree(alignment, traced) -> None:
+    """Exit 1 where the trace has another number of events than the model's commits on
+    that input: the trace was taken on another input (a wrong --trace-input printed a
+    divergence and exited 0), or the model's structure differs from the hardware's."""
+    if alignment is None or alignment.hardware_events == alignment.model_events:
+        return
+    click.echo(f"accelperf: lpn compare: the trace has {alignment.hardware_events} "
+               f"{alignment.hardware_label}, the model {alignment.model_events} "
+               f"{alignment.model_label} on {traced.name}: was the trace taken on that "
+               f"input (--trace-input)? If it was, the model's structure differs from the "
+               f"hardware's", err=True)
+    raise SystemExit(1)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).is_file() and Path(b).is_file() and Path(a).samefile(b)
+    except OSError:
+        return False
+
+
+def _trace_row(rows, trace_path: Path, trace_input: str | None, base: Path):
     if trace_input is not None:
-        match = [r for r in rows if r.name == trace_input]
+        # the row's spelling, or the same file by another path (a row's path is read
+        # from the --measured file's folder)
+        match = [r for r in rows if r.name == trace_input] or \
+            [r for r in rows if _same_file(str(base / r.name), trace_input)]
     else:
         match = [r for r in rows if Path(r.name).stem == trace_path.stem]
     if len(match) != 1:
