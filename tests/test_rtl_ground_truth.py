@@ -251,3 +251,29 @@ def test_header_bytes_end_at_the_scan():
         end = script.header_bytes(data)
         assert end == int(row["header_bytes"])
         assert data[end - 14:end - 12] == b"\xff\xda"       # a 3-component SOS is 14 bytes
+
+
+def test_one_image_the_core_mis_decodes_keeps_the_rows_measured(tmp_path):
+    # the script stopped at the first bad image and wrote no CSV: six rows lost
+    script = measuring_script()
+    images = {ROOT / "examples" / "images" / name: script.check_image(
+        ROOT / "examples" / "images" / name)
+        for name in ("hopper_64x48_q50_420.jpg", "hopper_64x48_q90_420.jpg")}
+    (good, bad) = images
+    traces = tmp_path / "traces"
+    traces.mkdir()
+
+    def measure(binary, path, image, trace):
+        trace.write_text("event,cycle\n")
+        if path == bad:
+            raise script.ModelError(f"{path}: the core mis-decodes this file")
+        return script.Measurement(path, 1000, image.width, image.height, image.blocks,
+                                  image.blocks, 10, 5, 7, False, 1.5)
+    rows, failed = script.measure_all(Path("tb"), images, traces, 400, measure)
+    assert [m.image for m in rows] == [good] and [p for p, _ in failed] == [bad]
+    assert not (traces / f"{bad.stem}.csv").exists() and (traces / f"{good.stem}.csv").exists()
+    out = tmp_path / "rtl.csv"
+    script.write_rows(out, rows)
+    with open(out, newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["cycles"] == "1000"

@@ -230,30 +230,58 @@ def main(argv: list[str] | None = None) -> int:
         if args.trace_dir:
             args.trace_dir.mkdir(exist_ok=True)
         args.build_dir.mkdir(parents=True, exist_ok=True)
-        print(f"building the testbench in {args.build_dir} (a minute or two the first time)",
-              file=sys.stderr)
+        built = (args.build_dir / "tb_core_jpeg").exists()
+        print(f"building the testbench in {args.build_dir}"
+              + (" (up to date: a moment)" if built else " (a minute or two)"), file=sys.stderr)
         binary = build(sources, args.build_dir.resolve())
-        rows = []
-        for path, image in images.items():
-            trace = None
-            if args.trace_dir and image.blocks <= args.trace_max_blocks:
-                trace = args.trace_dir / (path.stem + ".csv")
-            m = run(binary, path, image, trace)
-            print(f"{path}: {m.cycles} cycles, {m.blocks} blocks", file=sys.stderr)
-            rows.append(m)
     except ModelError as exc:
         print(f"measure_core_jpeg: {exc}", file=sys.stderr)
         return 2
-    folder = args.out.resolve().parent
-    with open(args.out, "w", newline="") as f:
+    rows, failed = measure_all(binary, images, args.trace_dir, args.trace_max_blocks)
+    write_rows(args.out, rows)
+    print(f"wrote {args.out} ({len(rows)} images)", file=sys.stderr)
+    if failed:
+        print(f"measure_core_jpeg: {len(failed)} image(s) not measured, left out of "
+              f"{args.out}:", file=sys.stderr)
+        for path, why in failed:
+            print(f"  {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def measure_all(binary: Path, images: dict, trace_dir: Path | None, trace_max_blocks: int,
+                measure=None) -> tuple[list[Measurement], list[tuple[Path, str]]]:
+    """Every image through the testbench: (the measurements, (image, why) for each that
+    failed). One image the core mis-decodes no longer throws away the rows measured before
+    it; its trace, written before the check failed, is removed."""
+    measure = measure or run
+    rows, failed = [], []
+    for path, image in images.items():
+        trace = None
+        if trace_dir and image.blocks <= trace_max_blocks:
+            trace = trace_dir / (path.stem + ".csv")
+        try:
+            m = measure(binary, path, image, trace)
+        except ModelError as exc:
+            failed.append((path, str(exc)))
+            print(f"{path}: not measured: {exc}", file=sys.stderr)
+            if trace is not None:
+                trace.unlink(missing_ok=True)
+            continue
+        print(f"{path}: {m.cycles} cycles, {m.blocks} blocks", file=sys.stderr)
+        rows.append(m)
+    return rows, failed
+
+
+def write_rows(out: Path, rows: list[Measurement]) -> None:
+    folder = out.resolve().parent
+    with open(out, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(COLUMNS)
         for m in rows:
             writer.writerow([os.path.relpath(m.image.resolve(), folder), m.cycles, m.width,
-                             m.height, m.blocks, m.rtl_blocks, m.bytes, m.header_bytes, m.header_cycles,
-                             int(m.idle_at_end), f"{m.pixel_error:.2f}"])
-    print(f"wrote {args.out} ({len(rows)} images)", file=sys.stderr)
-    return 0
+                             m.height, m.blocks, m.rtl_blocks, m.bytes, m.header_bytes,
+                             m.header_cycles, int(m.idle_at_end), f"{m.pixel_error:.2f}"])
 
 
 if __name__ == "__main__":
