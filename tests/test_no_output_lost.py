@@ -354,3 +354,13 @@ def test_the_layout_parse_builds_no_python_huffman_tables(monkeypatch):
     if jpeg_native.available():
         native = jpeg_native.scan_jpeg_native(data, "hopper")
         assert list(native.symbols) == list(reference.symbols)
+
+
+def test_a_missing_extra_says_how_to_install_it_in_a_clone_too(cli, tmp_path, monkeypatch):
+    # a user in a clone was told only `pip install 'accelperf[parquet]'`
+    import sys
+    monkeypatch.setitem(sys.modules, "pyarrow", None)          # import pyarrow fails
+    folder = inputs(tmp_path / "in", 1)
+    code, _, err = cli(*batch("--inputs", str(folder), "--out", str(tmp_path / "r.parquet")))
+    assert code == 2 and "pip install 'accelperf[parquet]'" in err
+    assert ".venv/bin/pip install -e '.[parquet]'" in err

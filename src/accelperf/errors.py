@@ -67,3 +67,11 @@ def invalid(name: str, value: object, allowed: str) -> NoReturn:
     ``float()`` that failed) stays in ``__context__`` for a debugger but is not printed.
     """
     raise ModelError(f"{name} = {value!r} is invalid: {allowed}", field=name) from None
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, from PyPI and in a clone of the repository (a
+    new user in a clone tried the PyPI form, which installs the package a second time)."""
+    return (f"pip install 'accelperf[{extra}]' (in a clone of the repository: "
+            f".venv/bin/pip install -e '.[{extra}]')")
+

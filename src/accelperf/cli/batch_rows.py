@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import __version__
-from ..errors import invalid
+from ..errors import install_hint, invalid
 from ..outputs import fsync_dir
 
 COLUMNS = ("model", "name", "latency", "commits", "bottleneck", "seconds", "backend", "error")
@@ -236,8 +236,9 @@ class RowWriter:
             try:
                 import pyarrow  # noqa: F401
             except ImportError:
-                raise invalid("--out", str(out), "Parquet needs pyarrow: pip install "
-                                                 "'accelperf[parquet]', or write .csv") from None
+                raise invalid("--out", str(out), f"Parquet needs pyarrow: "
+                                                 f"{install_hint('parquet')}, or write "
+                                                 f".csv") from None
         if resume:
             if self.merge:
                 self.done |= self._parquet_names(note)

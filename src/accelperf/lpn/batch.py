@@ -33,7 +33,7 @@ from itertools import islice
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from ..errors import ModelError, invalid
+from ..errors import ModelError, install_hint, invalid
 from .net import Model
 from .outcome import Interrupted
 from .sim import BACKENDS, simulate
@@ -200,7 +200,7 @@ def check_scheduler(address, timeout: float = 3.0) -> None:
         import distributed  # noqa: F401
     except ImportError:
         raise invalid("scheduler", address,
-                      "it needs Dask: pip install 'accelperf[dask]'") from None
+                      f"it needs Dask: {install_hint('dask')}") from None
     if scheme in ("inproc", "ucx"):
         return
     host, colon, port_text = rest.rstrip("/").rpartition(":")
@@ -386,7 +386,7 @@ class BatchRun:
             from distributed import wait as first_of
             from distributed.client import FutureCancelledError, FuturesCancelledError
         except ImportError:
-            raise ModelError("scheduler needs Dask: pip install 'accelperf[dask]'",
+            raise ModelError(f"scheduler needs Dask: {install_hint('dask')}",
                              field="scheduler") from None
         own = not isinstance(self.scheduler, Client)
         try:

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import time
 
-from ..errors import invalid
+from ..errors import install_hint, invalid
 
 DEVICES = ("cuda", "cpu")
 
@@ -31,9 +31,8 @@ def torch_backend(device: str) -> "TorchBackend":
     except ModuleNotFoundError as exc:
         if exc.name != "torch":
             raise invalid("device", device, f"PyTorch does not import: {exc}") from None
-        raise invalid("device", device, "measuring needs PyTorch, which is not installed "
-                                        "(pip install 'accelperf[gpu]'; in a checkout, "
-                                        "pip install -e '.[gpu]')") from None
+        raise invalid("device", device, f"measuring needs PyTorch, which is not installed: "
+                                        f"{install_hint('gpu')}") from None
     except ImportError as exc:
         raise invalid("device", device, f"PyTorch does not import: {exc}") from None
     if device == "cuda" and not torch.cuda.is_available():

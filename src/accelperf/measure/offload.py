@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from ..errors import invalid
+from ..errors import install_hint, invalid
 from .crypto import (MASKS, REFUSAL, Measurement, MeasurementError, Sample, check_count,
                      check_sizes, environment, finish, interrupted, load_note,
                      slower_host_check)
@@ -50,8 +50,8 @@ def _operation(kernel: str):
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     except ImportError:
-        raise MeasurementError("the offload measurement needs the cryptography package: "
-                               "pip install 'accelperf[measure]'") from None
+        raise MeasurementError(f"the offload measurement needs the cryptography package: "
+                               f"{install_hint('measure')}") from None
     if kernel == "aes":
         enc = Cipher(algorithms.AES(b"accelperf-key-16"), modes.CBC(b"accelperf-iv--16")
                      ).encryptor()
