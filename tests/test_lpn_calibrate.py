@@ -392,3 +392,17 @@ def test_a_trace_paired_with_another_input_exits_1(cli):
                        str(TRACES / "hopper_64x48_q90_420.csv"), "--trace-input", same,
                        "--transition", "idct_y")
     assert code == 0, err
+
+
+def test_no_cross_validation_says_why(cli, tmp_path):
+    # "— (too few inputs)" with 6 inputs and 6 parameters read as a contradiction of the
+    # docs' "fewer than 5 inputs: one per fold"
+    data = tmp_path / "m.csv"
+    data.write_text("input,cycles\n" + "".join(f'"[{n},{n},{n},{n},{n},{n}]",{c}\n' for n, c
+                                               in ((1, 5000), (2, 5200), (3, 5400))))
+    code, stdout, err = cli("lpn", "calibrate", "jpeg-decoder", "--measured", str(data),
+                            "--fit", "idct_cycles,entropy_base,colour_cycles",
+                            "--uncertainty", "linear")
+    assert code in (0, 1), err
+    assert "cross-validated: — (too few inputs: leaving a fold out would leave fewer " \
+           "inputs to fit than parameters to fit" in " ".join(stdout.split())

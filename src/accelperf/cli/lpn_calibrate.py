@@ -269,7 +269,10 @@ def _print_calibration(result) -> None:
     console.print(f"error after:  mean {result.after.mean:.3%}, max {result.after.max:.3%} "
                   f"(on the inputs fitted; {result.agreeing} of {result.starts} starts reach "
                   f"this optimum)")
-    console.print("cross-validated: " + ("— (too few inputs)" if cv is None else
+    # "too few inputs" with 6 inputs and 6 parameters read as a contradiction of the docs
+    too_few = ("— (too few inputs: leaving a fold out would leave fewer inputs to fit "
+               "than parameters to fit; measure more inputs or fit fewer delays)")
+    console.print("cross-validated: " + (too_few if cv is None else
                                          f"mean {cv.mean:.3%}, max {cv.max:.3%} "
                                          f"({result.folds} folds, each refitted without "
                                          f"it, then predicted)"))
