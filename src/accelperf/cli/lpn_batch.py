@@ -143,7 +143,8 @@ def _run_batch(model_spec, model, names, backend, workers, scheduler, out, limit
         _print_rows(model.name, [r for _, r in sorted(kept, key=lambda p: p[0])], summary)
     else:
         console.print(f"[bold]{escape(model.name)}[/bold]: {done} rows written to "
-                      f"{escape(str(out))} ({n_failed} failed, {skipped} skipped as done), "
+                      f"{escape(str(out))} ({n_failed} of them failed, {skipped} skipped "
+                      f"as done), "
                       f"{run.workers} worker(s), {seconds:.2f} s")
         if failures:
             _print_rows(model.name, failures, None)
