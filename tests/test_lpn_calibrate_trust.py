@@ -306,3 +306,19 @@ def test_the_remedy_for_confounded_delays_counts_the_directions_left_free():
     pair = np.column_stack([J[:, 0], 2 * J[:, 0]])
     (two,) = identify(pair, ["x", "y"]).groups
     assert two.free == 1 and two.remedy() == "fix all but one with --fit"
+
+
+def test_a_coverage_warning_counts_every_input_outside():
+    # `lpn compare --params` named one of 56 inputs (the first, 0.000% off) while 23 lay
+    # outside, the worst of them 1.4% off, unnamed
+    from accelperf.lpn.coverage import check_inputs
+
+    class Outside:
+        def outside(self, builder, values, user_input, backend):
+            return f"leans on d by {user_input}" if user_input > 2 else None
+    why = check_inputs(Outside(), None, {}, [(f"in{i}", i) for i in range(6)])
+    assert why == ("input in3 lies outside what the calibration covered: leans on d by 3 "
+                   "(3 of the 6 inputs lie outside it)")
+    assert check_inputs(Outside(), None, {}, [("one", 5)]) == \
+        "input one lies outside what the calibration covered: leans on d by 5"
+    assert check_inputs(Outside(), None, {}, [("a", 1), ("b", 2)]) is None

@@ -134,18 +134,27 @@ def _number(x) -> bool:
 def check_inputs(coverage: Coverage | None, builder, values, inputs,
                  backend: str = "auto") -> str | None:
     """The first input of ``inputs`` ((name, input) pairs) outside ``coverage``, as one
-    warning line naming it, or None (also when there is no coverage to check)."""
+    warning line naming it and counting the others, or None (also when there is no
+    coverage to check). Every input is checked: naming only the first read as if one of
+    56 inputs extrapolated."""
     if coverage is None:
         return None
+    first, outside, total = None, 0, 0
     for name, user_input in inputs:
+        total += 1
         try:
             why = coverage.outside(builder, values, user_input, backend)
         except ModelError:
             return None                   # the command itself reports a failing input
         if why:
-            return f"input {name or '(default)'} lies outside what the calibration " \
-                   f"covered: {why}"
-    return None
+            outside += 1
+            first = first or (name, why)
+    if first is None:
+        return None
+    name, why = first
+    others = "" if total == 1 else f" ({outside} of the {total} inputs lie outside it)"
+    return f"input {name or '(default)'} lies outside what the calibration covered: " \
+           f"{why}{others}"
 
 
 __all__ = ["Coverage", "coverage_of", "check_inputs", "SLACK"]
