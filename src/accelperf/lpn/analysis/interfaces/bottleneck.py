@@ -9,9 +9,11 @@ above 192 B). The token-by-token interface (:mod:`.stream_emit`) and the class l
 
 from __future__ import annotations
 
+import numpy as np
 import sympy
 
 from ..space import InputSpace, count_symbol, symbol_ranges
+from .exact_range import Inexact, exact_values, to_floats, whole_range
 
 SCAN_LIMIT = 100_000
 """Values of a property scanned at most, one by one, to find where each stage dominates."""
@@ -61,6 +63,47 @@ def class_bottleneck(ci, space: InputSpace) -> str:
     conditions = [sympy.sympify(c) for c in ci.input_class.conditions]
     if any(c.free_symbols - set(at) - {symbol} for c in conditions):
         return ci.bottleneck    # the class is cut by another symbol: the sample's stands
+    try:
+        tops, first = _tops_at_once(effective, conditions, symbol, lo, hi, at)
+    except Inexact:             # SymPy, value by value: the same floats, 100 times slower
+        tops, first = _tops_one_by_one(effective, conditions, symbol, lo, hi, at)
+    if first is None or len(set(tops)) < 2:
+        return ci.bottleneck
+    return runs_label(value_runs(tops, first), str(symbol))
+
+
+def _tops(names: list, works) -> list:
+    """Per value, the stages that tie for the most work (``works``: one row per stage)."""
+    table = np.asarray(works, dtype=float).reshape(len(names), -1)
+    ties = table == table.max(axis=0)
+    return [tuple(n for n, tie in zip(names, column) if tie) for column in ties.T]
+
+
+def _tops_at_once(effective: dict, conditions, symbol, lo: int, hi: int, at: dict):
+    """(the stages on top per value, the first value) over the class's first run of
+    values of ``symbol`` in ``lo..hi``, from exact whole-number arrays
+    (:mod:`.exact_range`, as :func:`.stream_emit.bottleneck_runs` does): a 100,000-value
+    range took 10 s value by value. Raises :class:`Inexact` where it cannot."""
+    n = hi - lo + 1
+    values = {s: _whole(v) for s, v in at.items()}
+    values[symbol] = whole_range(lo, hi)
+    memo: dict = {}
+    inside = np.ones(n, dtype=bool)
+    for c in conditions:
+        inside &= exact_values(c, values, n, memo)
+    where = np.flatnonzero(inside)
+    if not where.size:
+        return [], None
+    # the class's values of the symbol: the first run of them (as the loop below stops)
+    gaps = np.flatnonzero(np.diff(where) > 1)
+    start, stop = int(where[0]), int(where[gaps[0]] if gaps.size else where[-1]) + 1
+    names = list(effective)
+    works = [to_floats(exact_values(e, values, n, memo))[start:stop]
+             for e in effective.values()]
+    return _tops(names, works), lo + start
+
+
+def _tops_one_by_one(effective: dict, conditions, symbol, lo: int, hi: int, at: dict):
     tops, first = [], None
     for v in range(lo, hi + 1):
         point = {**at, symbol: v}
@@ -69,12 +112,14 @@ def class_bottleneck(ci, space: InputSpace) -> str:
                 break           # the class's values of it end here
             continue
         first = v if first is None else first
-        works = {n: float(e.xreplace(point)) for n, e in effective.items()}
-        top = max(works.values())
-        tops.append(tuple(n for n, w in works.items() if w == top))
-    if first is None or len(set(tops)) < 2:
-        return ci.bottleneck
-    return runs_label(value_runs(tops, first), str(symbol))
+        tops += _tops(list(effective), [float(e.xreplace(point)) for e in effective.values()])
+    return tops, first
+
+
+def _whole(value) -> int:
+    if not (sympy.sympify(value).is_Integer):
+        raise Inexact(f"{value} is not a whole number")
+    return int(value)
 
 
 __all__ = ["value_runs", "runs_label", "class_bottleneck", "SCAN_LIMIT"]
