@@ -74,4 +74,3 @@ def install_hint(extra: str) -> str:
     new user in a clone tried the PyPI form, which installs the package a second time)."""
     return (f"pip install 'accelperf[{extra}]' (in a clone of the repository: "
             f".venv/bin/pip install -e '.[{extra}]')")
-

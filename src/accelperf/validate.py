@@ -49,9 +49,7 @@ def number_array(name: str, values) -> np.ndarray:
     try:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        flat = np.asarray(values, dtype=object).ravel()
-        bad = next((v for v in flat if isinstance(v, (str, bytes, type(None)))
-                    or not isinstance(v, (int, float, np.number))), flat[0] if flat.size else
-                   values)
+        bad = next((v for v in np.asarray(values, dtype=object).ravel()
+                    if not isinstance(v, (int, float, np.number))), values)
         raise invalid(name, bad, "must be a number or an array of numbers"
                       + size_hint(bad)) from None

@@ -184,7 +184,7 @@ class Hierarchy:
             data = {**{k: v for k, v in data.items() if k != "hierarchy"},
                     **data["hierarchy"]}
         elif "hierarchy" in data and isinstance(data["hierarchy"], dict):
-            # Either [hierarchy] name=... with [[layer]] below, or [[hierarchy.NAME.layer]].
+            # [[hierarchy.NAME.layer]] tables, one hierarchy per file
             tables = data["hierarchy"]
             if len(tables) > 1:
                 raise invalid("hierarchy", str(path), f"it defines {len(tables)} hierarchies "

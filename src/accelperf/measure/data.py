@@ -136,13 +136,15 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
     if len(kernels) > 1:
         raise ModelError(f"{source} is invalid: it mixes kernels {', '.join(sorted(kernels))}; "
                          f"fit one kernel at a time")
-    return timings_from_table(table, ",".join(sorted(kernels)), metadata, source)
+    return timings_from_table(table, ",".join(sorted(kernels)), metadata, source, path.name)
 
 
 def timings_from_table(table: dict, kernel: str, metadata: dict,
-                       source: str = "the measurement") -> Timings:
+                       source: str = "the measurement", label: str | None = None) -> Timings:
     """Timings from ``{(mode, granularity): seconds}``, at the granularities measured both
-    on the host and accelerated (echo kept only where it covers all of them)."""
+    on the host and accelerated (echo kept only where it covers all of them). ``source``
+    names the data in a refusal, ``label`` (default ``source``) in the notes."""
+    label = label or source
     sizes = sorted({g for (m, g) in table if m == "host"} & {g for (m, g) in table
                                                               if m == "accel"})
     if not sizes:
@@ -154,38 +156,32 @@ def timings_from_table(table: dict, kernel: str, metadata: dict,
     for mode, other in (("host", "accel"), ("accel", "host")):
         alone = sorted(g for (m, g) in table if m == mode and (other, g) not in table)
         if alone:
-            left_out.append(f"{_name(source)}: {mode} row(s) at {_sizes(alone)} have no {other} row "
-                            f"at the same granularity and are left out of the fit")
+            left_out.append(f"{label}: {mode} row(s) at {_sizes(alone)} have no {other} "
+                            f"row at the same granularity and are left out of the fit")
     echo = sorted(g for (m, g) in table if m == "echo")
     if echo and not has_echo:
         missing = [g for g in sizes if ("echo", g) not in table]
-        left_out.append(f"{_name(source)}: the echo (copies-only) rows miss {_sizes(missing)}, so "
+        left_out.append(f"{label}: the echo (copies-only) rows miss {_sizes(missing)}, so "
                         f"all {len(echo)} are left out: the fit uses them only where they "
                         f"cover every granularity")
     return Timings(np.array(sizes), np.array([table[("host", g)] for g in sizes]),
                    np.array([table[("accel", g)] for g in sizes]),
                    np.array([table[("echo", g)] for g in sizes]) if has_echo else None,
-                   kernel, metadata, tuple(left_out) + _unit_notes(table, source))
+                   kernel, metadata, tuple(left_out) + _unit_notes(table, label))
 
 
-def _unit_notes(table: dict, source: str) -> tuple[str, ...]:
+def _unit_notes(table: dict, label: str) -> tuple[str, ...]:
     """A hint where the times look like another unit than seconds: a host taking a second
     or more per operation on 64 KiB or less (microseconds written as seconds gave a
     'per-call constant of about 1.82 s' and nothing else)."""
     small = [(g, t) for (m, g), t in table.items() if m == "host" and g <= 65536]
     if small and min(t for _, t in small) >= 1.0:
         g, t = min(small, key=lambda x: x[1])
-        return (f"{_name(source)}: the host takes {t:.3g} s per operation at "
+        return (f"{label}: the host takes {t:.3g} s per operation at "
                 f"{_sizes([g])}: are the times in seconds? (the columns are seconds per "
                 f"operation; microseconds or nanoseconds would read 1e-6 or 1e-9 times "
                 f"these)",)
     return ()
-
-
-def _name(source: str) -> str:
-    """The file's name in a source label ``data = '/path/f.csv'`` (a warning, not a
-    refusal, needs no flag)."""
-    return Path(source.partition("'")[2].rstrip("'")).name or source
 
 
 def _sizes(granularities) -> str:

@@ -281,17 +281,14 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     d = prepare_data(timings.granularity, timings.host, timings.accel, timings.echo, lo, hi)
     result = choose(d, layers, folds=cv, name=f"fit of {Path(data).name}",
                     workers=workers or default_workers())
-    # the model's curve pinned to the measured speedups: between measured sizes it keeps
-    # the model's shape and passes through every point (logca/anchored.py)
-    extra = {"cv": {"folds": result.folds, "mean": result.cv_error},
-             "anchored": {"g1": result.anchored_g1}}
-    quote = result.g1_to_quote()
-    extra["g1_to_quote"] = quote.to_dict()
+    # the fit as the Python API gives it (cv, the anchored curve's g1, the g1 to quote),
+    # and with --predict its errors on the test file beside the neighbour line's
+    report = result.to_dict()
     if test is not None:
         check = result.predict(test.granularity, test.host / test.accel)
-        extra["predict"] = dict(check.model.to_dict(), neighbour_interpolation=check.
-                                neighbour_interpolation.to_dict())
-        extra["anchored"]["predict"] = check.anchored.to_dict()
+        report["predict"] = dict(check.model.to_dict(), neighbour_interpolation=check.
+                                 neighbour_interpolation.to_dict())
+        report["anchored"]["predict"] = check.anchored.to_dict()
     warnings = measurement_notes(timings, True) + notes + list(result.warnings) + \
         ([] if test is None else predict_warnings(timings, test, result.granularity,
                                                   anchored=True))
@@ -299,7 +296,7 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
         from ...plot.fit import chosen_fit_figure
         save(chosen_fit_figure(result), out)
     if as_json:
-        click.echo(dump_json(dict(result.to_dict(), warnings=warnings, **extra)))
+        click.echo(dump_json(dict(report, warnings=warnings)))
         return
     table = Table(title=f"LogCA fit of {Path(data).name}, terms chosen by cross-validation")
     for col in ("parameter", "value", "meaning"):
@@ -326,8 +323,8 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
                   f"{crossing_size(c.model)}{ci}, anchored at the measured sizes "
                   f"{crossing_size(result.anchored_g1)}")
-    console.print(f"g1 to quote: {escape(str(quote))}")
-    print_holdout(extra)
+    console.print(f"g1 to quote: {escape(str(result.g1_to_quote()))}")
+    print_holdout(report)
     print_warnings(warnings)
 
 
