@@ -11,6 +11,7 @@ import inspect
 import re
 import textwrap
 
+
 def reader_gives_list(model) -> bool:
     """Whether the model's standalone reader (``model.declared.reader``) gives the start
     place's tokens as a list, as Ψ may, rather than ``{place: tokens}``: asked of the
