@@ -103,6 +103,38 @@ def test_cli_batch_over_a_directory_writes_csv(cli, tmp_path):
     assert f"wrote {out}" in err
 
 
+def test_a_directory_gives_the_files_the_model_reads(cli, tmp_path):
+    # A folder of inputs holds notes and hidden files beside them: each would be a failed
+    # row. They are left out and named; a glob (written by hand) still takes every file.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_text('{"blocks": 2, "nnz": 1}')
+    (folder / "notes.txt").write_text("taken on Tuesday")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
+    code, out, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(folder),
+                         "--json", "--workers", "1")
+    assert code == 0 and [r["commits"] for r in json.loads(out)["rows"]] == [8]
+    assert "left out 2 file(s) that are no input (.DS_Store, notes.txt)" in err
+    code, out, _ = cli("lpn", "simulate", "block-pipeline", "--inputs", f"{folder}/*",
+                       "--json", "--workers", "1")
+    assert code == 1 and len(json.loads(out)["rows"]) == 2     # notes.txt: a failed row
+    (folder / "a.json").unlink()
+    code, _, err = cli("lpn", "simulate", "block-pipeline", "--inputs", str(folder))
+    assert code == 2 and "is invalid: no input files there" in err
+
+
+def test_a_model_with_its_own_reader_reads_any_file_but_a_hidden_one(tmp_path):
+    from accelperf.lpn.loader import reads_file
+    vta, blocks = LIBRARY["vta"](), LIBRARY["block-pipeline"]()
+    for name, by_vta, by_blocks in [("trace.txt", True, False), ("b.JSON", True, True),
+                                    (".hidden.json", False, False), ("x.jpg", True, True)]:
+        (tmp_path / name).write_text("x")
+        assert (reads_file(vta, tmp_path / name), reads_file(blocks, tmp_path / name)) == \
+            (by_vta, by_blocks), name
+    (tmp_path / "photo").write_bytes(b"\xff\xd8\xff\xe0")        # a JPEG without its suffix
+    assert reads_file(blocks, tmp_path / "photo")
+
+
 def test_cli_batch_from_inputs_and_a_glob_as_json(cli, tmp_path):
     folder = write_inputs(tmp_path / "in")
     code, out, _ = cli("lpn", "simulate", "block-pipeline", "--input", '{"blocks": 2, "nnz": 1}',
@@ -118,7 +150,7 @@ def test_cli_batch_from_inputs_and_a_glob_as_json(cli, tmp_path):
                                                 "or .parquet or .json file"),
     (["--input", "{}", "{}", "--resume"], "--resume = 'on' is invalid: it needs --out"),
     (["--input", "{}", "{}", "--send-inputs"], "it goes with --scheduler"),
-    (["--inputs", "nowhere/*.json"], "--inputs = 'nowhere/*.json' is invalid: no files"),
+    (["--inputs", "nowhere/*.json"], "--inputs = 'nowhere/*.json' is invalid: no input files"),
     (["--input", "{}", "{}", "--out", "no/such/dir/r.csv"], "the directory 'no/such/dir' "
                                                             "does not exist"),
     (["--input", "{}", "{}", "--workers", "0"], "--workers"),

@@ -70,6 +70,44 @@ def test_a_second_writer_is_refused_naming_the_process_that_holds_the_file(cli, 
     assert len(read_rows(out)) == 4 and not lock_path(out).exists()
 
 
+FORKING_HOLDER = """
+import os, sys, time
+from pathlib import Path
+from accelperf.outputs import OutputLock
+lock = OutputLock(Path(sys.argv[1])).acquire()
+worker = os.fork()
+if worker == 0:                                   # a batch's local worker, winding down
+    time.sleep(60)
+    os._exit(0)
+print("locked", worker, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_writers_forked_workers_do_not_keep_its_lock(tmp_path):
+    # kill -9 of a batch client leaves its forked workers running for a while; had they
+    # kept their copy of the lock, --resume would be refused naming the dead client.
+    out = tmp_path / "r.csv"
+    holder = subprocess.Popen([sys.executable, "-c", FORKING_HOLDER, str(out)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = None
+    try:
+        said, worker = holder.stdout.readline().split()
+        assert said == "locked"
+        with pytest.raises(ModelError, match=f"in use by process {holder.pid}"):
+            OutputLock(out).acquire()
+        holder.kill()
+        holder.wait()
+        notes = []
+        with OutputLock(out, note=notes.append):               # at once, not seconds later
+            assert f"left by process {holder.pid}" in notes[0]
+    finally:
+        holder.kill()
+        holder.wait()
+        if worker is not None:
+            os.kill(int(worker), signal.SIGKILL)
+
+
 def test_a_lock_is_released_and_can_be_taken_again(tmp_path):
     out = tmp_path / "r.csv"
     with OutputLock(out) as lock:

@@ -152,6 +152,7 @@ def run_script(*args: str) -> subprocess.CompletedProcess:
     (["--core", "{core}", "src/accelperf/data/jpeg/hopper_128x96_q75_444.jpg", "--out", "x.csv"],
      "a 4:2:0 JPEG (it is 4:4:4)"),
     (["--core", "{core}", "{odd}", "--out", "x.csv"], "a width that is a multiple of 16"),
+    (["--core", "{core}", "{optimised}", "--out", "x.csv"], "its own, optimised tables"),
     (["--core", "{core}", "examples/images/hopper_64x48_q50_420.jpg", "--out",
       "/no/such/folder/x.csv"], "--out = '/no/such/folder' is invalid"),
 ])
@@ -164,7 +165,10 @@ def test_measure_script_refuses_bad_input_before_building(tmp_path, args, says):
     odd = tmp_path / "odd_200x150.jpg"
     from PIL import Image
     Image.new("RGB", (200, 150), "grey").save(odd, "JPEG", subsampling="4:2:0")
-    args = [a.format(core=core, odd=odd) for a in args]
+    optimised = tmp_path / "optimised.jpg"
+    with Image.open(ROOT / "examples" / "images" / "hopper_64x48_q50_420.jpg") as img:
+        img.save(optimised, "JPEG", subsampling="4:2:0", optimize=True)
+    args = [a.format(core=core, odd=odd, optimised=optimised) for a in args]
     done = run_script(*args, "--build-dir", str(tmp_path / "build"))
     assert done.returncode == 2
     assert says in done.stderr and done.stderr.count("\n") == 1, done.stderr

@@ -8,7 +8,9 @@ Two kinds of output need two guards (issue 34):
   second command on the same file is refused in one line naming that process, instead of
   both appending (duplicate rows) or the second truncating the first's rows. The kernel
   drops the lock of a process that dies, so a lock file left by a killed command is simply
-  taken over, with a note.
+  taken over, with a note. A forked child (a batch's local worker) lets go of its copy
+  at once, so that a client killed with SIGKILL frees the file even while its orphaned
+  workers are still winding down.
 * a file written **at once** (a report, a figure, a params file, a JSON result) goes
   through :func:`replacing` / :func:`write_atomic`: written to a temporary file in the
   same directory, flushed to disk, then renamed over the target (``os.replace``, atomic
@@ -22,11 +24,28 @@ import fcntl
 import os
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 
 from .errors import invalid
 
 LOCK_SUFFIX = ".lock"
+_HELD: weakref.WeakSet = weakref.WeakSet()        # the OutputLocks this process holds
+
+
+def _drop_inherited_locks() -> None:
+    """In a forked child: close the copies of the parent's lock files. ``flock`` belongs
+    to the open file, which the child shares, so a child that kept its copy would hold
+    the parent's lock after the parent died. The child never owned it: nothing else."""
+    for lock in list(_HELD):
+        if lock.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(lock.fd)
+            lock.fd = None
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def lock_path(path: Path) -> Path:
@@ -95,6 +114,7 @@ class OutputLock:
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}\n{_command_line()}\n".encode())
         self.fd = fd
+        _HELD.add(self)
         return self
 
     def release(self) -> None:
@@ -104,6 +124,7 @@ class OutputLock:
             os.unlink(self.lock)          # removed while still locked: see acquire
         os.close(self.fd)
         self.fd = None
+        _HELD.discard(self)
 
     def __enter__(self) -> OutputLock:
         return self.acquire() if self.fd is None else self

@@ -23,7 +23,8 @@ With --trace-dir, images of at most --trace-max-blocks blocks also get DIR/<name
 `event,cycle` rows (events listed in tb_core_jpeg.cpp and tools/rtl/README.md).
 
 Inputs are checked before the (minute-long) build: the core folder, verilator on PATH, each
-image a readable 4:2:0 baseline JPEG (the parser the LPN's Ψ uses), the output folders.
+image a readable 4:2:0 baseline JPEG (the parser the LPN's Ψ uses) with the standard
+Huffman tables, the output folders.
 A bad one is a one-line message and exit status 2.
 """
 
@@ -31,12 +32,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +47,7 @@ from PIL import Image
 
 from accelperf.errors import ModelError, invalid
 from accelperf.lpn.inputs import JpegBlocks, read_jpeg
+from accelperf.lpn.inputs.jpeg import scan_layout
 
 HERE = Path(__file__).resolve().parent
 WRAPPER, DRIVER = HERE / "tb_core_jpeg.v", HERE / "tb_core_jpeg.cpp"
@@ -104,7 +108,36 @@ def check_image(path: Path) -> JpegBlocks:
         # jpeg_mcu_id counts a row's MCUs as width/16 rounded down: it would never stop.
         raise invalid("image", str(path), f"a width that is a multiple of {MCU_WIDTH} "
                       f"(it is {image.width}): core_jpeg mis-decodes other 4:2:0 widths")
+    if not uses_standard_tables(path):
+        # The default build has no writable tables: it would decode the scan with the
+        # wrong codes and, minutes later, send too few or wrong pixels.
+        raise invalid("image", str(path), "a JPEG coded with the standard Huffman tables "
+                      "(ITU-T T.81 Annex K.3; this one has its own, optimised tables, which "
+                      "core_jpeg's default build ignores): save it with optimize=False")
     return image
+
+
+@cache
+def standard_tables() -> tuple[tuple, tuple]:
+    """The (DC, AC) Huffman tables of ITU-T T.81 Annex K.3 for luma and for chroma, as
+    ``scan_layout`` gives a table: (counts per code length, symbol values). core_jpeg's
+    default build (SUPPORT_WRITABLE_DHT = 0) decodes with these and ignores a file's own;
+    libjpeg writes them unless asked to optimise, so they are read off its output."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 16)).save(buffer, "JPEG", subsampling="4:2:0", optimize=False)
+    layout = scan_layout(buffer.getvalue())
+    return tuple((layout.huffman[dc], layout.huffman[ac])
+                 for _, _, dc, ac in layout.components[:2])
+
+
+def uses_standard_tables(path: Path) -> bool:
+    """Whether every component of the file's scan is coded with Annex K.3's tables (the
+    first component with luma's, the others with chroma's), as the core assumes."""
+    layout = scan_layout(path.read_bytes(), str(path))
+    luma, chroma = standard_tables()
+    return all((layout.huffman.get(dc), layout.huffman.get(ac)) ==
+               (luma if i == 0 else chroma)
+               for i, (_, _, dc, ac) in enumerate(layout.components))
 
 
 def check_writable_folder(name: str, folder: Path, may_create: bool) -> None:

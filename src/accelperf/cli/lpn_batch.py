@@ -30,15 +30,28 @@ SUFFIXES = (".csv", ".parquet", ".json")
 SHOWN_FAILURES = 20
 
 
-def batch_names(texts, pattern) -> list[str]:
-    """Every input's name (a file path or JSON text, read later, where it runs)."""
+def batch_names(texts, pattern, model=None) -> list[str]:
+    """Every input's name (a file path or JSON text, read later, where it runs). A
+    directory gives the files ``model`` reads (a glob, written by hand, gives all it
+    matches); the files left out are named on stderr."""
+    from ..lpn.loader import reads_file
     names = list(texts)
     if pattern:
         path = Path(pattern)
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else \
-            sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.is_file())
+            left = [p for p in files if model is not None and not reads_file(model, p)]
+            files = [p for p in files if p not in left]
+            if left:
+                shown = ", ".join(p.name for p in left[:5]) + (", ..." if len(left) > 5 else "")
+                click.echo(f"--inputs {pattern}: left out {len(left)} file(s) that are no "
+                           f"input ({shown}); a glob such as '{path / '*'}' takes every "
+                           f"file", err=True)
+        else:
+            files = sorted(Path(p) for p in glob.glob(pattern, recursive=True)
+                           if Path(p).is_file())
         if not files:
-            raise invalid("--inputs", pattern, "no files there (a directory or a glob "
+            raise invalid("--inputs", pattern, "no input files there (a directory or a glob "
                                                "such as 'inputs/*.json')")
         names += [str(p) for p in files]
     if not names:
@@ -62,8 +75,8 @@ def simulate_batch(model_spec, texts, pattern, backend, workers, scheduler, out,
                                              "the files themselves)")
     if scheduler is not None:
         check_scheduler(scheduler)
-    names = batch_names(texts, pattern)
     model = load_model(model_spec, params)
+    names = batch_names(texts, pattern, model)
     streamed = out is not None and out.suffix.lower() != ".json"
     lock = OutputLock(out, "--out", note=lambda text: click.echo(text, err=True)) \
         if streamed else None

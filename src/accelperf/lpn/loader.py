@@ -92,6 +92,21 @@ def _built(spec: str, path_text: str, func_name: str, params: dict) -> Model:
 
 
 JPEG_SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe")
+INPUT_SUFFIXES = JPEG_SUFFIXES + (".csv", ".json")
+
+
+def reads_file(model: Model, path: Path) -> bool:
+    """Whether :func:`load_input` would take the file at ``path`` as an input of ``model``
+    (a folder of inputs holds notes, READMEs and hidden files beside them): a model with its
+    own ``input_reader`` reads any file but a hidden one, the others JPEG, CSV and JSON."""
+    if path.name.startswith("."):
+        return False
+    if model.input_reader is not None:
+        return True
+    try:
+        return path.suffix.lower() in INPUT_SUFFIXES or _starts_like_jpeg(path)
+    except OSError:
+        return True                  # unreadable: let its own row say why
 
 
 def _not_a_number(word: str):
