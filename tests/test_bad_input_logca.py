@@ -145,7 +145,7 @@ CASES = [
     (["logca", "fit", "{dir}"], "is a directory"),
     (["logca", "fit", "{empty}"], "empty"),
     (["logca", "fit", "{binary}"], "data ="),
-    (["logca", "fit", "{huge}"], "1e+308"),
+    (["logca", "fit", "{huge}"], "1e+308' is invalid: must be a finite number > 0 and <= 86400 (seconds per operation"),
     (["logca", "fit", "{nan}"], "must be a finite number > 0"),
     (["logca", "fit", "{slow}"], "host and accel rows"),
     (["logca", "fit", "{mixed}"], "mixes kernels aes, sha"),

@@ -288,3 +288,34 @@ def test_a_layered_fit_whose_cost_falls_through_zero_is_refused(cli):
     assert float(falls[1]) == pytest.approx(88.6, abs=1.5)
     assert float(falls[2]) == pytest.approx(15.3, abs=1.5)
     assert said.endswith("refused (a time cannot be negative), the plain model is kept")
+
+
+@pytest.mark.parametrize("beta,beta_A,dependent,limit", [
+    (1.0, None, True, "ratio"), (1.0, 0.9, True, "ratio"),     # the copies lead, as β
+    (1.2, 1.1, False, math.inf), (1.0, 1.2, True, 0.0),         # the kernel's own exponent
+    (1.3, None, True, "ratio"), (0.9, None, True, 0.0)])         # β > 1: A·H/Q; β < 1: 0
+def test_the_large_g_limit_is_the_limit_of_the_curve(beta, beta_A, dependent, limit):
+    # It was the speedup at 1e15 B for a kernel floor or dependent copies: a curve with
+    # β = 1.0004 "reached" 7.986 there, where its speedup is 5.72.
+    base = LogCA(L=0.25e-9, o=8e-6, C=1.0e-9, A=5, beta=beta,
+                 latency="dependent" if dependent else "independent", unit="seconds")
+    m = HierarchicalLogCA(base, LAYERS, (0.02, 0.10), (0.05, 0.25), (0.3, 2.0), working_set=3,
+                          sharpness=3, floor=2e-5, accel_beta=beta_A, host_constant=1e-6)
+    got = m.large_g_limit()
+    if limit == "ratio":
+        far = [float(m.speedup(g)) for g in (1e40, 1e200)]     # β_A = 0.9: slow, as g^-0.1
+        assert got == pytest.approx(far[1], rel=1e-9) and 0 < got < math.inf
+    else:
+        assert got == limit
+        far = [float(m.speedup(g)) for g in (1e40, 1e80)]
+        assert (far[1] > 1e3 * far[0]) if limit == math.inf else (far[1] < 1e-3 * far[0])
+
+
+def test_a_curve_that_still_rises_at_the_range_end_has_no_peak():
+    rising = HierarchicalLogCA(LogCA(L=1e-10, o=2e-5, C=2e-9, A=8, beta=1.0004,
+                                     latency="dependent", unit="seconds"), LAYERS, floor=1e-6)
+    assert rising.peak() == (None, None)
+    falling = HierarchicalLogCA(BASE, LAYERS, (0.02, 0.10), (0.05, 0.25), (0.3, 2.0),
+                                working_set=3, sharpness=3)
+    g, s = falling.peak()
+    assert s > float(falling.speedup(1e15))

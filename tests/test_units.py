@@ -30,6 +30,20 @@ def test_parse_frequency_rejects(bad):
         parse_frequency(bad)
 
 
+@pytest.mark.parametrize("text, taken", [("250", None), (250, None), ("99999", None),
+                                         ("250Hz", 250.0), ("32.768kHz", 32768.0),
+                                         ("1e5", 1e5), ("250e6", 250e6)])
+def test_a_bare_number_too_small_for_a_clock_asks_for_its_unit(text, taken):
+    # An FPGA user's `--frequency 250` meant 250 MHz and got a clock 10^6 times too slow.
+    if taken is None:
+        with pytest.raises(ModelError, match=r"^--frequency = \S+ is invalid: a bare number "
+                                             r"is hertz.*\((250|99999)MHz, \1GHz\)") as raised:
+            parse_frequency(text, "--frequency")
+        assert len(str(raised.value).splitlines()) == 1
+    else:
+        assert parse_frequency(text, "--frequency") == taken
+
+
 def test_paper_sweep_is_22_powers_of_two():
     g = powers_of_two(16, parse_size("32MiB"))
     assert len(g) == 22 and g[0] == 16 and g[-1] == 2**25

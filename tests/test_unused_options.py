@@ -31,7 +31,7 @@ CASES = [
     (["logca", "bounds", *T4, "--from", "1KiB", "--to", "2KiB", "--json"],
      "--from = 1KiB is not used with bounds without --out"),
     (["logca", "bounds", "--hierarchy", LAYERS, "--data", GEMM, "--to", "2KiB"],
-     "--to = 2KiB is not used with --hierarchy/--probe"),
+     "--to = 2KiB is not used with --data"),
     (["logca", "design", *T4, "--target", "g1<=1KiB", "--points", "5"],
      "--points = 5 is not used with design without --pair"),
     (["explore", "--model", "none", "--hierarchy", "none", "--kernel", "sha256", "--out",

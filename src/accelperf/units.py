@@ -71,6 +71,11 @@ def parse_size(text: str | int | float, name: str = "size") -> float:
     return size
 
 
+BARE_HZ_FLOOR = 1e5
+"""Hz: a frequency written without a unit below this is taken for a forgotten MHz or GHz
+(a clock of 100 kHz or less is written with its unit)."""
+
+
 def parse_frequency(text: str | int | float, name: str = "frequency") -> float:
     """Hertz in a frequency such as ``"3.4GHz"``, ``"2270MHz"`` or ``3.4e9``."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
@@ -82,6 +87,11 @@ def parse_frequency(text: str | int | float, name: str = "frequency") -> float:
     hz = value * _FREQ_FACTORS[unit]
     if not math.isfinite(hz) or hz <= 0:
         raise invalid(name, text, "a frequency must be finite and > 0")
+    if not unit and hz < BARE_HZ_FLOOR:
+        # `--frequency 250` meant 250 MHz, and gave a clock 10^6 times too slow in silence
+        raise invalid(name, text, f"a bare number is hertz, and {value:g} Hz is no clock: "
+                                  f"give the unit ({value:g}MHz, {value:g}GHz), or write "
+                                  f"{value:g}Hz if you mean it")
     return hz
 
 

@@ -501,15 +501,19 @@ class HierarchicalLogCA:
             return r.root if r.exists else None
         return self.granularity_for(self.A)
 
-    def peak(self) -> tuple[float, float]:
+    def peak(self) -> tuple[float, float] | tuple[None, None]:
         """(g, speedup) of the highest speedup in the search range: a scan of 64 points per
         decade in log g, then a bounded scalar search (Brent) between the neighbours of the
         best point. The curve of a hierarchy rises and falls at each bend, so this is the
-        global maximum only to the scan's resolution of which bump is highest."""
+        global maximum only to the scan's resolution of which bump is highest. (None, None)
+        when the curve still rises at the range's end: the highest point there is no peak
+        (plain LogCA's ``peak()`` is None then too)."""
         lo, hi = SEARCH_RANGE
         grid = scan_grid(lo, hi)
         s = np.asarray(self.speedup(grid), float)
         i = int(np.nanargmax(s))
+        if i == grid.size - 1:
+            return None, None
         a, b = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
         best = optimize.minimize_scalar(lambda x: -float(self.speedup(math.exp(x))),
                                         bounds=(a, b), method="bounded",
@@ -519,12 +523,25 @@ class HierarchicalLogCA:
                                                                        float(s[i]))
 
     def large_g_limit(self) -> float:
-        """Speedup far past every cache: ``A·H∞/Q∞`` where LogCA's limit is A (eq. 3); the
-        plain model's limit (eqs. 3, 9) when there is one layer."""
-        if self.plain or self.base.dependent or self.kernel_extended:
-            return self.base.large_g_limit() if self.plain else \
-                float(self.speedup(SEARCH_RANGE[1]))
-        return self.base.A * (1 + sum(self.host_steps)) / (1 + sum(self.accel_steps))
+        """lim_{g→∞} T0/T1, exactly (eqs. 3 and 9 with one layer). Past every bend H, Q and
+        R are the constants ``1 + Σh``, ``1 + Σa``, ``1 + Σl``; the host constant and the
+        kernel's floor vanish against terms that grow. The limit is then decided by the
+        largest power of g in T1 (0 for o and a constant L, 1 for the copies L·g·R, β_A for
+        the kernel) against the host's β: 0 below it, ∞ above it (the speedup grows as
+        g^(β−e) without end), and at it the ratio of the leading coefficients. The speedup
+        at any finite size can be far from it (β a hair above 1): :func:`.metrics.bound_reach`
+        and ``speedup(1e15)`` say how far."""
+        if self.plain:
+            return self.base.large_g_limit()
+        b = self.base
+        terms = [(0.0, b.o + (0.0 if b.dependent else b.L)),
+                 (1.0, b.L * (1 + sum(self.link_steps)) if b.dependent else 0.0),
+                 (self.beta_A, b.C * (1 + sum(self.accel_steps)) / b.A)]
+        top = max(e for e, c in terms if c > 0)
+        if b.beta != top:
+            return 0.0 if b.beta < top else math.inf
+        host = b.C * (1 + sum(self.host_steps)) + (self.host_constant if top == 0 else 0.0)
+        return host / sum(c for e, c in terms if e == top)
 
     def bound(self):
         """Compute- or latency-bound (ISCA'17 §3.1) far past every cache: the bound of the

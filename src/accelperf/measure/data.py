@@ -68,14 +68,15 @@ def _read_lines(path: Path, source: str) -> list[str]:
     return text.splitlines()
 
 
-def _positive_finite(text, what: str, where: str, limit: float) -> float:
+def _positive_finite(text, what: str, where: str, limit: float, unit: str = "") -> float:
     try:
         value = float(text)
     except (TypeError, ValueError):
         raise ModelError(f"{where}: {what} = {text!r} is invalid: must be a number") from None
     if not (math.isfinite(value) and 0 < value <= limit):
+        hint = f" ({unit})" if unit and math.isfinite(value) and value > limit else ""
         raise ModelError(f"{where}: {what} = {text!r} is invalid: must be a finite number "
-                         f"> 0 and <= {limit:g}")
+                         f"> 0 and <= {limit:g}{hint}")
     return value
 
 
@@ -122,7 +123,9 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
             raise ModelError(f"{where} is invalid: it has {len(body[reader.line_num - 1].split(','))}"
                              f" fields, the header has {len(reader.fieldnames)}")
         g = _positive_finite(row["granularity_bytes"], "granularity_bytes", where, 2.0**53)
-        t = _positive_finite(row[column], column, where, MAX_SECONDS)
+        t = _positive_finite(row[column], column, where, MAX_SECONDS,
+                             "seconds per operation, a day at most: microseconds or "
+                             "nanoseconds are 1e-6 or 1e-9 times the number")
         if row["mode"] not in ("host", "accel", "echo"):
             raise ModelError(f"{where}: mode {row['mode']!r} is not host, accel or echo")
         key = (row["mode"], g)

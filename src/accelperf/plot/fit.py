@@ -35,6 +35,18 @@ def fit_figure(result: FitResult, title: str | None = None, extra=(), band=None)
     return _finish(fig, ax, lo, hi, title or "Measured speedup and the fitted LogCA model")
 
 
+def _draw_bounds(ax, bounds, lo: float, hi: float) -> None:
+    """Each layer's bound (ISCA'17 Fig. 4's asymptote, asked of the data living in that
+    layer) as a dashed level over the sizes where the data live there."""
+    for k, b in enumerate(bounds):
+        end = bounds[k + 1].start if k + 1 < len(bounds) else hi
+        start, end, limit = max(b.start, lo), min(end, hi), b.bound.limit
+        if start < end and math.isfinite(limit) and limit > 0:
+            where = f", data in {b.layer.name}" if len(bounds) > 1 else ""
+            ax.hlines(limit, start, end, colors=f"C{(k + 2) % 10}", linestyles="--", lw=1.2,
+                      label=f"{b.bound.kind} bound{where}: {limit:.3g}")
+
+
 def _measured_axes(result, colour: str, points: int):
     """(lo, hi, grid, figure, axes) with the measured speedups drawn: the range is the
     measured one widened twofold each way."""
@@ -62,11 +74,11 @@ def _finish(fig, ax, lo, hi, title, subs=(1.0, 2.0, 5.0), legend="lower right") 
     return fig
 
 
-def hierarchy_fit_figure(result, title: str | None = None, band=None) -> Figure:
+def hierarchy_fit_figure(result, title: str | None = None, band=None, bounds=()) -> Figure:
     """Measured speedup (points) with plain LogCA and LogCA with the memory hierarchy
     (lines), each with its errors in the legend; dotted verticals where the working set
     w·g reaches a layer's capacity, with the layer's name; ``band`` (an UncertaintyResult
-    of the chosen model) shaded."""
+    of the chosen model) shaded; ``bounds`` (:func:`.layerbounds.layer_bounds`) drawn."""
     g = result.granularity
     lo, hi = float(g.min()) / 2, float(g.max()) * 2
     grid = np.geomspace(lo, hi, 400)
@@ -98,19 +110,20 @@ def hierarchy_fit_figure(result, title: str | None = None, band=None) -> Figure:
         ax.plot([result.g1.model], [1.0], "D", color="black", ms=6, zorder=6)
         ax.annotate("g₁", (result.g1.model, 1.0), textcoords="offset points", xytext=(5, -12))
     ax.axhline(1.0, color="0.5", lw=0.8)
+    _draw_bounds(ax, bounds, lo, hi)
     return _finish(fig, ax, lo, hi, title or "Measured speedup, LogCA with and without the "
                                              "memory hierarchy", subs=(1.0, 2.0, 3.0, 5.0))
 
 
-def chosen_fit_figure(result, title: str | None = None) -> Figure:
+def chosen_fit_figure(result, title: str | None = None, bounds=()) -> Figure:
     """A fit whose terms were chosen by cross-validation (:class:`.choose.ChosenFit`):
     measured speedup (points), the model (line), g1 with its jackknife 95% interval (shaded)
-    and the terms kept in the legend."""
+    and the terms kept in the legend; ``bounds`` (:func:`.layerbounds.layer_bounds`) drawn."""
     lo, hi, grid, fig, ax = _measured_axes(result, "black", 400)
-    kept = ", ".join(t.term for t in result.terms if t.kept) or "plain LogCA"
+    kept = ", ".join(t.term for t in result.terms if t.kept)
     # two lines: with four or five terms one line ran past the axes and squeezed the plot
     ax.plot(grid, result.speedup(grid), color="C0", lw=2,
-            label=f"LogCA + {kept}\n(error {result.mean_error:.1%} in sample, "
+            label=f"{'LogCA + ' + kept if kept else 'plain LogCA'}\n(error {result.mean_error:.1%} in sample, "
                   f"{result.cv_error:.1%} cross-validated)")
     anchored = result.anchored_g1
     if anchored is not None and lo <= anchored <= hi:
@@ -124,6 +137,7 @@ def chosen_fit_figure(result, title: str | None = None) -> Figure:
         ax.plot([c.model], [1.0], "D", color="black", ms=6, zorder=6)
         ax.annotate("g₁", (c.model, 1.0), textcoords="offset points", xytext=(5, -12))
     ax.axhline(1.0, color="0.5", lw=0.8)
+    _draw_bounds(ax, bounds, lo, hi)
     return _finish(fig, ax, lo, hi, title or "Measured speedup and LogCA with the terms "
                                              "the data earn", subs=(1.0, 2.0, 3.0, 5.0),
                    legend="best")

@@ -52,7 +52,7 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
                   as_json, **spec):
     """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2).
 
-    With --hierarchy/--probe and --data: the regions of the model fitted to the
+    With --data and --select, --hierarchy or --probe: the regions of the model fitted to the
     measurements with the memory layers, on its own curve, with each layer's extra
     accelerator (a[layer]) and copy (l[layer]) cost as parameters too.
     """
@@ -71,8 +71,8 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
     if sensitivity and out is None:
         raise ModelError("--sensitivity needs --out FILE.png|svg: it draws a figure")
     if sensitivity and layered:
-        raise ModelError("--sensitivity draws plain LogCA's Fig. 5; with --hierarchy/--probe "
-                         "drop it (the regions chart shows the hierarchical model)")
+        raise ModelError("--sensitivity draws plain LogCA's Fig. 5 of given parameters; with "
+                         "--data drop it (the regions chart shows the fitted model)")
     if sensitivity:
         output_path(out.with_name(f"{out.stem}-sensitivity{out.suffix}"))
     notes = []
@@ -179,7 +179,7 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
     """Does offloading this size pay, by how much, what limits it there, and from which size
     does it pay? Several --preset/--kernel pairs are ranked at that size (ISCA'17 §3).
 
-    With --hierarchy/--probe and --data: the model fitted to the measurements with the
+    With --data and --select, --hierarchy or --probe: the model fitted to the measurements with the
     memory layers, asked at that size (the plain LogCA of the layer there) and its
     break-even from the whole curve.
     """
@@ -241,7 +241,7 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
     """Which L, o, C or A (one at a time, the others held) meets a target exactly, or why
     none can; with --pair, two at once (ISCA'17 §3 backwards).
 
-    With --hierarchy/--probe and --data: solved on the model fitted to the measurements with
+    With --data and --select, --hierarchy or --probe: solved on the model fitted to the measurements with
     the memory layers; each layer's extra accelerator cost a[layer] and copy cost l[layer]
     can be solved for too, and named in --pair (e.g. --pair 'A,l[L3<-DRAM]').
     """

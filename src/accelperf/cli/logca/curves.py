@@ -10,6 +10,7 @@ import numpy as np
 from rich.table import Table
 
 from ...logca import DEFAULT_RANGE, ModelSummary, summary
+from ...logca.metrics import bound_reach
 from ...units import format_size, log_grid, powers_of_two
 from ...errors import ModelError
 from ...outputs import replacing
@@ -56,7 +57,9 @@ def _render_summary(info: ModelSummary) -> None:
             closed += f" [{r.equation.replace(chr(39) + '17', '')}]"
         diff = r.closed_form_relative_error
         remarks += [f"[bold]{label}[/bold]: {x}" for x in (r.reason, r.note) if x]
-        metrics.add_row(label, f"{r.target:g}", exact, closed,
+        # g_A is where the speedup would reach A were A unbounded (eq. 13), not where it does
+        target = f"{r.target:g} if A→∞" if label == "g_A" else f"{r.target:g}"
+        metrics.add_row(label, target, exact, closed,
                         "—" if diff is None else f"{diff:.2%}")
     console.print(metrics)
     for line in remarks:
@@ -64,6 +67,10 @@ def _render_summary(info: ModelSummary) -> None:
     b = info.bound
     console.print(f"[bold]{b.kind}-bound[/bold]: speedup → {b.limit:.4g} "
                   f"({b.expression}, {b.equation}): {b.explanation}")
+    reach = bound_reach(model)
+    if reach.limit > 0 and not reach.practical:
+        # β a hair above 1 makes A the limit; the speedup at any real size is the answer
+        console.print(f"  but {reach.describe()}")
     if info.peak:
         p = info.peak
         console.print(f"[bold]peak[/bold]: speedup {p.speedup:.4g} at "
@@ -80,7 +87,7 @@ def _render_summary(info: ModelSummary) -> None:
 def logca_show(hier, probe, data, select, as_json, **spec):
     """Parameters, g1, g_A/2, g_A, bound type and peak of one model.
 
-    With --hierarchy/--probe and --data: those of the model fitted to the measurements with
+    With --data and --select, --hierarchy or --probe: those of the model fitted to the measurements with
     the memory layers (the bound per layer is `logca bounds`).
     """
     if check_hierarchy_options(hier, probe, data, spec, select):
@@ -114,7 +121,7 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, select, out, as_
 
     A parameter given as an interval or distribution (--L 1500±10%, --o 'lognormal(2.9e4,
     0.2)') adds a Monte-Carlo band (5th-95th percentile) and the distributions of g1 and
-    g_A/2 (CAL §5). With --hierarchy/--probe and --data, the curve of LogCA with the memory
+    g_A/2 (CAL §5). With --data and --select, --hierarchy or --probe, the curve of LogCA with the memory
     hierarchy fitted to the measurements, beside plain LogCA and the measured points.
     """
     check_range(lo, hi)
@@ -213,17 +220,16 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
     """Bound type (compute or latency), the asymptotes that cap the speedup (§3.1), and
     whether the limit is reached at any practical size.
 
-    With --hierarchy/--probe and --data: of the model fitted to the measurements with the
+    With --data and --select, --hierarchy or --probe: of the model fitted to the measurements with the
     memory layers, the bound of each layer's plain model (the data living in that layer)
     and of the curve far past every cache.
     """
     from ...logca import bound_type
-    from ...logca.metrics import bound_reach
     check_range(lo, hi)
     # the bounds are limits of the whole curve; the range only frames the plain figure
     if check_hierarchy_options(hier, probe, data, spec, select):
         why = "the fitted figure spans the measured sizes"
-        refuse_unused({"lo": why, "hi": why}, "--hierarchy/--probe")
+        refuse_unused({"lo": why, "hi": why}, "--data")
         return hierarchy_bounds(data, hier, probe, output_path(out), as_json, select)
     if out is None:
         why = "the range frames only the figure"

@@ -3,6 +3,7 @@ table of a hierarchical fit (issue 24)."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from rich.table import Table
 from ...errors import ModelError
 from ...outputs import replacing
 from ..common import console, crossing_size, print_warnings, size_or_dash
+
+LARGEST = 1e15          # bytes: the end of the fitted curve's search range
 
 
 FROM_DATA = "data"      # --hierarchy data: the caches named in the measurement's header
@@ -37,8 +40,9 @@ def data_option(func):
                              "prediction instead of AIC.")(func)
     return click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
                         default=None, metavar="FILE.csv",
-                        help="With --hierarchy/--probe: the measurements (accelperf measure "
-                             "...) the per-layer costs are fitted to.")(func)
+                        help="With --select, --hierarchy or --probe: the measurements "
+                             "(accelperf measure ...) the model is fitted to; the command "
+                             "then answers for the fitted model.")(func)
 
 
 def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None,
@@ -232,9 +236,9 @@ def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
                               "metrics": {label: {"target": level, "model": value,
                                                   "measured": measured}
                                           for label, level, value, measured in rows},
-                              "peak": {"granularity": peak_g, "speedup": peak_s},
-                              "small_g_limit": float(model.speedup(1.0)),
-                              "large_g_limit": model.large_g_limit(), "warnings": notes}))
+                              "peak": None if peak_g is None else
+                              {"granularity": peak_g, "speedup": peak_s},
+                              **curve_ends(model), "warnings": notes}))
         return
     table = Table(title=f"{escape(model.label)}: {choice(result)}")
     for col in ("metric", "speedup", "model", "measured"):
@@ -242,10 +246,28 @@ def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
     for label, level, value, measured in rows:
         table.add_row(label, f"{level:.4g}", crossing_size(value), crossing_size(measured))
     console.print(table)
-    console.print(f"peak: speedup {peak_s:.4g} at {size_or_dash(peak_g)}; speedup "
-                  f"{float(model.speedup(1.0)):.4g} at 1 B, {model.large_g_limit():.4g} "
-                  f"at 1e15 B")
+    peak = "none (the speedup still rises at 1e15 B)" if peak_g is None else \
+        f"speedup {peak_s:.4g} at {size_or_dash(peak_g)}"
+    console.print(f"peak: {peak}; {ends_text(model)}")
     print_warnings(notes, "note")
+
+
+def curve_ends(model) -> dict:
+    """The fitted curve at its two ends, for JSON: the speedup at 1 B and at 1e15 B, and
+    its limit as g → ∞ (null when it grows without end)."""
+    return {"small_g_limit": float(model.speedup(1.0)),
+            "speedup_at_1e15_bytes": float(model.speedup(LARGEST)),
+            "large_g_limit": model.large_g_limit()}
+
+
+def ends_text(model) -> str:
+    """"speedup s at 1 B, t at 1e15 B", and the limit where the curve is still far from it
+    there: a β a hair above 1 makes A the limit, reached past any size that exists."""
+    at_end, limit = float(model.speedup(LARGEST)), model.large_g_limit()
+    text = f"speedup {float(model.speedup(1.0)):.4g} at 1 B, {at_end:.4g} at 1e15 B"
+    if not math.isclose(at_end, limit, rel_tol=0.01, abs_tol=1e-12):
+        text += f" (→ {'∞' if math.isinf(limit) else f'{limit:.4g}'} as g → ∞)"
+    return text
 
 
 def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> None:
@@ -254,19 +276,18 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
     from ...report import dump_json
     from ...units import format_size
     from .options import save
+    from ...logca.layerbounds import layer_bounds
     result, notes = fit_from_data(data, hier, probe, select=select)
     model = result.model
+    bounds = layer_bounds(model)
     if out is not None:
         from ...plot.fit import chosen_fit_figure, hierarchy_fit_figure
-        save(chosen_fit_figure(result) if select else hierarchy_fit_figure(result), out)
-    from ...logca.layerbounds import layer_bounds
-    bounds = layer_bounds(model)
+        save(chosen_fit_figure(result, bounds=bounds) if select else
+             hierarchy_fit_figure(result, bounds=bounds), out)
     notes = notes + list(result.warnings)
     if as_json:
         click.echo(dump_json({"chosen": choice(result), "layers": [b.to_dict() for b in bounds],
-                              "large_g_limit": model.large_g_limit(),
-                              "small_g_limit": float(model.speedup(1.0)),
-                              "warnings": notes}))
+                              **curve_ends(model), "warnings": notes}))
         return
     table = Table(title=f"Bounds of {escape(model.label)}, per memory layer "
                         f"({choice(result)})")
@@ -289,8 +310,7 @@ def hierarchy_bounds(data: Path, hier, probe, out, as_json, select=False) -> Non
     # "under mmap (32 MiB)" beside "beyond from 22.6 MiB" read as two sizes for one boundary
     console.print("from: where the bend into the layer is half way, the layer's size μ over "
                   "the fitted working set w (bytes touched per byte offloaded)")
-    console.print(f"the fitted curve: speedup {float(model.speedup(1.0)):.4g} at 1 B, "
-                  f"{model.large_g_limit():.4g} at 1e15 B")
+    console.print(f"the fitted curve: {ends_text(model)}")
     print_warnings(notes, "note")
 
 
