@@ -186,3 +186,15 @@ def test_every_command_is_strict():
     found = list(walk(root, []))
     assert len(found) > 25 and "lpn check" in dict(found)
     assert [p for p, c in found if not isinstance(c, StrictCommand)] == []
+
+
+def test_a_check_table_never_rounds_a_prediction_into_its_simulation():
+    # "32 vs 32, 1.56%": an interface's 32.5 cycles were printed as 32
+    from accelperf.cli.common import cycles_text, input_label
+    assert [cycles_text(x) for x in (32.5, 32.0, 25429, 1234.56)] == \
+        ["32.5", "32", "25,429", "1,234.6"]
+    path = "examples/images/hopper_128x96_q50_420.jpg"
+    assert input_label(path) == "…" + path[-39:] and input_label(path).endswith(".jpg")
+    assert input_label("[" + "1, " * 30 + "1]").startswith("[1, 1,") and \
+        len(input_label("[" + "1, " * 30 + "1]")) == 40
+    assert input_label("[3,4,5]") == "[3,4,5]"

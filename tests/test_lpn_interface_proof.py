@@ -84,6 +84,31 @@ def test_outside_the_interface_space_any_accuracy_fails(tmp_path, generated):
     assert term.arg(2).eq(z3.Real("E_outside"))
 
 
+@pytest.mark.parametrize("tolerance,priced", [(0.10, True), (0.43, False)])
+def test_a_counterexample_shows_no_made_up_prediction(tmp_path, generated, capsys,
+                                                       tolerance, priced):
+    """A new user verified on a space wider than the module's and read E = (1 + W)·latency
+    for every W: the solver's value for E_outside. An input the module prices is preferred
+    (the interface's own error); else E is shown as none, with the reason."""
+    narrow = tmp_path / "narrow.py"
+    narrow.write_text(generated.read_text()
+                      .replace("'1 <= mean_blocks_symbols <= 63'", "'1 <= mean_blocks_symbols <= 30'")
+                      .replace("1 <= a['mean_blocks_symbols'] <= 63",
+                               "1 <= a['mean_blocks_symbols'] <= 30"))
+    code = main(["lpn", "verify", "jpeg-decoder", "--space", str(SPACE), "--interface",
+                 str(narrow), "--within", str(tolerance), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and d["holds"] is False
+    symbols = d["counterexample"]
+    mean = sum(symbols) / len(symbols)
+    if priced:
+        assert mean <= 30 and d["values"]["E"] == pytest.approx(
+            run_module(narrow).latency(symbols)) and "E = —" not in d["note"]
+    else:
+        assert mean > 30 and d["values"]["E"] is None and "E = —: the interface gives no " \
+            "value for this input" in d["note"]
+
+
 @pytest.mark.parametrize("edit,needle", [
     (lambda s: s.replace("PHASES = False", "PHASES = True"), "phase-aware"),
     (lambda s: s.replace("STREAMS_0 = {'blocks'", "STREAMS_0 = {'pixels'"), "'pixels'"),

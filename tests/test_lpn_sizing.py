@@ -224,3 +224,8 @@ def test_cli_sizing_rows_read_as_words(tmp_path, capsys):
     rows = [line.split(":")[1].strip()
             for line in capsys.readouterr().out.splitlines() if "computed = " in line]
     assert code == 0 and rows == ["meets the budget"], rows
+    # no size meets it: said in words, not as Python's None ("None (proved)")
+    code = main(["lpn", "verify", "examples/three_stage.py:pipeline", "--space", str(space),
+                 "--size", "computed", "--range", "1..2", "--budget", "latency <= 1"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert code == 1 and "'latency <= 1': none of 1..2 (" in first and "None" not in first

@@ -297,6 +297,21 @@ def figure_path(out: Path | None, option: str = "--out") -> Path | None:
     return check_output(out, option)
 
 
+def cycles_text(value: float) -> str:
+    """A latency in cycles for a table: whole cycles as such, a fraction (an interface's
+    mean over a stream) with one decimal, so that "32 vs 32, 1.56%" cannot appear."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def input_label(text: str, width: int = 40) -> str:
+    """An input's name cut to ``width`` characters: a long path keeps its end (the file's
+    name), JSON its start."""
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if "/" in text and not text.lstrip().startswith(
+        ("[", "{")) else text[:width - 1] + "…"
+
+
 def size_or_dash(value) -> str:
     return "—" if value is None else format_size(value)
 

@@ -13,7 +13,8 @@ from ..errors import ModelError, invalid
 from ..outputs import write_atomic
 from ..report import dump_json
 from .app import cli
-from .common import FREQUENCY, check_output, console, param_options, read_params, typed
+from .common import (FREQUENCY, check_output, console, cycles_text, input_label, param_options,
+                     read_params, typed)
 from .flags import quoted
 from .lpn_batch import note_backend, simulate_batch
 from .lpn_calibrate import covered_input, lpn_calibrate, lpn_compare, print_parameters
@@ -389,14 +390,14 @@ def lpn_interface(model_spec, inputs, space_path, phases, plain, frequency, out,
             for col in ("input", "predicted", "simulated", "error"):
                 table.add_column(col, justify="right")
             for r, text in zip(acc.rows, inputs):
-                table.add_row(text[:40], f"{r.predicted:,.0f}", f"{r.simulated:,}",
+                table.add_row(input_label(text), cycles_text(r.predicted), f"{r.simulated:,}",
                               f"{r.error:.2%}")
             console.print(table)
             console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}"
                           + ("" if acc.max_error <= tolerance else
                              f": over the tolerance {tolerance:.2%}"))
             for i, failure in failures.items():
-                console.print(f"{inputs[i][:40]}: " + (str(failure) if failure else
+                console.print(f"{input_label(inputs[i])}: " + (str(failure) if failure else
                                                         "no stated assumption is seen to fail"),
                               markup=False)
         raise SystemExit(0 if acc.max_error <= tolerance else 1)

@@ -13,7 +13,7 @@ from rich.table import Table
 from ..errors import ModelError
 from ..outputs import write_atomic
 from ..report import dump_json
-from .common import console, progress_run
+from .common import console, cycles_text, input_label, progress_run
 from .flags import quoted
 
 
@@ -115,11 +115,11 @@ def _check(model, module, iface, values, inputs, tolerance, as_json):
             table.add_column(col, justify="right")
         for r, text, t, x in zip(acc.rows, inputs, terms, values):
             top = module.bottleneck(x)
-            table.add_row(text[:40], f"{r.predicted:,.0f}", f"{r.simulated:,}",
+            table.add_row(input_label(text), cycles_text(r.predicted), f"{r.simulated:,}",
                           f"{r.error:.2%}", f"{top} {t[top]:,.0f}")
         console.print(table)
         for text, t, r in zip(inputs, terms, acc.rows):
-            console.print(f"{text[:40]}: " + ", ".join(
+            console.print(f"{input_label(text)}: " + ", ".join(
                 f"{k} {v:,.0f} ({v / r.simulated:.1%})" for k, v in
                 sorted(t.items(), key=lambda kv: -kv[1])), markup=False, highlight=False)
         console.print(f"mean error {acc.mean_error:.2%}, max error {acc.max_error:.2%}"

@@ -76,7 +76,8 @@ def _interface(path: Path, model, space):
                    "'latency <= 30 * sum(blocks.symbols) + 2000'.")
 @click.option("--interface", "iface", type=click.Path(path_type=Path),
               help="A performance-interface module: latency(x), or one written by "
-                   "`lpn interface --out` (one input type or several); with --within.")
+                   "`lpn interface --plain --out` (one input type or several; a phase-aware "
+                   "one is a loop, not a formula); with --within.")
 @click.option("--within", type=float, help="Prove |E - latency| < WITHIN * latency.")
 @click.option("--size", "size_place", metavar="PLACE",
               help="Buffer sizing: the place whose size (capacity or initial tokens) to "
@@ -208,8 +209,11 @@ def _print_verdict(name, result) -> None:
             console.print(f"counterexample: {d['counterexample'] or d['counterexample_tokens']}"
                           f" with {values}")
     else:
+        tried = [row["size"] for row in d["tried"]]
+        size = d["size"] if d["size"] is not None else \
+            f"none of {min(tried)}..{max(tried)}" if tried else "none"
         console.print(f"[bold]{name}[/bold]: smallest {d['place']} for {d['budget']!r}: "
-                      f"[bold]{d['size']}[/bold] ({d['status']}, {d['seconds']} s)")
+                      f"[bold]{size}[/bold] ({d['status']}, {d['seconds']} s)")
         words = (SIZE_WORDS_OPTIMISE if d["budget"].startswith("optimise")
                  else SIZE_WORDS_BUDGET)
         for row in d["tried"]:

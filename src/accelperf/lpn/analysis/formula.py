@@ -207,6 +207,10 @@ def is_generated_interface(source: str) -> bool:
                 and re.search(r"^PHASES = ", source, re.M))
 
 
+OUTSIDE = "E_outside"
+"""The name of the free Z3 real that stands for E where a generated module gives none."""
+
+
 @dataclass(frozen=True)
 class GeneratedInterface:
     """A module written by ``accelperf lpn interface --out``, read as Z3 terms over a
@@ -224,6 +228,21 @@ class GeneratedInterface:
         import z3
         return next((name for name, condition in self.types
                      if z3.is_true(evaluate(condition))), None)
+
+    def priced(self):
+        """The Z3 condition that the module gives a value: E does not depend on the free
+        ``E_outside`` that stands for it where the input is of no type, outside its
+        ``SPACE_k`` or in no class (a value the solver picks for it is no prediction)."""
+        import z3
+        outside = z3.Real(OUTSIDE)
+        return z3.substitute(self.term, (outside, z3.RealVal(0))) == \
+            z3.substitute(self.term, (outside, z3.RealVal(1)))
+
+    def prices(self, evaluate) -> bool:
+        """Whether the module gives a value at the input where ``evaluate`` (a Z3 term to
+        its value) puts the space's variables (:meth:`priced`)."""
+        import z3
+        return z3.is_true(z3.simplify(evaluate(self.priced())))
 
     def __repr__(self) -> str:
         return f"GeneratedInterface(types {[name for name, _ in self.types]})"
@@ -274,7 +293,7 @@ def generated_interface(source: str, places: dict[str, Tokens],
              "and PHASES tables)")
     reader = _ModuleReader(source, tables, functions, places, what,
                            bool(ast.literal_eval(tables["PHASES"])))
-    outside = z3.Real("E_outside")
+    outside = z3.Real(OUTSIDE)
     branches, why_not = [], []
     for entry in tables["TYPES"].elts:
         name = ast.literal_eval(entry.elts[0])

@@ -305,7 +305,7 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
         solver = z3.Solver()
         budget.apply(solver)
         solver.add(problem.base + cls.constraints() + [z3.Not(term)])
-        verdict = solver.check()
+        verdict = _check_priced_first(solver, interface)
         if verdict == z3.sat:
             m = solver.model()
             witness = simulate_witness(problem, cls, m, m.eval(cls.latency).as_long())
@@ -314,12 +314,13 @@ def prove(model: Model, space: InputSpace, prop: str, *, interface=None,
                 holds, unsure = None, f"class {cls.index}: a candidate counterexample " \
                                       f"simulates to {witness.simulated} and satisfies it"
                 continue
-            values = {"latency": witness.simulated}
+            values, unpriced = {"latency": witness.simulated}, ""
             if "E" in names:
-                values["E"] = _number(m.eval(names["E"], model_completion=True))
-                values.update(_type_of(interface, lambda t: m.eval(t, model_completion=True)))
+                values, unpriced = _with_prediction(
+                    values, names["E"], interface, lambda t: m.eval(t, model_completion=True))
             return ProofResult(prop, False, witness, len(problem.classes),
-                               time.monotonic() - began, values, _types_note(interface))
+                               time.monotonic() - began, values,
+                               _joined(unpriced, _types_note(interface)))
         if verdict == z3.unknown:
             holds = None
             break
@@ -357,16 +358,45 @@ def _proof_by_simulation(problem, prop: str, names: dict, interface, budget: Bud
         pairs = [(v, z3.IntVal(x)) for v, x in values]
         if not z3.is_true(z3.simplify(z3.substitute(term, (latency, z3.IntVal(w.simulated)),
                                                     *pairs))):
-            found = {"latency": w.simulated}
+            found, unpriced = {"latency": w.simulated}, ""
             if "E" in names:
                 def at(t):
                     return z3.simplify(z3.substitute(t, *pairs) if pairs else t)
-                found["E"] = _number(at(names["E"]))
-                found.update(_type_of(interface, at))
+                found, unpriced = _with_prediction(found, names["E"], interface, at)
             return ProofResult(prop, False, w, n, time.monotonic() - began, found,
-                               _joined(note, _types_note(interface)))
+                               _joined(note, unpriced, _types_note(interface)))
     return ProofResult(prop, True, None, n, time.monotonic() - began,
                        note=_joined(note, _types_note(interface)))
+
+
+def _check_priced_first(solver, interface):
+    """``solver.check()``, trying first the inputs the interface's module gives a value for:
+    a counterexample there is the interface's own error; one outside what it covers only
+    says that the space is larger (and is the answer only when there is no other)."""
+    import z3
+    if isinstance(interface, GeneratedInterface):
+        solver.push()
+        solver.add(interface.priced())
+        if solver.check() == z3.sat:
+            return z3.sat                          # the model stays: pop() would drop it
+        solver.pop()
+    return solver.check()
+
+
+UNPRICED = ("E = —: the interface gives no value for this input (it lies outside the "
+            "space or the input types the module was extracted for), so the property fails "
+            "there for want of a prediction; extract the interface on this space (`lpn "
+            "interface --space`) or verify on the module's own")
+
+
+def _with_prediction(values: dict, term, interface, evaluate) -> tuple[dict, str]:
+    """``values`` with the counterexample's E (None where the module gives none: a value
+    the solver picked for the free E_outside is no prediction) and its type; and the note
+    that says why E is missing."""
+    priced = not isinstance(interface, GeneratedInterface) or interface.prices(evaluate)
+    values = {**values, "E": _number(evaluate(term)) if priced else None,
+              **_type_of(interface, evaluate)}
+    return values, "" if priced else UNPRICED
 
 
 def _type_of(interface, evaluate) -> dict:
@@ -405,11 +435,11 @@ def _proof_of_one(prop: str, one: OnlyInput, space, interface, began) -> ProofRe
     solver = z3.Solver()                   # constants only: decided at once
     solver.add(z3.Not(term))
     holds = solver.check() == z3.unsat
-    values = {"latency": w.simulated}
+    values, unpriced = {"latency": w.simulated}, ""
     if "E" in names:
-        values["E"] = _number(z3.simplify(names["E"]))
+        values, unpriced = _with_prediction(values, names["E"], interface, z3.simplify)
     return ProofResult(prop, holds, None if holds else w, 1, time.monotonic() - began,
-                       {} if holds else values)
+                       {} if holds else values, "" if holds else unpriced)
 
 
 def _proof_over_counts(model, space, prop, *, timeout, **kw) -> ProofResult:
