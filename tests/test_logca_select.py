@@ -23,6 +23,7 @@ from accelperf.logca.holdout import interpolate_neighbours
 from accelperf.logca.model import LogCA
 from accelperf.logca.termfit import Spec, model_of, solve, times
 from accelperf.measure.data import read_timings
+from accelperf.units import format_size
 from shared_fits import reusing_fits
 
 GPU = Path(__file__).resolve().parent.parent / "examples" / "measurements" / "gpu-h200"
@@ -263,6 +264,28 @@ def test_predicting_sizes_the_fit_was_given_says_it_is_no_prediction(tmp_path, c
         for test, flagged in ((same, True), (other, False)):
             assert main(["logca", "fit", str(train), "--predict", str(test), *extra]) == 0
             assert (said in " ".join(capsys.readouterr().out.split())) is flagged
+
+
+def test_predicting_another_machine_or_beyond_the_fit_says_so(tmp_path, capsys):
+    """A GPU programmer's --predict of an H100 file (or a CPU run) was scored as held-out
+    error, a file half of whose sizes were fitted raised no word, and sizes past the
+    fitted ones were extrapolated in silence."""
+    g = 2.0 ** np.arange(12, 22)
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    write_csv(train, g, *synthetic(g))
+    sizes = np.concatenate([g[2:4], g[2:4] * 1.5, [2.0 ** 23]])
+    write_csv(test, sizes, *synthetic(sizes))
+    for path, gpu in ((train, "NVIDIA H200, 132 SMs"), (test, "NVIDIA H100 80GB HBM3, 132 SMs")):
+        path.write_text(f"# gpu: {gpu}\n" + path.read_text())
+    assert main(["logca", "fit", str(train), "--predict", str(test), "--json",
+                 "--bootstrap", "0"]) == 0
+    said = json.loads(capsys.readouterr().out)["warnings"]
+    assert any("measured on another machine (gpu 'NVIDIA H100 80GB HBM3', the data's "
+               "'NVIDIA H200')" in w for w in said)
+    assert "2 of --predict's 5 sizes were fitted: their errors repeat the fit, not predict " \
+        "it" in said
+    assert any(w.startswith("1 of --predict's sizes lie beyond the fitted 4 KiB..2 MiB "
+                            "(8 MiB)") for w in said)
 
 
 def test_predict_is_honoured_with_hierarchy_and_cv_refused(tmp_path, capsys):
@@ -782,3 +805,28 @@ def test_an_acceleration_with_its_own_exponent_is_read_at_the_sizes_measured(cli
                        "--select", "--hierarchy", "data")
     lo = p["A"] * 4096 ** (p["beta"] - p["beta_A"])
     assert code == 0 and f"here {lo:.3g} at 4 KiB to " in " ".join(out.split())
+
+
+def test_advise_and_design_on_a_chosen_fit_say_what_the_fit_quotes(cli):
+    """A GPU programmer read `pays from 182 KiB` (the model's g1) from advise where `fit
+    --select` quotes 204 KiB, and a speedup of 2.075 at 1 MiB where the file measures
+    1.515, with no word of either."""
+    softmax = str(GPU.parent / "gpu-h200-user" / "gpu-softmax.csv")
+    layers = ("--select", "--hierarchy", "data")
+    # one fit: the module's fixture (reusing_fits) gives the three commands the same one
+    code, out, _ = cli("logca", "fit", softmax, *layers, "--json")
+    quoted = json.loads(out)["g1_to_quote"]["granularity_bytes"]
+    code_a, out_a, _ = cli("logca", "advise", "--data", softmax, *layers, "--at", "1MiB",
+                           "--json")
+    code_d, out_d, _ = cli("logca", "design", "--target", "g1<=128KiB", "--data", softmax,
+                           *layers)
+    advice = json.loads(out_a)
+    t = read_timings(softmax)
+    measured = float(t.host[t.granularity == 2**20][0] / t.accel[t.granularity == 2**20][0])
+    assert code == code_a == 0 and advice["break_even"] == quoted
+    said = [w for w in advice["warnings"] if w.startswith("at 1 MiB the data measure")]
+    assert len(said) == 1 and f"{measured:.4g}" in said[0] and "off it there" in said[0]
+    assert any(w.startswith(f"pays from: {format_size(quoted)}, the g1 `logca fit --select` "
+                            f"quotes") for w in advice["warnings"])
+    assert f"`logca fit --select` quotes {format_size(quoted)} (anchored)" in " ".join(
+        out_d.split())

@@ -263,6 +263,14 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
         fitted, notes = fit_from_data(data, hier, probe, select=select)
         model, notes = fitted.model, notes + list(fitted.warnings)
         result = solve_hierarchical_design(model, goal)
+        if select and goal.metric == "g1":
+            quoted = fitted.g1_to_quote()
+            if quoted.granularity is not None and quoted.basis not in ("model",
+                                                                       "unreliable"):
+                notes.append(f"the design is solved on the model, whose g1 is "
+                             f"{size_or_dash(fitted.g1.model)}; `logca fit --select` quotes "
+                             f"{size_or_dash(quoted.granularity)} ({quoted.basis}): read the "
+                             f"changes as relative to the model's")
         curve = None if xy is None else hierarchical_feasibility(model, goal, *xy,
                                                                  points=points)
     else:

@@ -184,11 +184,32 @@ def predict_warnings(train, test, fitted, anchored: bool = False) -> list[str]:
     the anchored curve where one is printed (``anchored``), pass through those measurements
     and repeat them)."""
     import numpy as np
+    from ...units import format_size
     out = []
     if train.kernel != test.kernel:
         out.append(f"--predict's file measured kernel '{test.kernel}', the data "
                    f"'{train.kernel}': its error is not this kernel's held-out error")
-    if np.isin(test.granularity, fitted).all():
+    for key in ("gpu", "host cpu"):
+        ours, theirs = (str(t.metadata.get(key, "")).split(",")[0].strip()
+                        for t in (train, test))
+        if ours and theirs and ours != theirs:
+            out.append(f"--predict's file was measured on another machine ({key} "
+                       f"{theirs!r}, the data's {ours!r}): its error is how the model "
+                       f"carries over to that machine, not this fit's held-out error")
+            break
+    seen = np.isin(test.granularity, fitted)
+    if seen.any() and not seen.all():
+        out.append(f"{int(seen.sum())} of --predict's {seen.size} sizes were fitted: their "
+                   f"errors repeat the fit, not predict it")
+    beyond = test.granularity[(test.granularity < np.min(fitted)) |
+                              (test.granularity > np.max(fitted))]
+    if beyond.size:
+        out.append(f"{beyond.size} of --predict's sizes lie beyond the fitted "
+                   f"{format_size(np.min(fitted))}..{format_size(np.max(fitted))} "
+                   f"({', '.join(format_size(g) for g in beyond[:4])}"
+                   f"{', ...' if beyond.size > 4 else ''}): there the model and the line "
+                   f"extrapolate")
+    if seen.all():
         through = ("the line and the anchored curve, which pass through the fitted "
                    "measurements, give that same error" if anchored else
                    "the line, which passes through the fitted measurements, gives that "

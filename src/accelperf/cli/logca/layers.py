@@ -324,8 +324,42 @@ def hierarchy_advice(data: Path, hier, probe, at, factor, threshold, select=Fals
     notes = notes + list(result.warnings)
     model = result.model
     advice = advise(model.local_model(at), at, factor, threshold)
+    notes += measured_beside_model(result, at, advice.speedup)
+    if select:
+        # the break-even `logca fit --select` tells the user to quote, not the model's own
+        quoted, own = result.g1_to_quote(), result.g1.model
+        if quoted.basis not in ("unreliable", "none") and quoted.granularity is not None:
+            notes.append(f"pays from: {size_or_dash(quoted.granularity)}, the g1 `logca fit "
+                         f"--select` quotes ({quoted.reason}); the model's own g1 is "
+                         f"{size_or_dash(own)}")
+            return (replace(advice, break_even=quoted.granularity,
+                            break_even_reason=None),), notes
+        notes.append(f"pays from: the model's g1; the fit quotes {quoted}")
     if model.plain:
         return (advice,), notes
     g1 = model.g1()
     return (replace(advice, break_even=g1, break_even_reason=None if g1 is not None else
                     "the fitted speedup stays below 1 at every size up to 1e15 B"),), notes
+
+
+NOTED_MODEL_ERROR = 0.10    # a model this far from a measured speedup is said beside it
+
+
+def measured_beside_model(result, at: float, model_speedup: float) -> list[str]:
+    """A note where ``at`` lies within the measured sizes and the model's speedup there is
+    over 10% from what the data measure (at ``at``, or on the line between the two
+    measured sizes around it): the answer at a measured size should not hide the data."""
+    import numpy as np
+    from ...logca.holdout import interpolate_neighbours
+    from ...units import format_size
+    g, s = result.granularity, result.speedup_measured
+    if not (g.min() <= at <= g.max()):
+        return []
+    measured = float(interpolate_neighbours(g, s, np.array([at]))[0])
+    off = model_speedup / measured - 1
+    if abs(off) <= NOTED_MODEL_ERROR:
+        return []
+    how = "measure" if np.any(np.isclose(g, at, rtol=1e-9)) else \
+        "measure, on the line between the sizes around it,"
+    return [f"at {format_size(at)} the data {how} a speedup of {measured:.4g}; the model's "
+            f"{model_speedup:.4g} is {off:+.0%} off it there"]
