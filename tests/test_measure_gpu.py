@@ -277,8 +277,10 @@ def test_a_user_kernel_gets_device_tensors_and_its_outputs_are_copied_back(
 
 def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
         cli, fake, tmp_path, monkeypatch):
+    original = FakeBackend.kernel
+
     def failing(exc, after):
-        real = FakeBackend.kernel
+        real = original
 
         def kernel(self, name):
             run = real(self, name)
@@ -300,8 +302,40 @@ def test_ctrl_c_keeps_the_finished_timings_and_a_library_error_is_one_line(
     code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out",
                        str(tmp_path / "oom.csv"))
     assert code == 1 and err.strip().splitlines()[-1] == (
-        "accelperf: error: the scale measurement failed: RuntimeError: CUDA out of memory. "
-        "Tried to allocate 2.00 GiB")
+        "accelperf: error: the scale measurement failed at 4 KiB (buffers and first calls): "
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    # at one size only (a GPU out of memory at the largest): the size and the way round it
+    def too_big(self, name):
+        run = original(self, name)
+        return lambda *xs: (_ for _ in ()).throw(RuntimeError("out of memory")) \
+            if xs[0].shape[0] * 4 >= 32768 else run(*xs)
+    monkeypatch.setattr(FakeBackend, "kernel", too_big)
+    code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--out",
+                       str(tmp_path / "big.csv"))
+    assert code == 1 and "failed at 32 KiB (buffers and first calls); the sizes below it " \
+        "ran: --to 16KiB measures them: RuntimeError: out of memory" in err
+
+
+@pytest.mark.parametrize("source, words", [
+    ("import torch\ndef f(x)\n    return x\n", "is not valid Python: expected ':' "
+                                                "(kern_{n}.py, line 2)"),
+    ("import no_such_dependency_x\ndef f(x):\n    return x\n",
+     "kern_{n} was found but its own import failed: No module named 'no_such_dependency_x'"),
+    ("raise RuntimeError('set CUDA_HOME')\n", "importing kern_{n} failed: RuntimeError: set "
+                                               "CUDA_HOME"),
+    ("def f(x, y):\n    return x\n", "f(x, y) must take one argument: the input tensor"),
+    ("def f():\n    return 1\n", "f() must take one argument"),
+])
+def test_a_user_kernel_module_is_checked_before_measuring(tmp_path, monkeypatch, source, words):
+    # A new user's syntax error was "accelperf: internal error", a dependency's missing
+    # module sent them to PYTHONPATH, and a wrong signature failed only once measuring.
+    n = abs(hash(source)) % 10**6
+    (tmp_path / f"kern_{n}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModelError) as raised:
+        gpu.user_kernel(f"python:kern_{n}:f")
+    assert words.format(n=n) in str(raised.value) and "\n" not in str(raised.value)
+    assert "PYTHONPATH" not in str(raised.value)
 
 
 # ---------------------------------------------------------------------- bad input

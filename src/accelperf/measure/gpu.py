@@ -42,6 +42,7 @@ elements.
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import sys
 import time
@@ -126,13 +127,32 @@ def user_kernel(kernel: str) -> Callable:
         sys.path.append(str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        if exc.name is not None and exc.name.split(".")[0] != top:
+            # the module was found; what it imports was not
+            raise invalid("kernel", kernel, f"{module_name} was found but its own import "
+                                            f"failed: {exc}") from None
         raise invalid("kernel", kernel, f"cannot import {module_name}: {exc} (run from the "
-                                        f"directory that holds {module_name.split('.')[0]}.py "
-                                        f"or add that directory to PYTHONPATH)") from None
+                                        f"directory that holds {top}.py or add that "
+                                        f"directory to PYTHONPATH)") from None
+    except SyntaxError as exc:
+        raise invalid("kernel", kernel, f"{module_name} is not valid Python: {exc.msg} "
+                                        f"({Path(exc.filename or '?').name}, line "
+                                        f"{exc.lineno})") from None
+    except Exception as exc:        # the user's module raised while it was imported
+        raise invalid("kernel", kernel, f"importing {module_name} failed: "
+                                        f"{type(exc).__name__}: {exc}") from None
     func = getattr(module, func_name, None)
     if not callable(func):
         raise invalid("kernel", kernel, f"{module_name} has no function {func_name}")
+    try:
+        inspect.signature(func).bind(object())
+    except TypeError:
+        raise invalid("kernel", kernel, f"{func_name}{inspect.signature(func)} must take one "
+                                        f"argument: the input tensor on the device") from None
+    except ValueError:              # no signature to read (a builtin): let the call decide
+        pass
     return func
 
 
@@ -292,15 +312,19 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
     def visit(g, modes, r):
         """Repeat r of each mode at g, on buffers allocated for this visit (one size's
         buffers at a time, as many bytes as before the sweep interleaved its sizes)."""
+        where["size"], where["mode"] = g, "buffers"
         calls = _calls(backend, fn, plan, g)
         exact = exact_granularity(plan.kernel, g)
         for m in modes[r % len(modes):] + modes[:r % len(modes)]:
+            where["mode"] = m
             run = timer.repeat(calls[m], m != "host", loops.get((m, exact), 1))
             loops[(m, exact)] = run.calls
             runs.setdefault((m, exact), []).append(run)
             if progress:
                 progress(f"{label} {m} {exact} B, repeat {r + 1}")
         return exact
+
+    where: dict = {}                            # the size and mode running, for an error
 
     try:
         samples, notes = _sweep(plan, visit, runs, label)
@@ -311,10 +335,27 @@ def measure_gpu(plan: Plan, backend: Backend, progress=None) -> Measurement:
     except ModelError:
         raise
     except Exception as exc:        # the library's own error: out of memory, a bad kernel
-        raise MeasurementError(f"the {plan.kernel} measurement failed: {type(exc).__name__}: "
+        raise MeasurementError(f"the {plan.kernel} measurement failed"
+                               f"{_failed_where(plan, where)}: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:300]}") from None
     metadata = _metadata(plan, backend, energy_note, notes)
     return Measurement(tuple(samples), metadata)
+
+
+def _failed_where(plan: Plan, where: dict) -> str:
+    """" at 1 MiB (accel); the sizes below it ran: --to 512KiB measures them", for a
+    kernel that fails at one size (a GPU out of memory at the largest)."""
+    from ..units import format_size
+    g = where.get("size")
+    if g is None:
+        return ""
+    doing = "buffers and first calls" if where["mode"] == "buffers" else where["mode"]
+    text = f" at {format_size(g)} ({doing})"
+    below = [x for x in plan.sizes if x < g]
+    if below:
+        text += (f"; the sizes below it ran: --to {format_size(below[-1]).replace(' ', '')} "
+                 f"measures them")
+    return text
 
 
 def _sweep(plan: Plan, visit, runs: dict, label: str):
