@@ -95,6 +95,11 @@ def test_the_g1_to_quote_is_the_anchored_one_where_the_points_cross_1():
     spike = g1_to_quote(g, [0.5, 1.2, 0.8, 0.9], model_g1=None, anchored_g1=1.5e3)
     assert spike.granularity is None and spike.basis == "unreliable"
     assert str(spike).startswith("no reliable g1 (only 1.95 KiB measures a speedup above 1")
+    # a noisy CPU run said "only 8 KiB measures a speedup above 1" where 256 KiB did too
+    g = 2.0 ** np.arange(12, 20)
+    noisy = g1_to_quote(g, [0.9, 1.1, 0.9, 0.9, 0.9, 0.9, 1.6, 0.4], None, None)
+    assert noisy.basis == "unreliable" and "only" not in noisy.reason
+    assert "above it at 8 KiB (1.1), 256 KiB (1.6), first at 8 KiB" in noisy.reason
 
 
 def test_the_g1_to_quote_says_when_it_is_an_extrapolation_or_none():

@@ -830,3 +830,11 @@ def test_advise_and_design_on_a_chosen_fit_say_what_the_fit_quotes(cli):
                             f"quotes") for w in advice["warnings"])
     assert f"`logca fit --select` quotes {format_size(quoted)} (anchored)" in " ".join(
         out_d.split())
+
+
+def test_a_measurement_from_a_busy_machine_is_noted():
+    # a --device cpu run on a loaded 2-core VM: 11.5 ms for a 4 KiB softmax, 46 µs idle
+    from accelperf.cli.logca.layers import busy_note
+    assert "load average 5.74 on 2 cores" in busy_note("5.74 on 2 cores")
+    assert busy_note("0.49 on 16 cores") is None and busy_note("6.35 on 16 cores") is None
+    assert busy_note("unknown") is None and busy_note("") is None

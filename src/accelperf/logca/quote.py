@@ -64,11 +64,21 @@ def g1_to_quote(granularity, measured, model_g1: float | None,
     up = np.flatnonzero((s[:-1] < 1) & (s[1:] >= 1))
     if up.size and up[0] + 2 < s.size and s[up[0] + 2] < 1:
         i = int(up[0])
+        above = np.flatnonzero(s >= 1)
+        if above.size == 1:
+            return QuotedG1(None, "unreliable",
+                            f"only {format_size(g[i + 1])} measures a speedup above 1 "
+                            f"({s[i + 1]:.3g}), with {format_size(g[i])} ({s[i]:.3g}) and "
+                            f"{format_size(g[i + 2])} ({s[i + 2]:.3g}) below it: one size is "
+                            f"no crossing (an outlier?); measure those sizes again")
+        # a noisy run (a loaded CPU) crosses 1 back and forth: name every size above it
+        shown = ", ".join(f"{format_size(g[k])} ({s[k]:.3g})" for k in above[:6])
         return QuotedG1(None, "unreliable",
-                        f"only {format_size(g[i + 1])} measures a speedup above 1 "
-                        f"({s[i + 1]:.3g}), with {format_size(g[i])} ({s[i]:.3g}) and "
-                        f"{format_size(g[i + 2])} ({s[i + 2]:.3g}) below it: one size is no "
-                        f"crossing (an outlier?); measure those sizes again")
+                        f"the measured speedup passes 1 back and forth: above it at "
+                        f"{shown}{', ...' if above.size > 6 else ''}, first at "
+                        f"{format_size(g[i + 1])} between {format_size(g[i])} ({s[i]:.3g}) "
+                        f"and {format_size(g[i + 2])} ({s[i + 2]:.3g}) below it: no single "
+                        f"crossing (outliers?); measure those sizes again")
     if up.size and anchored_g1 is not None:
         i = int(up[0])
         back = np.flatnonzero(s[i + 1:] < 1)

@@ -77,6 +77,9 @@ def measurement_notes(timings, select: bool) -> list[str]:
     --select."""
     metadata = timings.metadata
     notes = list(timings.notes)
+    busy = busy_note(str(metadata.get("load average", "")))
+    if busy:
+        notes.append(busy)
     if str(metadata.get("gpu", "")).startswith("none"):
         notes.append("measured with --device cpu: the CPU stood in for the GPU, so this fit "
                      "exercises the commands and says nothing about an offload")
@@ -84,6 +87,21 @@ def measurement_notes(timings, select: bool) -> list[str]:
         notes.append("a GPU measurement: --select chooses the terms by cross-validated "
                      "prediction and says the g1 to quote (docs/how-to/gpu-pays-off.md)")
     return notes
+
+
+BUSY_LOAD = 0.5     # load average per core above which other work shared the cores
+
+
+def busy_note(load: str) -> str | None:
+    """A note where the file's header says the machine was busy when it was measured
+    ("5.74 on 2 cores": a 4 KiB softmax on such a CPU took 11.5 ms against 46 µs idle)."""
+    import re
+    found = re.fullmatch(r"\s*([0-9.]+) on ([0-9]+) cores\s*", load)
+    if not found or float(found[1]) <= BUSY_LOAD * int(found[2]):
+        return None
+    return (f"the machine was busy when this was measured (load average {found[1]} on "
+            f"{found[2]} cores): other work's time is in the timings; measure again on an "
+            f"idle machine before trusting the fit")
 
 
 def fit_from_data(data: Path, hier: str | None, probe: bool, statistic: str = "min",
