@@ -313,3 +313,15 @@ def test_psi_output_is_checked():
     with pytest.raises(NetError, match="token properties are integers"):
         simulate(model, [{"size": 1.5}])
     assert simulate(model, [{"size": 1}, (2,)]).done_tokens == 2
+
+
+def test_a_run_that_cannot_finish_is_json_on_stdout_too(cli):
+    # a script reading `lpn simulate --json` got an empty stdout when the run stopped
+    code, out, err = cli("lpn", "simulate", "block-pipeline", "--input",
+                         '{"blocks": 40, "nnz": 9}', "--max-commits", "3", "--json")
+    d = json.loads(out)
+    assert code == 1 and d["ok"] is False and d["stopped"] == "limit"
+    assert d["error"].startswith("stopped at cycle") and d["error"] in err
+    assert d["total_commits"] == 4 and d["model"] == "block-pipeline"
+    code, out, _ = cli("lpn", "simulate", "examples/three_stage.py:pipeline", "--json")
+    assert code == 0 and "ok" not in json.loads(out)

@@ -35,8 +35,9 @@ lpn.add_command(lpn_verify)
 
 
 def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
-             max_firings_per_cycle=None, backend="python"):
-    """Simulate; a run that cannot finish prints its report and exits 1 (130 on Ctrl-C)."""
+             max_firings_per_cycle=None, backend="python", as_json=False):
+    """Simulate; a run that cannot finish prints its report and exits 1 (130 on Ctrl-C),
+    with ``as_json`` its JSON on stdout as well (:func:`failed_run`)."""
     import warnings
 
     from ..lpn import Interrupted, SimulationError, simulate
@@ -47,6 +48,9 @@ def _run_lpn(model, user_input, max_time=None, max_commits=None, trace=False,
                             max_firings_per_cycle=max_firings_per_cycle, trace=trace,
                             backend=backend)
     except SimulationError as exc:
+        if as_json and not isinstance(exc, Interrupted):
+            # a script reading stdout gets the failure as JSON, not an empty stream
+            click.echo(dump_json(failed_run(exc)))
         click.echo(exc.report, err=True)
         raise SystemExit(130 if isinstance(exc, Interrupted) else 1) from None
 
@@ -124,7 +128,7 @@ def note_slow_python(backend: str, seconds: float) -> None:
 @click.option("--max-time", type=click.IntRange(0), default=None,
               help="Stop when the next event is later than cycle N.")
 @click.option("--max-commits", type=click.IntRange(0), default=None,
-              help="Stop after N commits (default 100,000,000).")
+              help="Stop at the commit that passes N (default 100,000,000).")
 @click.option("--max-firings-per-cycle", type=click.IntRange(1), default=None,
               help="Stop after N firings start without the clock moving, a zero-delay "
                    "loop (default 1,000,000).")
@@ -159,7 +163,8 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     began = time.perf_counter()
     try:
         result = _run_lpn(model, covered_input(params_file, model_spec, model, texts[:1]),
-                          trace=trace_out is not None, backend=backend, **limits)
+                          trace=trace_out is not None, backend=backend, as_json=as_json,
+                          **limits)
     finally:            # a run stopped past max_commits took the longest of all
         note_slow_python(backend, time.perf_counter() - began)
     if trace_out is not None:
@@ -180,6 +185,15 @@ def lpn_simulate(model_spec, more_inputs, input_text, inputs_glob, backend, work
     for name, u in result.utilisation.items():
         table.add_row(name, str(result.commits[name]), str(result.busy[name]), f"{u:.1%}")
     console.print(table)
+
+
+def failed_run(exc) -> dict:
+    """A run that did not finish, as `lpn simulate --json` prints it: why (``stopped``:
+    deadlock or limit, the one-line ``error``, the ``report`` of where it stands) and the
+    statistics up to that point, under the keys of a finished run's JSON."""
+    from ..lpn.outcome import DeadlockError
+    return {"ok": False, "stopped": "deadlock" if isinstance(exc, DeadlockError) else "limit",
+            "error": str(exc), "report": exc.report, **exc.result.to_dict()}
 
 
 @lpn.command("show")
