@@ -185,6 +185,28 @@ def test_a_transition_no_input_of_the_space_fires():
         ("never-fires", "transition 'big'")]
 
 
+def test_a_space_whose_inputs_deadlock_is_a_finding():
+    # `lpn check --space` said "no findings" where every input of the space deadlocks
+    net = Net("pairs")
+    job = net.token_type("Job", "size")
+    start, q, done = net.place("start", job), net.place("q", job), net.place("done", job)
+    net.transition("produce", inputs={start: 1}, outputs={q: 1}, delay=2)
+    net.transition("consume", inputs={q: 2}, outputs={done: 2}, delay=5,
+                   guard=lambda q: q.size < 100)
+    net.start, net.done = start, done
+    net.tokens_from_input = lambda sizes: [{"size": s} for s in sizes]
+    model = _build(net)
+    for count, stuck in ((3, True), (2, False)):
+        space = space_from_dict(model, {"places": {"start": {
+            "count": count, "properties": {"size": [1, 8]}}}})
+        found = [f for f in check(model, input_classes(model, space))
+                 if f.kind == "deadlocks"]
+        assert bool(found) is stuck
+        if stuck:
+            assert "every one of its 1 input class(es) deadlocks: class 0" in found[0].message
+            assert "leaves work in q" in found[0].message
+
+
 @pytest.fixture
 def _run(cli):
     def run(*args):

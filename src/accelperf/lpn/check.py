@@ -30,6 +30,8 @@ Each finding is a :class:`Finding` naming the element and a suggested fix. The c
   symbolic input-class analysis, :func:`.classes.input_classes`, which the caller runs and
   passes to :func:`check`, because it can take seconds). A structurally dead transition (one of
   its input places can never hold a token) is found without a space.
+* ``deadlocks`` — input classes of the space whose runs stop with work left (from the same
+  class analysis as ``never-fires``).
 
 :func:`structural_findings` is cheap (graph walks over the net, no simulation) and is what
 ``Net.build()``-time checking uses; :func:`check` adds Ψ and the input classes.
@@ -50,7 +52,7 @@ class ModelCheckWarning(UserWarning):
 
 
 KINDS = ("no-done", "zero-delay-loop", "endless", "unbounded", "unconnected", "psi-unused",
-         "never-fires")
+         "never-fires", "deadlocks")
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,24 @@ def _never_fires_in(model: Model, classes) -> list[Finding]:
             for t in model.transitions if t.name not in fired]
 
 
+def _deadlocks_in(classes) -> list[Finding]:
+    """One finding naming the space's input classes whose runs stop with work left (the
+    symbolic run's ``stuck`` places): a space where every input deadlocks read as "no
+    findings" while `lpn classes` showed it."""
+    stuck = [c for c in classes if c.stuck]
+    if not stuck:
+        return []
+    shown = "; ".join(f"class {c.index} ({' and '.join(c.readable_conditions()) or 'all'}) "
+                      f"leaves work in {', '.join(c.stuck)}" for c in stuck[:3])
+    return [Finding("deadlocks", "the space",
+                    f"{'every one' if len(stuck) == len(classes) else len(stuck)} of its "
+                    f"{len(classes)} input class(es) deadlocks: {shown}"
+                    f"{'; ...' if len(stuck) > 3 else ''}",
+                    "`lpn simulate` a sample of the class to see the marking and what each "
+                    "transition waits for (input weights, capacities, a token never given "
+                    "back)")]
+
+
 def check(model: Model, classes=None) -> list[Finding]:
     """Every finding for ``model``: the structural ones (with the places Ψ fills on the
     default input known), Ψ's unused tokens and, given the input ``classes`` of a space
@@ -283,4 +303,5 @@ def check(model: Model, classes=None) -> list[Finding]:
     if classes is not None:
         dead = {f.element for f in findings if f.kind == "never-fires"}
         findings += [f for f in _never_fires_in(model, classes) if f.element not in dead]
+        findings += _deadlocks_in(classes)
     return findings
