@@ -150,6 +150,7 @@ def test_modes_times_and_columns_follow_the_fake_device(cli, fake, tmp_path):
     code, _, err = cli("measure", "gpu", "--from", "4KiB", "--to", "64KiB", "--repeats", "3",
                        "--out", str(out))
     assert code == 0, err
+    assert "5 granularities (4 KiB..64 KiB) x host/accel/echo x 3 repeats" in err
     table = rows(out)
     assert list(table[0]) == ["kernel", "mode", "granularity_bytes", "seconds_min",
                               "seconds_median", "seconds_max", "repeats",
@@ -344,6 +345,7 @@ def test_a_user_kernel_module_is_checked_before_measuring(tmp_path, monkeypatch,
     (["--kernel", "python:no_such_module_x:f"], "cannot import no_such_module_x"),
     (["--kernel", "python:no_such_module_x:f"], "add that directory to PYTHONPATH"),
     (["--kernel", "python:os:no_such_function"], "os has no function no_such_function"),
+    (["--kernel", "python:os:sep"], "os.sep is a str, not a function"),
     (["--kernel", "python:a b:f"], "--kernel = 'python:a b:f' is invalid"),
     (["--from", "2B", "--to", "16B"], "--from = '2 B' is invalid: at least 4 B for scale"),
     (["--from", "64KiB", "--to", "4KiB"], "need from <= to"),

@@ -17,7 +17,7 @@ import click
 from ..report import dump_json
 from .app import cli
 from .common import (SIZE, RealType, check_output, granularities, progress_run, range_options,
-                     refuse_unused)
+                     refuse_unused, size_range)
 
 huge_pages_option = click.option(
     "--huge-pages/--no-huge-pages", default=True, show_default=True,
@@ -223,4 +223,5 @@ def measure_gpu_cmd(kernel, lo, hi, pinned, resident, energy, device, repeats, o
             click.echo(f"accelperf: --energy: not measured: {found}", err=True)
     _run(lambda tick: measure_gpu(plan, backend, progress=tick), steps,
          f"measuring gpu {plan.kernel} on {device}", out, as_json,
-         f"{len(plan.sizes)} granularities x {'/'.join(plan.modes)} x {repeats} repeats")
+         f"{len(plan.sizes)} granularities ({size_range(plan.sizes[0], plan.sizes[-1])}) x "
+         f"{'/'.join(plan.modes)} x {repeats} repeats")

@@ -144,8 +144,11 @@ def user_kernel(kernel: str) -> Callable:
         raise invalid("kernel", kernel, f"importing {module_name} failed: "
                                         f"{type(exc).__name__}: {exc}") from None
     func = getattr(module, func_name, None)
-    if not callable(func):
+    if func is None:
         raise invalid("kernel", kernel, f"{module_name} has no function {func_name}")
+    if not callable(func):
+        raise invalid("kernel", kernel, f"{module_name}.{func_name} is a "
+                                        f"{type(func).__name__}, not a function")
     try:
         inspect.signature(func).bind(object())
     except TypeError:

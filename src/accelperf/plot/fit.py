@@ -134,7 +134,7 @@ def chosen_fit_figure(result, title: str | None = None, bounds=()) -> Figure:
         ax.axvspan(max(c.interval[0], lo), min(c.interval[1], hi), color="C0", alpha=0.12,
                    lw=0, label="g₁, 95% jackknife interval")
     if c.model is not None and lo <= c.model <= hi:
-        ax.plot([c.model], [1.0], "D", color="black", ms=6, zorder=6)
+        ax.plot([c.model], [1.0], "D", color="black", ms=6, zorder=6, label="g₁ of the model")
         ax.annotate("g₁", (c.model, 1.0), textcoords="offset points", xytext=(5, -12))
     ax.axhline(1.0, color="0.5", lw=0.8)
     _draw_bounds(ax, bounds, lo, hi)

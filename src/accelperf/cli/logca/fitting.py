@@ -340,7 +340,9 @@ def fit_selected(data, statistic, lo, hi, hier, probe, cv, test, as_json, out=No
                   f"(at {format_size(result.worst_granularity)}) over "
                   f"{len(result.granularity)} granularities")
     c = result.g1
-    ci = "" if c.interval is None else f" (95% jackknife {size_range(*c.interval)})"
+    # the jackknife spreads the noise only: a shape the model lacks moves g1 outside it
+    ci = "" if c.interval is None else \
+        f" (95% jackknife over the noise {size_range(*c.interval)})"
     console.print(f"g1: measured {crossing_size(c.measured)}, model "
                   f"{crossing_size(c.model)}{ci}, anchored at the measured sizes "
                   f"{crossing_size(result.anchored_g1)}")
