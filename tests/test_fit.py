@@ -192,6 +192,11 @@ def test_read_timings(tmp_path):
                    "aes;host;16;1;1\n")
     with pytest.raises(ModelError, match="separated by semicolons: the file must use commas"):
         read_timings(bad)
+    bad.write_text("kernel,mode,granularity_bytes,seconds_min,seconds_median\n"
+                   "aes,host,4096.5,1,1\naes,accel,4096.5,1,1\n")
+    with pytest.raises(ModelError, match=r"granularity_bytes = '4096.5' is invalid: an "
+                                         r"offload moves a whole number of bytes"):
+        read_timings(bad)
 
 
 def test_rows_without_a_partner_are_named_not_dropped_in_silence(tmp_path, cli):

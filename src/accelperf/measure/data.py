@@ -123,6 +123,9 @@ def read_timings(path: str | Path, statistic: str = "min") -> Timings:
             raise ModelError(f"{where} is invalid: it has {len(body[reader.line_num - 1].split(','))}"
                              f" fields, the header has {len(reader.fieldnames)}")
         g = _positive_finite(row["granularity_bytes"], "granularity_bytes", where, 2.0**53)
+        if not g.is_integer():
+            raise ModelError(f"{where}: granularity_bytes = {row['granularity_bytes']!r} is "
+                             f"invalid: an offload moves a whole number of bytes")
         t = _positive_finite(row[column], column, where, MAX_SECONDS,
                              "seconds per operation, a day at most: microseconds or "
                              "nanoseconds are 1e-6 or 1e-9 times the number")
