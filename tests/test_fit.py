@@ -398,3 +398,19 @@ def test_a_measured_crossing_outside_the_interval_is_said():
     exact = fit_logca(G, true.T0(G), true.T1(G), latency="independent", bootstrap=40)
     assert not exact.g1.interval[0] <= exact.g1.measured <= exact.g1.interval[1]
     assert not any("95% interval" in w for w in exact.warnings)
+
+
+def test_whatif_starts_from_a_fit_of_the_data(tmp_path, cli):
+    # an FPGA vendor had to copy five fitted numbers into `whatif` by hand
+    true = LogCA(L=1e-10, o=2e-5, C=2e-9, A=8.0, latency="dependent", unit="seconds")
+    path = write_csv(tmp_path / "d.csv", G, true.T0(G), true.T1(G), echo=true.T1(G) / 2)
+    code, out, err = cli("logca", "whatif", "--data", str(path), "--set", "o=/2", "--json")
+    assert code == 0, err
+    t = read_timings(path)
+    fitted = fit_logca(t.granularity, t.host, t.accel, t.echo, bootstrap=0).model
+    d = json.loads(out)
+    assert d["changes"]["o"] == pytest.approx(fitted.o / 2, rel=1e-12)
+    assert d["g1"]["before"]["value"] == pytest.approx(fitted.g1().root, rel=1e-9)
+    assert d["before"]["o"] == pytest.approx(fitted.o, rel=1e-12)
+    code, _, err = cli("logca", "whatif", "--data", str(path), "--set", "o=/2", "--A", "3")
+    assert code == 2 and "--data gives the model; drop --A" in err

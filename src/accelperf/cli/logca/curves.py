@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
+from pathlib import Path
 
 import click
 import numpy as np
@@ -261,13 +262,21 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
 @click.option("--at", "sizes", type=SIZE, multiple=True, metavar="SIZE",
               help="Compare the speedup at this size (repeatable; default 16 B, 128 B, 1 KiB, "
                    "... up to 32 MiB, a factor of 8 apart).")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="FILE.csv",
+              help="Start from LogCA fitted to these measurements (as `logca fit FILE` "
+                   "fits it) instead of parameters given.")
 @out_option("Draw both curves to FILE.png or FILE.svg.")
 @json_option("Print one JSON object.")
-def logca_whatif(changes, sizes, out, as_json, **spec):
-    """Speedup, g1 and g_A/2 before and after changing parameters, side by side."""
+def logca_whatif(changes, sizes, data, out, as_json, **spec):
+    """Speedup, g1 and g_A/2 before and after changing parameters, side by side.
+
+    With --data: of plain LogCA fitted to the measurements (the fitted L, o, C, A, β in
+    their units), so a fit's "what if PCIe halves L" needs no copying of numbers.
+    """
     from ...logca.whatif import what_if
-    model = single_model(spec, "whatif")
     out = output_path(out)
+    model = fitted_plain(data, spec) if data is not None else single_model(spec, "whatif")
     result = what_if(model, changes, sorted(sizes) if sizes else None)
     if out is not None:
         from ...plot.regions import comparison_figure
@@ -291,6 +300,20 @@ def logca_whatif(changes, sizes, out, as_json, **spec):
         table.add_row(f"speedup at {format_size(g)}", f"{sb:.4g}", f"{sa:.4g}",
                       f"{sa / sb:.3g}x")
     console.print(table)
+
+
+def fitted_plain(data: Path, spec: dict):
+    """Plain LogCA fitted to ``data`` as `logca fit FILE` fits it; refused beside a model
+    given by --preset or parameters (which would be ignored)."""
+    from ...logca.fit import fit_logca
+    from ...measure.data import read_timings
+    given = [k for k, v in spec.items() if v not in (None, ())]
+    if given:
+        raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} (the "
+                         f"changes go in --set)")
+    t = read_timings(data)
+    return fit_logca(t.granularity, t.host, t.accel, t.echo, bootstrap=0,
+                     name=f"fit of {data.name}").model
 
 
 @logca.command("times")
