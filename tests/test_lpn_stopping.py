@@ -272,3 +272,16 @@ def test_a_command_interrupted_in_a_finaliser_exits_130(monkeypatch, capsys):
     monkeypatch.setattr(loader, "load_model", load_model)
     assert main(["lpn", "show", "fig2-pipeline", "--parameters"]) == 130
     assert "accelperf: interrupted" in capsys.readouterr().err
+
+
+def test_a_z3_call_cancelled_by_the_stop_is_the_stop_not_an_internal_error():
+    # Ctrl-C in `lpn verify --bound max` once ended "internal error: Z3Exception: b'push
+    # canceled'": Z3_interrupt had cancelled the context before KeyboardInterrupt arrived
+    import z3
+    with pytest.raises(KeyboardInterrupt):
+        with stoppable(None) as stopper:
+            stopper.stopping = True
+            raise z3.Z3Exception(b"push canceled")
+    with pytest.raises(z3.Z3Exception):             # a Z3 error of its own stays one
+        with stoppable(None):
+            raise z3.Z3Exception(b"invalid argument")

@@ -77,6 +77,7 @@ from accelperf.outputs import OutputLock
 lock = OutputLock(Path(sys.argv[1])).acquire()
 worker = os.fork()
 if worker == 0:                                   # a batch's local worker, winding down
+    print("worker", os.getpid(), flush=True)      # past the fork hooks: running its code
     time.sleep(60)
     os._exit(0)
 print("locked", worker, flush=True)
@@ -92,8 +93,11 @@ def test_a_killed_writers_forked_workers_do_not_keep_its_lock(tmp_path):
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     worker = None
     try:
-        said, worker = holder.stdout.readline().split()
-        assert said == "locked"
+        # both lines, in either order: until the worker runs, its copy of the lock is
+        # not yet closed (the kernel may schedule it only after the client is killed)
+        said = dict(holder.stdout.readline().split() for _ in range(2))
+        worker = said["worker"]
+        assert said["locked"] == worker
         with pytest.raises(ModelError, match=f"in use by process {holder.pid}"):
             OutputLock(out).acquire()
         holder.kill()

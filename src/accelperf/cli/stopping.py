@@ -151,6 +151,14 @@ def stoppable(seconds: float | None):
         if stopper.expired:
             raise BudgetSpent(stopper.where()) from None
         raise
+    except z3.Z3Exception:
+        # Z3_interrupt cancels the context: a push or a check begun before the
+        # KeyboardInterrupt reaches the main thread fails with "push canceled" instead
+        if not stopper.stopping:
+            raise
+        if stopper.expired:
+            raise BudgetSpent(stopper.where()) from None
+        raise KeyboardInterrupt from None
     finally:
         stopper.close()
         if timer is not None:
