@@ -75,11 +75,13 @@ import os, sys, time
 from pathlib import Path
 from accelperf.outputs import OutputLock
 lock = OutputLock(Path(sys.argv[1])).acquire()
+ready, running = os.pipe()
 worker = os.fork()
 if worker == 0:                                   # a batch's local worker, winding down
-    print("worker", os.getpid(), flush=True)      # past the fork hooks: running its code
+    os.write(running, b"x")                       # past the fork hooks: running its code
     time.sleep(60)
     os._exit(0)
+os.read(ready, 1)           # until the worker runs, its copy of the lock may be open
 print("locked", worker, flush=True)
 sys.stdin.read()
 """
@@ -93,11 +95,8 @@ def test_a_killed_writers_forked_workers_do_not_keep_its_lock(tmp_path):
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     worker = None
     try:
-        # both lines, in either order: until the worker runs, its copy of the lock is
-        # not yet closed (the kernel may schedule it only after the client is killed)
-        said = dict(holder.stdout.readline().split() for _ in range(2))
-        worker = said["worker"]
-        assert said["locked"] == worker
+        said, worker = holder.stdout.readline().split()
+        assert said == "locked"
         with pytest.raises(ModelError, match=f"in use by process {holder.pid}"):
             OutputLock(out).acquire()
         holder.kill()
