@@ -121,9 +121,10 @@ def chosen_fit_figure(result, title: str | None = None, bounds=()) -> Figure:
     and the terms kept in the legend; ``bounds`` (:func:`.layerbounds.layer_bounds`) drawn."""
     lo, hi, grid, fig, ax = _measured_axes(result, "black", 400)
     kept = ", ".join(t.term for t in result.terms if t.kept)
+    name = f"LogCA + {kept}" if kept else "plain LogCA"
     # two lines: with four or five terms one line ran past the axes and squeezed the plot
     ax.plot(grid, result.speedup(grid), color="C0", lw=2,
-            label=f"{'LogCA + ' + kept if kept else 'plain LogCA'}\n(error {result.mean_error:.1%} in sample, "
+            label=f"{name}\n(error {result.mean_error:.1%} in sample, "
                   f"{result.cv_error:.1%} cross-validated)")
     anchored = result.anchored_g1
     if anchored is not None and lo <= anchored <= hi:

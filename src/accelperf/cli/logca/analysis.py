@@ -53,8 +53,8 @@ def logca_regions(lo, hi, factor, threshold, samples, out, sensitivity, hier, pr
     """Optimization regions: where improving L, o, C or A pays (ISCA'17 §3.2).
 
     With --data and --select, --hierarchy or --probe: the regions of the model fitted to the
-    measurements with the memory layers, on its own curve, with each layer's extra
-    accelerator (a[layer]) and copy (l[layer]) cost as parameters too.
+    measurements, on its own curve, with each memory layer's extra accelerator (a[layer])
+    and copy (l[layer]) cost as parameters too.
     """
     from ...logca.regions import hierarchical_regions, optimization_regions
     from ...units import log_grid
@@ -179,9 +179,9 @@ def logca_advise(at, factor, threshold, hier, probe, data, select, as_json, **sp
     """Does offloading this size pay, by how much, what limits it there, and from which size
     does it pay? Several --preset/--kernel pairs are ranked at that size (ISCA'17 §3).
 
-    With --data and --select, --hierarchy or --probe: the model fitted to the measurements with the
-    memory layers, asked at that size (the plain LogCA of the layer there) and its
-    break-even from the whole curve.
+    With --data and --select, --hierarchy or --probe: the model fitted to the
+    measurements (with the memory layers given), asked at that size (the plain LogCA of the
+    layer there) and its break-even from the whole curve.
     """
     from ...logca.advise import rank
     notes = None                    # a fit's notes and warnings, where there is a fit
@@ -241,9 +241,9 @@ def logca_design(target, pair, points, out, hier, probe, data, select, as_json, 
     """Which L, o, C or A (one at a time, the others held) meets a target exactly, or why
     none can; with --pair, two at once (ISCA'17 §3 backwards).
 
-    With --data and --select, --hierarchy or --probe: solved on the model fitted to the measurements with
-    the memory layers; each layer's extra accelerator cost a[layer] and copy cost l[layer]
-    can be solved for too, and named in --pair (e.g. --pair 'A,l[L3<-DRAM]').
+    With --data and --select, --hierarchy or --probe: solved on the model fitted to the
+    measurements; each memory layer's extra accelerator cost a[layer] and copy cost
+    l[layer] can be solved for too, and named in --pair (e.g. --pair 'A,l[L3<-DRAM]').
     """
     from ...logca.design import (check_pair, feasibility_curve, hierarchical_feasibility,
                                  parse_target, solve_design, solve_hierarchical_design)

@@ -31,7 +31,7 @@ from ..common import (
 )
 from . import logca
 from .layers import (check_hierarchy_options, data_option, hierarchy_bounds, hierarchy_curve,
-                     hierarchy_options, hierarchy_show)
+                     hierarchy_options, hierarchy_show, refuse_model_beside_data)
 from .options import (draws_options, json_option, out_option, output_path, save,
                       split_uncertain, uncertain_model_options, wrote)
 
@@ -88,8 +88,8 @@ def _render_summary(info: ModelSummary) -> None:
 def logca_show(hier, probe, data, select, as_json, **spec):
     """Parameters, g1, g_A/2, g_A, bound type and peak of one model.
 
-    With --data and --select, --hierarchy or --probe: those of the model fitted to the measurements with
-    the memory layers (the bound per layer is `logca bounds`).
+    With --data and --select, --hierarchy or --probe: those of the model fitted to the
+    measurements (the bound per memory layer is `logca bounds`).
     """
     if check_hierarchy_options(hier, probe, data, spec, select):
         return hierarchy_show(data, hier, probe, as_json, select)
@@ -122,8 +122,8 @@ def logca_curve(lo, hi, points, draws, seed, hier, probe, data, select, out, as_
 
     A parameter given as an interval or distribution (--L 1500±10%, --o 'lognormal(2.9e4,
     0.2)') adds a Monte-Carlo band (5th-95th percentile) and the distributions of g1 and
-    g_A/2 (CAL §5). With --data and --select, --hierarchy or --probe, the curve of LogCA with the memory
-    hierarchy fitted to the measurements, beside plain LogCA and the measured points.
+    g_A/2 (CAL §5). With --data and --select, --hierarchy or --probe, the curve of the model
+    fitted to the measurements, beside plain LogCA and the measured points.
     """
     check_range(lo, hi)
     out = output_path(out, (".png", ".svg", ".csv"))
@@ -221,9 +221,9 @@ def logca_bounds(lo, hi, hier, probe, data, select, out, as_json, **spec):
     """Bound type (compute or latency), the asymptotes that cap the speedup (§3.1), and
     whether the limit is reached at any practical size.
 
-    With --data and --select, --hierarchy or --probe: of the model fitted to the measurements with the
-    memory layers, the bound of each layer's plain model (the data living in that layer)
-    and of the curve far past every cache.
+    With --data and --select, --hierarchy or --probe: of the model fitted to the
+    measurements, the bound of each memory layer's plain model (the data living in that
+    layer) and of the curve far past every cache.
     """
     from ...logca import bound_type
     check_range(lo, hi)
@@ -307,10 +307,7 @@ def fitted_plain(data: Path, spec: dict):
     given by --preset or parameters (which would be ignored)."""
     from ...logca.fit import fit_logca
     from ...measure.data import read_timings
-    given = [k for k, v in spec.items() if v not in (None, ())]
-    if given:
-        raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} (the "
-                         f"changes go in --set)")
+    refuse_model_beside_data(spec, "the changes go in --set")
     t = read_timings(data)
     return fit_logca(t.granularity, t.host, t.accel, t.echo, bootstrap=0,
                      name=f"fit of {data.name}").model

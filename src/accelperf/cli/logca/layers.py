@@ -15,9 +15,6 @@ from ...errors import ModelError
 from ...outputs import replacing
 from ..common import console, crossing_size, print_warnings, size_or_dash
 
-LARGEST = 1e15          # bytes: the end of the fitted curve's search range
-
-
 FROM_DATA = "data"      # --hierarchy data: the caches named in the measurement's header
 
 
@@ -64,11 +61,17 @@ def check_hierarchy_options(hier: str | None, probe: bool, data=False, spec=None
                          "fitted to measurements (accelperf measure offload|aes --out FILE.csv)")
     if data is not None and not wanted:
         raise ModelError("--data needs --hierarchy NAME|FILE.toml, --probe or --select")
-    given = [k for k, v in (spec or {}).items() if v not in (None, ())]
-    if wanted and given:
-        raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} (the fitted "
-                         f"model is drawn and advised)")
+    if wanted:
+        refuse_model_beside_data(spec, "the fitted model is drawn and advised")
     return wanted
+
+
+def refuse_model_beside_data(spec: dict | None, why: str) -> None:
+    """Refuse --preset or a parameter given with --data, which gives the model (the one
+    given would be ignored in silence)."""
+    given = [k for k, v in (spec or {}).items() if v not in (None, ())]
+    if given:
+        raise ModelError(f"--data gives the model; drop --{given[0].rstrip('s')} ({why})")
 
 
 def measurement_notes(timings, select: bool) -> list[str]:
@@ -273,15 +276,17 @@ def hierarchy_show(data: Path, hier, probe, as_json, select=False) -> None:
 def curve_ends(model) -> dict:
     """The fitted curve at its two ends, for JSON: the speedup at 1 B and at 1e15 B, and
     its limit as g → ∞ (null when it grows without end)."""
+    from ...logca.hierarchy import SEARCH_RANGE
     return {"small_g_limit": float(model.speedup(1.0)),
-            "speedup_at_1e15_bytes": float(model.speedup(LARGEST)),
+            "speedup_at_1e15_bytes": float(model.speedup(SEARCH_RANGE[1])),
             "large_g_limit": model.large_g_limit()}
 
 
 def ends_text(model) -> str:
     """"speedup s at 1 B, t at 1e15 B", and the limit where the curve is still far from it
     there: a β a hair above 1 makes A the limit, reached past any size that exists."""
-    at_end, limit = float(model.speedup(LARGEST)), model.large_g_limit()
+    from ...logca.hierarchy import SEARCH_RANGE
+    at_end, limit = float(model.speedup(SEARCH_RANGE[1])), model.large_g_limit()
     text = f"speedup {float(model.speedup(1.0)):.4g} at 1 B, {at_end:.4g} at 1e15 B"
     if not math.isclose(at_end, limit, rel_tol=0.01, abs_tol=1e-12):
         text += f" (→ {'∞' if math.isinf(limit) else f'{limit:.4g}'} as g → ∞)"
